@@ -1,0 +1,270 @@
+"""The ``s3vm`` command line: parse, call the API, print. Nothing else lives here.
+
+Exit status: 0 with a result, 2 on bad input or a missing solver (one line on stderr),
+1 on an unexpected internal failure (one line; S3VM_DEBUG=1 shows the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Optional, Sequence
+
+from .errors import InputError, S3VMError
+
+PROG = "s3vm"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit status 2 (argparse prints the whole usage)."""
+
+    def error(self, message):
+        raise InputError(message)
+
+
+def _positives(text: str):
+    if text == "truth":
+        return "truth"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or 'truth', got {text!r}") from None
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _add_problem_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("problem (overrides an instance file's settings)")
+    g.add_argument("--kernel", choices=("linear", "rbf"))
+    g.add_argument("--sigma", type=_number, help="rbf width: k(x,z) = exp(-|x-z|^2/(2 sigma^2))")
+    g.add_argument("--C", dest="C", type=_number, help="penalty of labeled losses")
+    g.add_argument("--C-star", dest="C_star", type=_number, help="penalty of unlabeled losses")
+    g.add_argument("--no-bias", dest="bias", action="store_const", const=False,
+                   help="decision function without offset b")
+    g.add_argument("--hard-margin", dest="hard_margin", action="store_const", const=True)
+    g.add_argument("--balance", choices=("count", "none"))
+    g.add_argument("--positives", type=_positives,
+                   help="balance count P of unlabeled +1 points, or 'truth'")
+    g.add_argument("--mu", type=_number, help="weight of |w|_1 (LP/MIP family)")
+    g.add_argument("--nu", type=_number, help="weight of unlabeled losses (LP/MIP family)")
+    g.add_argument("--scale", choices=("standard", "minmax"),
+                   help="scale features before solving (off by default)")
+
+
+def _add_solver_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("solver")
+    g.add_argument("--solver", help="solver name (see `s3vm list`)")
+    g.add_argument("--profile", help="solver profile file (TOML)")
+    g.add_argument("--time-limit", dest="time_limit", type=_number, help="seconds")
+
+
+def _add_formulation_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("formulation options (where the formulation takes them)")
+    g.add_argument("--max-lps", dest="max_lps", type=int, help="vs3vm/cvs3vm: cap on LPs")
+    g.add_argument("--clusters", type=int, help="cvs3vm: k of k-median (default 2)")
+    g.add_argument("--label-fraction", dest="label_fraction", type=_number,
+                   help="cvs3vm: share of points the oracle labels, in (0, 1] (default 0.10)")
+    g.add_argument("--seed", type=int, help="seed of randomised steps (k-median restarts)")
+    g.add_argument("--lp-form", dest="lp_form", choices=("auto", "dual", "primal"),
+                   help="LP family: solve the LP dual (auto: when the solver gives duals)")
+
+
+FORMULATION_OPTIONS = ("max_lps", "clusters", "label_fraction", "seed", "lp_form")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Semi-supervised SVMs as mathematical programs.")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, required=True)
+
+    p = sub.add_parser("solve", help="solve one formulation and print the result")
+    p.add_argument("data", help="CSV data file or TOML instance file")
+    p.add_argument("--formulation", "-f", required=True)
+    _add_problem_options(p)
+    _add_formulation_options(p)
+    _add_solver_options(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--primal", action="store_true", help="with --json: include the primal solution")
+
+    p = sub.add_parser("compare", help="solve several formulations and print a table")
+    p.add_argument("data")
+    p.add_argument("--formulations", required=True, help="comma-separated names")
+    _add_problem_options(p)
+    _add_formulation_options(p)
+    _add_solver_options(p)
+    p.add_argument("--json", action="store_true", help="print the list of result objects")
+
+    p = sub.add_parser("export", help="write a formulation's model to a file")
+    p.add_argument("data")
+    p.add_argument("--formulation", "-f", required=True)
+    p.add_argument("--format", dest="fmt", help="mps or lp (default: the file's extension)")
+    p.add_argument("-o", "--output", required=True)
+    _add_problem_options(p)
+    _add_formulation_options(p)
+
+    sub.add_parser("list", help="formulations and installed solvers")
+    return parser
+
+
+def _overrides(args) -> dict:
+    keys = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance", "positives",
+            "mu", "nu")
+    return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+
+
+def _formulation_options(args) -> dict:
+    return {k: getattr(args, k) for k in FORMULATION_OPTIONS if getattr(args, k, None) is not None}
+
+
+def _data(args):
+    """The instance (scaled when asked) and the file's settings."""
+    from .settings import load_instance
+
+    instance, settings = load_instance(args.data)
+    if args.scale:
+        from .scaling import scale_instance
+
+        instance = scale_instance(instance, args.scale)
+    return instance, settings
+
+
+def _cmd_solve(args) -> int:
+    from . import api
+
+    instance, settings = _data(args)
+    result = api.solve(instance, args.formulation, settings, solver=args.solver,
+                       profile=args.profile, time_limit=args.time_limit,
+                       options=_formulation_options(args), **_overrides(args))
+    if args.json:
+        print(json.dumps(result.to_dict(primal=args.primal)))
+    else:
+        print(_summary(result, api.evaluate(instance, result)))
+    return 0
+
+
+def _cmd_compare(args) -> int:
+    from . import api
+
+    instance, settings = _data(args)
+    names = [n.strip() for n in args.formulations.split(",") if n.strip()]
+    rows = api.compare(instance, names, settings, solver=args.solver, profile=args.profile,
+                       time_limit=args.time_limit, options=_formulation_options(args),
+                       **_overrides(args))
+    if args.json:
+        print(json.dumps([dict(r.to_dict(), **m) for r, m in rows]))
+    else:
+        print(_table(rows, instance))
+    return 0
+
+
+def _cmd_export(args) -> int:
+    from . import api
+
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder):
+        raise InputError(f"cannot write {args.output}: directory {folder} does not exist")
+    if os.path.isdir(args.output):
+        raise InputError(f"cannot write {args.output}: it is a directory")
+    instance, settings = _data(args)
+    try:
+        fmt = api.export(instance, args.formulation, args.output, args.fmt, settings,
+                         **_overrides(args))
+    except OSError as exc:  # permissions, a full disk: the user's environment, not a bug
+        raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    print(f"wrote {args.output} ({fmt})", file=sys.stderr)
+    return 0
+
+
+def _cmd_list(args) -> int:
+    from solvers.registry import BACKENDS, backend_class, unavailable_reason
+
+    from .registry import FORMULATIONS, get_formulation
+
+    print("formulations:")
+    for name in FORMULATIONS:
+        form = get_formulation(name)
+        print(f"  {name:<14} {form.problem_class:<4} {form.summary}")
+    print("solvers:")
+    for name in BACKENDS:
+        reason = unavailable_reason(name)
+        classes = ",".join(backend_class(name).problem_classes)
+        state = "installed" if reason is None else f"unavailable: {reason}"
+        print(f"  {name:<14} {classes:<14} {state}")
+    return 0
+
+
+def _fmt(value, spec=".6g"):
+    return "-" if value is None else format(value, spec)
+
+
+def _summary(result, metrics) -> str:
+    lines = [f"formulation  {result.formulation}", f"solver       {result.solver}",
+             f"status       {result.status}", f"objective    {_fmt(result.objective)}",
+             f"lower bound  {_fmt(result.lower_bound)}", f"gap          {_fmt(result.gap, '.2%')}",
+             f"seconds      {result.seconds:.3f}"]
+    if result.iterations is not None:
+        lines.append(f"iterations   {result.iterations}")
+    if result.nodes is not None:
+        lines.append(f"nodes        {result.nodes}")
+    if metrics["error"] is not None:
+        lines.append(f"error        {metrics['error']:.2%}")
+    if metrics["auc"] is not None:
+        lines.append(f"ROC AUC      {metrics['auc']:.4f}")
+    if result.message:
+        lines.append(f"message      {result.message}")
+    return "\n".join(lines)
+
+
+def _table(rows, instance) -> str:
+    from tabulate import tabulate
+
+    header = ["formulation", "solver", "status", "objective", "lower bound", "gap", "error",
+              "ROC AUC", "seconds"]
+    body = [[r.formulation, r.solver, r.status, _fmt(r.objective), _fmt(r.lower_bound),
+             _fmt(r.gap, ".2%"), _fmt(m["error"], ".2%"), _fmt(m["auc"], ".4f"),
+             f"{r.seconds:.3f}"] for r, m in rows]
+    title = f"{instance.name}: n = {instance.n}, labeled = {instance.l}, unlabeled = {instance.u}"
+    return title + "\n" + tabulate(body, headers=header, disable_numparse=True)
+
+
+COMMANDS = {"solve": _cmd_solve, "compare": _cmd_compare, "export": _cmd_export,
+            "list": _cmd_list}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of the ``s3vm`` console script; returns the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        status = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        # The reader of stdout went away (`s3vm ... | head`): stop quietly, as `cat` would.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141  # 128 + SIGPIPE, what the shell reports for a tool killed by the pipe
+    except S3VMError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug, not the user's fault: one line unless debugging
+        if os.environ.get("S3VM_DEBUG"):
+            raise
+        print(f"{PROG}: internal error: {type(exc).__name__}: {exc}".splitlines()[0],
+              file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,16 @@
+"""Exceptions that the command line turns into exit status 2 and one line.
+
+Everything below the CLI raises; nothing below it prints or exits.
+"""
+
+
+class S3VMError(Exception):
+    """Base class of the errors a user can cause and fix."""
+
+
+class InputError(S3VMError, ValueError):
+    """Bad data, bad parameters, or an unknown name: the user's input is at fault."""
+
+
+class SolverUnavailableError(S3VMError, RuntimeError):
+    """The requested solver is not installed or has no license."""

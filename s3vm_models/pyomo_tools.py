@@ -1,0 +1,114 @@
+"""Building blocks for large Pyomo models without Python loops over constraints.
+
+A constraint block is given as a sparse matrix and kept in CSR form (Pyomo's MatrixConstraint,
+repaired below), so that no per-row expression is built unless a consumer asks for one: a
+100,000-row block builds in about a second instead of seven (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def var_list(*components) -> list:
+    """The VarData objects of the given Var components, in index order, concatenated."""
+    out = []
+    for comp in components:
+        if comp.is_indexed():
+            out.extend(comp[i] for i in comp.index_set())
+        else:
+            out.append(comp)
+    return out
+
+
+def matrix_constraint(A, x: Sequence, lb: Optional[np.ndarray] = None,
+                      ub: Optional[np.ndarray] = None):
+    """A Pyomo constraint block for the rows of ``lb <= A x <= ub`` (None: that side free).
+
+    ``A`` is any scipy sparse matrix or dense array with ``len(x)`` columns. The block stores the
+    CSR arrays and builds no expression until a consumer asks for one (docs/benchmarks.md).
+    """
+    A = sp.csr_matrix(A)
+    A.sum_duplicates()
+    m, n = A.shape
+    if n != len(x):
+        raise ValueError(f"{n} columns for {len(x)} variables")
+    lower = [None] * m if lb is None else np.broadcast_to(lb, (m,)).astype(float).tolist()
+    upper = [None] * m if ub is None else np.broadcast_to(ub, (m,)).astype(float).tolist()
+    return _matrix_constraint_class()(A.data.tolist(), A.indices.tolist(), A.indptr.tolist(),
+                                      lower, upper, list(x))
+
+
+_CLASSES = {}
+
+
+def _matrix_constraint_class():
+    """Pyomo's MatrixConstraint, repaired for Pyomo 6.10.
+
+    As shipped, (1) it inherits ``keys``/``values``/``items`` from ``collections.abc.Mapping``
+    ahead of IndexedComponent's, so ``component_data_objects(sort=...)``, which every writer and
+    solver interface calls, raises TypeError; (2) its rows never set ``_expr``, which the
+    persistent solver interfaces read. The subclasses below restore both; rows build their
+    expression on first request and cache it (persistent interfaces compare it by identity).
+    """
+    if not _CLASSES:
+        import weakref
+
+        from pyomo.core.base.matrix_constraint import MatrixConstraint, _MatrixConstraintData
+        from pyomo.core.expr.relational_expr import InequalityExpression, RangedExpression
+
+        class MatrixRow(_MatrixConstraintData):
+            __slots__ = ()
+
+            @property
+            def expr(self):
+                expr = getattr(self, "_expr", None)
+                if expr is None:
+                    lo, body, up = self.lower, self.body, self.upper
+                    if up is None:
+                        expr = InequalityExpression((lo, body), False)
+                    elif lo is None:
+                        expr = InequalityExpression((body, up), False)
+                    else:
+                        expr = RangedExpression((lo, body, up), (False, False))
+                    self._expr = expr
+                return expr
+
+            def to_bounded_expression(self, evaluate_bounds=False):
+                return self.lower, self.body, self.upper
+
+        class SparseMatrixConstraint(MatrixConstraint):
+            def construct(self, data=None):
+                if self._constructed:
+                    return
+                self._constructed = True
+                ref = weakref.ref(self)
+                self._data = tuple(MatrixRow(i, ref) for i in range(len(self._lower)))
+
+            def keys(self, sort=None, ordered=None):
+                return iter(range(len(self._data)))
+
+            def values(self, sort=None, ordered=None):
+                return iter(self._data)
+
+            def items(self, sort=None, ordered=None):
+                return zip(range(len(self._data)), self._data)
+
+        _CLASSES["matrix"] = SparseMatrixConstraint
+    return _CLASSES["matrix"]
+
+
+def hstack_blocks(blocks: Sequence, n_rows: int):
+    """Stack column blocks side by side; a block given as None is that many zero columns.
+
+    Each entry is a (matrix or None, width) pair.
+    """
+    parts = []
+    for block, width in blocks:
+        if width == 0:
+            continue
+        parts.append(sp.csr_matrix((n_rows, width)) if block is None else sp.csr_matrix(block))
+    return sp.hstack(parts, format="csr")

@@ -1,0 +1,47 @@
+"""Formulation name -> class. ``s3vm list`` and ``--formulation NAME`` read this table."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+from .errors import InputError
+
+FORMULATIONS = {
+    "rlp": "s3vm_models.rlp:RLP",
+    "svm1": "s3vm_models.svm1:SVM1",
+    "bd-mip": "s3vm_models.bd_mip:BennettDemirizMIP",
+    "vs3vm": "s3vm_models.vs3vm:VS3VM",
+    "cvs3vm": "s3vm_models.cvs3vm:CVS3VM",
+}
+
+
+def formulation_class(name: str):
+    if name not in FORMULATIONS:
+        raise InputError(f"unknown formulation {name!r}: choose one of {', '.join(FORMULATIONS)}")
+    module, cls = FORMULATIONS[name].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def formulation_options(name: str) -> list[str]:
+    """The options (constructor keywords) formulation ``name`` takes."""
+    params = inspect.signature(formulation_class(name).__init__).parameters
+    return [p for p in params if p != "self"]
+
+
+def get_formulation(name: str, **options):
+    """A new instance of the formulation registered as ``name``, with its own options.
+
+    Options a formulation does not take are an error, not silently dropped.
+    """
+    cls = formulation_class(name)
+    accepted = formulation_options(name)
+    unknown = [k for k in options if k not in accepted]
+    if unknown:
+        spelled = ", ".join("--" + k.replace("_", "-") for k in unknown)
+        raise InputError(f"{spelled} does not apply to formulation {name!r}")
+    return cls(**options)
+
+
+def formulation_names() -> list[str]:
+    return list(FORMULATIONS)

@@ -1,0 +1,17 @@
+"""RLP, the robust linear program of Bennett and Mangasarian (seed 004):
+
+    min e'y  s.t.  D(A w - e g) + y >= e,  y >= 0
+
+on the labeled points only; the unlabeled points are classified by sign(x'w - g).
+"""
+
+from .linear_svm import SupervisedLinearLP
+
+
+class RLP(SupervisedLinearLP):
+    name = "rlp"
+    summary = "robust linear program (Bennett-Mangasarian) on the labeled points"
+    settings_used = ("kernel", "sigma")
+
+    def norm_weight(self, settings):
+        return None

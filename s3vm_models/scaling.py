@@ -1,0 +1,33 @@
+"""Explicit feature scaling (off by default: DESIGN.md keeps features as given)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .data import Instance
+from .errors import InputError
+
+SCALINGS = ("standard", "minmax")
+
+
+def scale_features(X: np.ndarray, how: str) -> np.ndarray:
+    """Scale columns over all rows, labeled and unlabeled (transduction sees every row).
+
+    ``standard``: zero mean, unit standard deviation; ``minmax``: range [0, 1].
+    Constant columns are left at zero rather than divided by zero.
+    """
+    X = np.asarray(X, dtype=float)
+    if how == "standard":
+        centre, spread = X.mean(axis=0), X.std(axis=0)
+    elif how == "minmax":
+        centre, spread = X.min(axis=0), X.max(axis=0) - X.min(axis=0)
+    else:
+        raise InputError(f"unknown scaling {how!r}: choose one of {', '.join(SCALINGS)}")
+    spread = np.where(spread > 0, spread, 1.0)
+    return (X - centre) / spread
+
+
+def scale_instance(instance: Instance, how: str) -> Instance:
+    """A copy of ``instance`` with scaled features."""
+    return Instance(scale_features(instance.X, how), instance.label, instance.truth,
+                    instance.group, instance.feature_names, instance.name)

@@ -1,0 +1,144 @@
+"""Problem settings (kernel, penalties, balance) and TOML instance files.
+
+An instance file names a data file (relative to the TOML file) and the settings of the problem::
+
+    data = "data/two_moons.csv"
+    kernel = "rbf"
+    sigma = 0.5
+    C = 10.0
+    C_star = 10.0
+    bias = true
+    balance = "count"
+    mu = 0.1
+    nu = 1.0
+
+Command-line options override the file's values.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from typing import Optional, Union
+
+import numpy as np
+
+from .data import Instance, read_csv
+from .errors import InputError
+
+KERNELS = ("linear", "rbf")
+BALANCES = ("none", "count")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The parameters shared by all formulations (DESIGN.md fixes their meaning).
+
+    Parameters
+    ----------
+    kernel : {"linear", "rbf"}
+    sigma : float
+        Width of the rbf kernel, k(x, z) = exp(-|x - z|^2 / (2 sigma^2)).
+    C, C_star : float
+        Penalties of labeled and unlabeled losses (``C_star`` defaults to ``C``).
+    bias : bool
+        Whether the decision function has an offset b.
+    hard_margin : bool
+        SDP formulations only: no upper bound on the dual variables.
+    balance : {"none", "count"}
+        ``count``: exactly ``positives`` unlabeled points labeled +1.
+    positives : int or "truth", optional
+        The count P; ``"truth"`` takes the true count from the ``truth`` column; by default
+        round(u * fraction of +1 among labeled points).
+    mu : float
+        Weight of the 1-norm of w (Problem 3).
+    nu : float
+        Weight of the unlabeled losses (Problem 3).
+    """
+
+    kernel: str = "linear"
+    sigma: float = 1.0
+    C: float = 1.0
+    C_star: Optional[float] = None
+    bias: bool = True
+    hard_margin: bool = False
+    balance: str = "none"
+    positives: Optional[Union[int, str]] = None
+    mu: float = 0.1
+    nu: float = 1.0
+
+    def __post_init__(self):
+        if self.kernel not in KERNELS:
+            raise InputError(f"unknown kernel {self.kernel!r}: choose one of {', '.join(KERNELS)}")
+        if self.balance not in BALANCES:
+            raise InputError(f"unknown balance {self.balance!r}: choose one of {', '.join(BALANCES)}")
+        for name in ("sigma", "C", "C_star", "mu", "nu"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InputError(f"{name} must be a number, got {value!r}")
+            if not math.isfinite(value) or value < 0:
+                raise InputError(f"{name} must be a finite number >= 0, got {value}")
+        if self.sigma <= 0:
+            raise InputError(f"sigma must be > 0, got {self.sigma}")
+        if self.positives is not None and self.positives != "truth":
+            if isinstance(self.positives, bool) or not isinstance(self.positives, (int, np.integer)):
+                raise InputError(f"positives must be an integer or 'truth', got {self.positives!r}")
+
+    @property
+    def C_unlabeled(self) -> float:
+        return self.C if self.C_star is None else self.C_star
+
+    def updated(self, **changes) -> "Settings":
+        """A copy with the given fields replaced; ``None`` values are ignored."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def positive_count(self, instance: Instance) -> int:
+        """The balance count P for ``instance``, checked to lie in 0..u."""
+        u = instance.u
+        if self.positives == "truth":
+            instance.require_truth("--positives truth")
+            P = int(np.sum(instance.truth_U == 1))
+        elif self.positives is not None:
+            P = int(self.positives)
+        else:
+            yL = instance.label[instance.labeled]
+            frac = float(np.mean(yL == 1)) if yL.size else 0.5
+            P = int(round(u * frac))
+        if not 0 <= P <= u:
+            raise InputError(f"positives must lie in 0..{u} (the number of unlabeled points), got {P}")
+        return P
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+SETTING_KEYS = tuple(f.name for f in fields(Settings))
+
+
+def load_instance(path: str) -> tuple[Instance, Settings]:
+    """Load a data file (``.csv``) or an instance file (``.toml``).
+
+    Returns the instance and the settings the file gives (defaults for a CSV file).
+    """
+    if not os.path.isfile(path):
+        raise InputError(f"file not found: {path}")
+    if not path.lower().endswith(".toml"):
+        return read_csv(path), Settings()
+    try:
+        with open(path, "rb") as fh:
+            spec = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    if "data" not in spec:
+        raise InputError(f"{path}: an instance file needs a 'data' entry naming the CSV file")
+    unknown = set(spec) - set(SETTING_KEYS) - {"data", "name", "description"}
+    if unknown:
+        raise InputError(f"{path}: unknown entries {', '.join(sorted(unknown))}")
+    data_path = os.path.join(os.path.dirname(os.path.abspath(path)), spec["data"])
+    instance = read_csv(data_path, name=spec.get("name"))
+    settings = Settings(**{k: spec[k] for k in SETTING_KEYS if k in spec})
+    return instance, settings

@@ -1,0 +1,17 @@
+"""The 1-norm SVM linear program (seed 004):
+
+    min e'y + mu e'z  s.t.  D(A w - e g) + y >= e,  -z <= w <= z,  y >= 0
+
+on the labeled points only (``--mu``); the unlabeled points are classified by sign(x'w - g).
+"""
+
+from .linear_svm import SupervisedLinearLP
+
+
+class SVM1(SupervisedLinearLP):
+    name = "svm1"
+    summary = "1-norm SVM linear program on the labeled points (--mu)"
+    settings_used = ("kernel", "sigma", "mu")
+
+    def norm_weight(self, settings):
+        return settings.mu

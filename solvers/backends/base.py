@@ -1,0 +1,85 @@
+"""The interface every backend implements, and the outcome of one solve.
+
+A backend is one module in ``solvers/backends``; the registry (``solvers/registry.py``) maps a
+solver name to it. All backends of a problem class take the same arguments: a model built by a
+formulation and a :class:`~solvers.profiles.SolverProfile`. Solution values are loaded into the
+model; the returned :class:`Outcome` carries status and the solver's numbers.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar, Optional
+
+
+@dataclass
+class Outcome:
+    """What a backend reports after one solve.
+
+    status is one of the Result statuses (``optimal``, ``feasible``, ``time_limit``,
+    ``infeasible``, ``error``); ``has_solution`` says whether values were loaded into the model.
+    """
+
+    status: str
+    objective: Optional[float] = None
+    bound: Optional[float] = None
+    iterations: Optional[int] = None
+    nodes: Optional[int] = None
+    seconds: float = 0.0
+    message: str = ""
+    has_solution: bool = False
+
+
+class Backend(ABC):
+    """A solver behind one signature.
+
+    Class attributes
+    ----------------
+    name : str
+        The name users give (``--solver NAME``).
+    problem_classes : tuple of str
+        Which model kinds it takes (``lp``, ``mip``, ``miqp``, ``sdp``).
+    extra : str
+        The pip extra that installs it (``pip install s3vm[extra]``), for messages.
+    provides_duals : bool
+        Whether an LP solve fills the model's ``dual`` Suffix (formulations that read their
+        primal from a dual model need it).
+    """
+
+    name: ClassVar[str]
+    problem_classes: ClassVar[tuple]
+    extra: ClassVar[str] = ""
+    provides_duals: ClassVar[bool] = True
+
+    @classmethod
+    @abstractmethod
+    def unavailable_reason(cls) -> Optional[str]:
+        """None when the solver can run here, else why not (one short phrase)."""
+
+    @abstractmethod
+    def solve(self, model, profile) -> Outcome:
+        """Solve ``model`` with the options of ``profile`` and load the solution into it."""
+
+    def session(self, model, profile) -> "Session":
+        """A handle for solving ``model`` repeatedly after small changes.
+
+        The default re-solves from scratch; persistent backends override it to keep the solver's
+        model and warm start from the last basis.
+        """
+        return Session(self, model, profile)
+
+
+class Session:
+    """Repeated solves of one model: change mutable parameters or fix variables, then resolve.
+
+    ``warm = False`` makes every solve start from scratch (for measuring what warm starts save).
+    """
+
+    warm: bool = True
+
+    def __init__(self, backend: Backend, model, profile):
+        self.backend, self.model, self.profile = backend, model, profile
+
+    def resolve(self) -> Outcome:
+        return self.backend.solve(self.model, self.profile)

@@ -1,0 +1,13 @@
+"""CPLEX through the `cplex` Python package and Pyomo's direct interface."""
+
+from .pyomo_legacy import PyomoLegacyBackend
+
+
+class CplexBackend(PyomoLegacyBackend):
+    name = "cplex"
+    problem_classes = ("lp", "mip", "miqp")
+    extra = "cplex"
+    factory_name = "cplex_direct"
+    time_limit_option = "timelimit"
+    gap_option = "mip_tolerances_mipgap"
+    threads_option = "threads"

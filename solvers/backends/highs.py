@@ -1,0 +1,265 @@
+"""HiGHS through highspy: the embedded default for LP and MIP.
+
+The Pyomo model is compiled to matrix form once (Pyomo's ``LinearStandardFormCompiler``) and
+passed to highspy in two vectorised calls, which costs seconds at 100,000 rows where Pyomo's
+persistent interfaces, adding variables and rows one at a time, cost tens of seconds
+(docs/benchmarks.md). A :class:`HighsSession` keeps the highspy object between solves: before
+each re-solve it sends only the objective coefficients whose mutable parameters changed and the
+bounds of variables that were fixed, freed or re-bounded, so HiGHS starts from its last basis.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from typing import Optional
+
+import numpy as np
+
+from .base import Backend, Outcome, Session
+
+LARGE_LP_ROWS = 5000  # below this, simplex is fast whatever the start
+
+
+class HighsBackend(Backend):
+    name = "highs"
+    problem_classes = ("lp", "mip")
+    extra = ""  # highspy is a core dependency
+
+    @classmethod
+    def unavailable_reason(cls) -> Optional[str]:
+        try:
+            import highspy  # noqa: F401
+        except ImportError as exc:
+            return f"highspy is not installed ({exc})"
+        return None
+
+    def solve(self, model, profile) -> Outcome:
+        return HighsSession(self, model, profile).resolve()
+
+    def session(self, model, profile) -> "HighsSession":
+        return HighsSession(self, model, profile)
+
+
+def _objective(model):
+    from pyomo.environ import Objective
+
+    objectives = list(model.component_data_objects(Objective, active=True))
+    if len(objectives) != 1:
+        raise ValueError(f"expected one active objective, found {len(objectives)}")
+    return objectives[0]
+
+
+class HighsSession(Session):
+    """One highspy model kept in step with one Pyomo model."""
+
+    def __init__(self, backend, model, profile):
+        import highspy
+        from pyomo.common.collections import ComponentMap
+        from pyomo.core.expr.numvalue import is_constant
+        from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+        from pyomo.repn.standard_repn import generate_standard_repn
+
+        super().__init__(backend, model, profile)
+        start = time.perf_counter()
+        self.inf = highspy.kHighsInf
+        objective = _objective(model)
+        info = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
+        self.columns = info.columns
+        self.offset = float(info.c_offset[0]) if len(info.c_offset) else 0.0
+        n = len(self.columns)
+        index = ComponentMap((v, j) for j, v in enumerate(self.columns))
+
+        # Objective terms whose coefficient is an expression of mutable parameters: the only
+        # coefficients a driver can change without rebuilding the model.
+        repn = generate_standard_repn(objective.expr, compute_values=False, quadratic=False)
+        terms = [(index[v], c) for v, c in zip(repn.linear_vars, repn.linear_coefs)
+                 if not is_constant(c) and v in index]
+        self.param_columns = np.array([j for j, _ in terms], dtype=np.int64)
+        self.param_coefs = [c for _, c in terms]
+        self.costs = np.asarray(info.c.toarray()).ravel() if n else np.zeros(0)
+        # The part of each cost that no parameter can change.
+        self.fixed_costs = self.costs.copy()
+        np.subtract.at(self.fixed_costs, self.param_columns, self._param_values())
+        self.lower, self.upper = self._bounds()
+
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", bool(profile.verbose))
+        if profile.verbose:
+            h.setOptionValue("log_to_console", True)
+        if profile.time_limit is not None:
+            h.setOptionValue("time_limit", float(profile.time_limit))
+        if profile.mip_rel_gap is not None:
+            h.setOptionValue("mip_rel_gap", float(profile.mip_rel_gap))
+        if profile.threads is not None:
+            h.setOptionValue("threads", int(profile.threads))
+        for key, value in profile.options.items():
+            if h.setOptionValue(str(key), value) != highspy.HighsStatus.kOk:
+                from s3vm_models.errors import InputError
+
+                raise InputError(f"HiGHS rejected option {key} = {value!r}")
+        empty_i, empty_f = np.array([], dtype=np.int32), np.array([], dtype=float)
+        self.user_algorithm = any(k in profile.options for k in ("solver", "simplex_strategy"))
+        self.solved_once = False
+        h.addCols(n, self.costs, self.lower, self.upper, 0, empty_i, empty_i, empty_f)
+        A, row_lower, row_upper, self.row_constraints = self._rows(info)
+        if A.shape[0]:
+            h.addRows(A.shape[0], row_lower, row_upper, A.nnz, A.indptr[:-1].astype(np.int32),
+                      A.indices.astype(np.int32), A.data.astype(float))
+        integer = np.flatnonzero([v.is_integer() for v in self.columns])
+        self.is_mip = integer.size > 0
+        if self.is_mip:
+            h.changeColsIntegrality(integer.size, integer.astype(np.int32),
+                                    np.full(integer.size, highspy.HighsVarType.kInteger))
+        if self.offset:
+            h.changeObjectiveOffset(self.offset)
+        self.minimizing = objective.is_minimizing()
+        if not self.minimizing:
+            h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+        self.h = h
+        self.setup_seconds = time.perf_counter() - start
+
+    def _rows(self, info):
+        """Rows for HiGHS: the compiler splits a ranged constraint into a >= and a <= row;
+        they are merged back into one ranged row (fewer rows, one dual per constraint)."""
+        A = info.A.tocsr()
+        m = A.shape[0]
+        if m == 0:
+            return A, np.zeros(0), np.zeros(0), []
+        inf = self.inf
+        sense = np.array([row.bound_type for row in info.rows])
+        rhs = np.asarray(info.rhs, dtype=float)
+        lower = np.where(sense <= 0, rhs, -inf)  # -1: >=, 0: ==, +1: <=
+        upper = np.where(sense >= 0, rhs, inf)
+        cons = [row.constraint for row in info.rows]
+        same = np.fromiter((cons[i] is cons[i + 1] for i in range(m - 1)), dtype=bool,
+                           count=m - 1)
+        if same.any():
+            first = np.flatnonzero(same)
+            second = first + 1
+            lower[first] = np.maximum(lower[first], lower[second])
+            upper[first] = np.minimum(upper[first], upper[second])
+            keep = np.ones(m, dtype=bool)
+            keep[second] = False
+            A, lower, upper = A[keep], lower[keep], upper[keep]
+            cons = [c for c, k in zip(cons, keep) if k]
+        return A, lower, upper, cons
+
+    def _load_duals(self) -> None:
+        """Row duals into the model's ``dual`` Suffix, when it has one (HiGHS's sign
+        convention: the change of the minimised objective per unit increase of the bound)."""
+        from pyomo.environ import Suffix
+
+        suffix = getattr(self.model, "dual", None)
+        if not isinstance(suffix, Suffix) or not suffix.import_enabled():
+            return
+        sign = 1.0 if self.minimizing else -1.0
+        duals = self.h.getSolution().row_dual
+        suffix.clear()
+        for con, value in zip(self.row_constraints, duals):
+            suffix[con] = sign * value
+
+    def _bounds(self):
+        inf = self.inf
+        lower = np.array([-inf if v.fixed is False and v.lb is None else
+                          (v.value if v.fixed else v.lb) for v in self.columns], dtype=float)
+        upper = np.array([inf if v.fixed is False and v.ub is None else
+                          (v.value if v.fixed else v.ub) for v in self.columns], dtype=float)
+        return lower, upper
+
+    def _param_values(self) -> np.ndarray:
+        from pyomo.environ import value
+
+        return np.fromiter((value(c) for c in self.param_coefs), dtype=float,
+                           count=len(self.param_coefs))
+
+    def _sync(self) -> None:
+        """Send changed objective coefficients and bounds to HiGHS."""
+        cost_changes = bound_changes = 0
+        if self.param_coefs:
+            costs = self.fixed_costs.copy()
+            np.add.at(costs, self.param_columns, self._param_values())
+            changed = np.flatnonzero(costs != self.costs)
+            cost_changes = changed.size
+            if changed.size:
+                self.h.changeColsCost(changed.size, changed.astype(np.int32), costs[changed])
+                self.costs = costs
+        lower, upper = self._bounds()
+        changed = np.flatnonzero((lower != self.lower) | (upper != self.upper))
+        bound_changes = changed.size
+        if changed.size:
+            self.h.changeColsBounds(changed.size, changed.astype(np.int32), lower[changed],
+                                    upper[changed])
+            self.lower, self.upper = lower, upper
+        return cost_changes, bound_changes
+
+    def _choose_lp_algorithm(self, cost_changes: int, bound_changes: int) -> None:
+        """Pick the LP algorithm for this solve unless the profile names one.
+
+        An LP with many rows solved cold, or after costs changed on many columns, goes to the
+        interior point method with crossover (several times faster here than simplex from a
+        distant basis, and crossover leaves a basis for the next solve); other solves go to
+        simplex from the last basis.
+        """
+        if self.user_algorithm or self.is_mip:
+            return
+        n_rows = self.h.getNumRow()
+        large_change = cost_changes > 0.02 * max(1, len(self.columns))
+        if n_rows >= LARGE_LP_ROWS and (not self.solved_once or large_change):
+            self.h.setOptionValue("solver", "ipm")
+            self.h.setOptionValue("run_crossover", "on")
+        else:
+            # After cost changes the basis stays primal feasible (primal simplex); after bound
+            # changes it stays dual feasible (dual simplex, also HiGHS's cold default).
+            self.h.setOptionValue("solver", "simplex")
+            primal = self.solved_once and cost_changes and not bound_changes
+            self.h.setOptionValue("simplex_strategy", 4 if primal else 1)
+
+    def resolve(self) -> Outcome:
+        import highspy
+
+        start = time.perf_counter()
+        changes = self._sync()
+        if not self.warm:
+            self.h.clearSolver()  # forget the basis: a cold solve of the same model
+            self.solved_once = False
+        self._choose_lp_algorithm(*changes)
+        self.solved_once = True
+        if self.profile.verbose:
+            sys.stderr.flush()
+        self.h.run()
+        status = self.h.getModelStatus()
+        info = self.h.getInfo()
+        MS = highspy.HighsModelStatus
+        has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
+        if status == MS.kOptimal:
+            state = "optimal"
+        elif status == MS.kTimeLimit:
+            state = "time_limit"
+        elif status in (MS.kInfeasible, MS.kUnboundedOrInfeasible):
+            state = "infeasible"
+        elif has_solution:
+            state = "feasible"
+        else:
+            state = "error"
+        objective = bound = None
+        if has_solution:
+            values = self.h.getSolution().col_value
+            for var, x in zip(self.columns, values):
+                if not var.fixed:
+                    var.set_value(x, skip_validation=True)
+            objective = float(info.objective_function_value)
+            if not self.is_mip and self.h.getSolution().dual_valid:
+                self._load_duals()
+        if self.is_mip:
+            b = float(info.mip_dual_bound)
+            bound = b if math.isfinite(b) else None
+        elif state == "optimal":
+            bound = objective
+        iterations = int(info.simplex_iteration_count) if info.simplex_iteration_count >= 0 \
+            else None
+        nodes = int(info.mip_node_count) if self.is_mip and info.mip_node_count >= 0 else None
+        return Outcome(status=state, objective=objective, bound=bound, iterations=iterations,
+                       nodes=nodes, seconds=time.perf_counter() - start,
+                       message=self.h.modelStatusToString(status), has_solution=has_solution)

@@ -1,0 +1,117 @@
+"""Solver profiles: which solver, with which options, from a TOML file.
+
+A profile file::
+
+    solver = "highs"        # a name from `s3vm list`
+    time_limit = 600        # seconds, optional
+    mip_rel_gap = 1e-6      # optional
+    threads = 1             # optional
+    verbose = false         # solver log on stderr
+    [options]               # passed to the solver unchanged
+    presolve = "on"
+
+The shipped profiles live in ``solvers/profiles/NAME.toml``; ``--solver NAME`` loads the shipped
+profile of that name, ``--profile FILE`` a file of the user's.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from typing import Optional
+
+from s3vm_models.errors import InputError
+
+PROFILE_KEYS = ("solver", "time_limit", "mip_rel_gap", "threads", "verbose", "options",
+                "description")
+DEFAULT_SOLVER = "highs"
+
+
+@dataclass(frozen=True)
+class SolverProfile:
+    """A solver name and the options to run it with.
+
+    Parameters
+    ----------
+    solver : str
+        Backend name (``highs``, ``scip``, ``cbc``, ``glpk``, ``gurobi``, ``cplex``, ``mosek``, ...).
+    time_limit : float, optional
+        Seconds; None for no limit.
+    mip_rel_gap : float, optional
+        Relative optimality gap at which a MIP solve may stop.
+    threads : int, optional
+    verbose : bool
+        Stream the solver's log to stderr.
+    options : dict
+        Solver-specific options passed through unchanged.
+    """
+
+    solver: str = DEFAULT_SOLVER
+    time_limit: Optional[float] = None
+    mip_rel_gap: Optional[float] = None
+    threads: Optional[int] = None
+    verbose: bool = False
+    options: dict = field(default_factory=dict)
+    description: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.solver, str) or not self.solver:
+            raise InputError("a solver profile needs a 'solver' name")
+        if self.time_limit is not None:
+            if isinstance(self.time_limit, bool) or not isinstance(self.time_limit, (int, float)) \
+                    or not math.isfinite(self.time_limit) or self.time_limit <= 0:
+                raise InputError(f"time limit must be a number of seconds > 0, got {self.time_limit}")
+        if self.mip_rel_gap is not None and not (
+                isinstance(self.mip_rel_gap, (int, float)) and 0 <= self.mip_rel_gap < 1):
+            raise InputError(f"mip_rel_gap must lie in [0, 1), got {self.mip_rel_gap}")
+        if self.threads is not None and not (isinstance(self.threads, int) and self.threads >= 1):
+            raise InputError(f"threads must be a positive integer, got {self.threads}")
+        if not isinstance(self.options, dict):
+            raise InputError("profile 'options' must be a table")
+
+    def updated(self, **changes) -> "SolverProfile":
+        """A copy with the given fields replaced; ``None`` values are ignored."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def shipped_profiles() -> dict[str, str]:
+    """Names of the profiles shipped with the package, mapped to their paths."""
+    folder = resources.files("solvers") / "profiles"
+    return {entry.name[:-5]: str(entry) for entry in folder.iterdir()
+            if entry.name.endswith(".toml")}
+
+
+def read_profile(path: str) -> SolverProfile:
+    """Read a profile file; unknown keys are an error (a typo must not pass silently)."""
+    if not os.path.isfile(path):
+        raise InputError(f"profile file not found: {path}")
+    try:
+        with open(path, "rb") as fh:
+            spec = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    unknown = sorted(set(spec) - set(PROFILE_KEYS))
+    if unknown:
+        raise InputError(f"{path}: unknown profile entries {', '.join(unknown)}")
+    if "solver" not in spec:
+        raise InputError(f"{path}: a profile needs a 'solver' entry")
+    return SolverProfile(**spec)
+
+
+def get_profile(solver: Optional[str] = None, profile_path: Optional[str] = None,
+                default: str = DEFAULT_SOLVER) -> SolverProfile:
+    """The profile for ``--profile FILE`` or ``--solver NAME`` (the shipped one when it exists).
+
+    ``--solver`` given with ``--profile`` replaces the profile's solver but keeps its options.
+    """
+    if profile_path is not None:
+        profile = read_profile(profile_path)
+        return profile if solver is None else replace(profile, solver=solver)
+    name = solver or default
+    shipped = shipped_profiles()
+    if name in shipped:
+        return read_profile(shipped[name])
+    return SolverProfile(solver=name)
