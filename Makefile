@@ -21,7 +21,7 @@ venv: $(STAMP)
 
 # The main job: compare formulations on the bundled two-moons instance with HiGHS.
 demo: $(STAMP)
-	$(BIN)/s3vm compare instances/two_moons.toml --formulations rlp,svm1,bd-mip
+	$(BIN)/s3vm compare instances/two_moons.toml --formulations rlp,svm1,bd-mip,vs3vm --kernel linear --balance none
 
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests

@@ -53,12 +53,20 @@ class PyomoContribBackend(Backend):
 
     @classmethod
     def unavailable_reason(cls) -> Optional[str]:
+        import logging
+
         module, name = cls.solver_class_path.split(":")
+        pyomo_log = logging.getLogger("pyomo")
+        level = pyomo_log.level
+        pyomo_log.setLevel(logging.ERROR)  # licence probes log warnings that are not ours
         try:
             solver = getattr(__import__(module, fromlist=[name]), name)()
             ok = solver.available()
+            del solver  # its finaliser releases a licence and logs about it: keep that quiet
         except Exception as exc:  # an import or licence failure of a third-party package
             return f"{type(exc).__name__}: {exc}".splitlines()[0]
+        finally:
+            pyomo_log.setLevel(level)
         return None if bool(ok) else f"not available ({ok})"
 
     def _options(self, profile) -> dict:
@@ -99,9 +107,14 @@ class PyomoContribBackend(Backend):
     def solve(self, model, profile) -> Outcome:
         from pyomo.contrib.solver.common.results import SolutionStatus
 
+        import warnings
+
         start = time.perf_counter()
         try:
-            results = self._solver.solve(model, **self._options(profile))
+            with warnings.catch_warnings():
+                # The dual Suffix is written by us after the solve, never read by the solver.
+                warnings.filterwarnings("ignore", message=".*does not detect changes to suffixes")
+                results = self._solver.solve(model, **self._options(profile))
         except Exception as exc:  # the solver library failed; report, do not crash the caller
             return Outcome(status="error", seconds=time.perf_counter() - start,
                            message=f"{type(exc).__name__}: {exc}".splitlines()[0])
