@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import time
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
 from .data import Instance
 from .errors import InputError
+from .files import check_writable
 from .settings import Settings
 
 
@@ -70,13 +70,7 @@ class Formulation(ABC):
             spelled = ", ".join(self.export_formats) or "none"
             raise InputError(f"formulation {self.name!r} cannot be exported as {fmt!r} "
                              f"(formats: {spelled})")
-        directory = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(directory):
-            raise InputError(f"cannot write {path}: directory {directory} does not exist")
-        if not os.access(directory, os.W_OK):
-            raise InputError(f"cannot write {path}: directory {directory} is not writable")
-        if os.path.isdir(path):
-            raise InputError(f"cannot write {path}: it is a directory")
+        check_writable(path)
         self.check(instance, settings)
         self._write(self.build(instance, settings), path, fmt)
 

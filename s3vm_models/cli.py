@@ -13,6 +13,7 @@ import sys
 from typing import Optional, Sequence
 
 from .errors import InputError, S3VMError
+from .files import atomic_output, check_writable
 
 PROG = "s3vm"
 
@@ -109,6 +110,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_formulation_options(p)
 
     sub.add_parser("list", help="formulations and installed solvers")
+
+    p = sub.add_parser("dataset", help="write a bundled data set as a CSV data file")
+    p.add_argument("name", nargs="?", help="data set name (omit to list them)")
+    p.add_argument("-o", "--output", help="CSV file to write")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--labeled-fraction", dest="labeled_fraction", type=_number,
+                   help="share of each class labeled (seeded, stratified)")
+    g.add_argument("--n-labeled", dest="n_labeled", type=int, help="number of labeled points")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--scale", choices=("standard", "minmax"))
     return parser
 
 
@@ -166,17 +177,10 @@ def _cmd_compare(args) -> int:
 def _cmd_export(args) -> int:
     from . import api
 
-    folder = os.path.dirname(os.path.abspath(args.output))
-    if not os.path.isdir(folder):
-        raise InputError(f"cannot write {args.output}: directory {folder} does not exist")
-    if os.path.isdir(args.output):
-        raise InputError(f"cannot write {args.output}: it is a directory")
+    check_writable(args.output)  # before loading data: fail fast on a bad path
     instance, settings = _data(args)
-    try:
-        fmt = api.export(instance, args.formulation, args.output, args.fmt, settings,
-                         **_overrides(args))
-    except OSError as exc:  # permissions, a full disk: the user's environment, not a bug
-        raise InputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    fmt = api.export(instance, args.formulation, args.output, args.fmt, settings,
+                     options=_formulation_options(args), **_overrides(args))
     print(f"wrote {args.output} ({fmt})", file=sys.stderr)
     return 0
 
@@ -233,8 +237,27 @@ def _table(rows, instance) -> str:
     return title + "\n" + tabulate(body, headers=header, disable_numparse=True)
 
 
+def _cmd_dataset(args) -> int:
+    from .loaders import DATASETS, load_dataset
+
+    if args.name is None:
+        for name, text in DATASETS.items():
+            print(f"  {name:<14} {text}")
+        return 0
+    if not args.output:
+        raise InputError("give -o FILE to write the data set")
+    check_writable(args.output)
+    instance = load_dataset(args.name, labeled_fraction=args.labeled_fraction,
+                            n_labeled=args.n_labeled, seed=args.seed, scale=args.scale)
+    with atomic_output(args.output, suffix=".csv") as tmp:
+        instance.to_csv(tmp)
+    print(f"wrote {args.output}: n = {instance.n}, p = {instance.p}, labeled = {instance.l}",
+          file=sys.stderr)
+    return 0
+
+
 COMMANDS = {"solve": _cmd_solve, "compare": _cmd_compare, "export": _cmd_export,
-            "list": _cmd_list}
+            "list": _cmd_list, "dataset": _cmd_dataset}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -130,10 +130,10 @@ class Instance:
         return Instance(self.X, label, self.truth, self.group, self.feature_names,
                         name or self.name)
 
-    def to_csv(self, path: str, float_format: str = "%.17g") -> None:
+    def to_csv(self, path: str, float_format: Optional[str] = None) -> None:
         """Write the CSV contract of this instance (features, label, truth and group if any).
 
-        The default ``%.17g`` round-trips every float exactly.
+        By default floats are written in their shortest form that reads back exactly (repr).
         """
         import pandas as pd
 

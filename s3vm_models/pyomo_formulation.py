@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import numpy as np
 
 from .base import Formulation, Stopwatch
 from .data import Instance
+from .files import atomic_output
 from .settings import Settings
 
 
@@ -60,15 +58,7 @@ class PyomoFormulation(Formulation):
         raise NotImplementedError
 
     def _write(self, model, path: str, fmt: str) -> None:
-        # Write next to the target and rename, so a failure never leaves a partial file.
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(suffix="." + fmt, dir=directory)
-        os.close(fd)
-        try:
-            # The temporary file carries the format's extension; Pyomo picks the writer from
-            # it (naming format="lp" explicitly makes Pyomo warn that .lp "may not match").
+        # The temporary file carries the format's extension; Pyomo picks the writer from it
+        # (naming format="lp" explicitly makes Pyomo warn that .lp "may not match").
+        with atomic_output(path, suffix="." + fmt) as tmp:
             model.write(tmp, io_options={"symbolic_solver_labels": True})
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 import inspect
 
 from .errors import InputError
+from .lazy import lookup
 
 FORMULATIONS = {
     "rlp": "s3vm_models.rlp:RLP",
@@ -17,10 +17,7 @@ FORMULATIONS = {
 
 
 def formulation_class(name: str):
-    if name not in FORMULATIONS:
-        raise InputError(f"unknown formulation {name!r}: choose one of {', '.join(FORMULATIONS)}")
-    module, cls = FORMULATIONS[name].split(":")
-    return getattr(importlib.import_module(module), cls)
+    return lookup(FORMULATIONS, name, "formulation")
 
 
 def formulation_options(name: str) -> list[str]:

@@ -5,11 +5,11 @@ Backends are imported lazily: listing solvers must not import every optional pac
 
 from __future__ import annotations
 
-import importlib
 from functools import lru_cache
 from typing import Optional
 
 from s3vm_models.errors import InputError, SolverUnavailableError
+from s3vm_models.lazy import lookup
 
 BACKENDS = {
     "highs": "solvers.backends.highs:HighsBackend",
@@ -24,10 +24,7 @@ BACKENDS = {
 
 def backend_class(name: str):
     """The backend class registered as ``name``."""
-    if name not in BACKENDS:
-        raise InputError(f"unknown solver {name!r}: known solvers are {', '.join(BACKENDS)}")
-    module, cls = BACKENDS[name].split(":")
-    return getattr(importlib.import_module(module), cls)
+    return lookup(BACKENDS, name, "solver")
 
 
 @lru_cache(maxsize=None)

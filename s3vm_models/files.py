@@ -1,0 +1,40 @@
+"""Writing output files whole or not at all."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+
+from .errors import InputError
+
+
+def check_writable(path: str) -> None:
+    """Raise InputError unless ``path`` can be created: its folder exists and is writable."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise InputError(f"cannot write {path}: directory {directory} does not exist")
+    if os.path.isdir(path):
+        raise InputError(f"cannot write {path}: it is a directory")
+    if not os.access(directory, os.W_OK):
+        raise InputError(f"cannot write {path}: directory {directory} is not writable")
+
+
+@contextmanager
+def atomic_output(path: str, suffix: str = ""):
+    """Yield a temporary path beside ``path``; rename it to ``path`` when the block succeeds.
+
+    On any failure the temporary file is removed, so no partial output is ever left. The
+    suffix lets writers that choose a format from the extension see the right one.
+    """
+    check_writable(path)
+    fd, tmp = tempfile.mkstemp(suffix=suffix, dir=os.path.dirname(os.path.abspath(path)))
+    os.close(fd)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,16 @@
+"""Registries map names to "module:Class" strings, imported on first use, so that listing names
+never imports an optional package."""
+
+from __future__ import annotations
+
+import importlib
+
+from .errors import InputError
+
+
+def lookup(table: dict, name: str, kind: str):
+    """The object ``table[name]`` points to; an unknown name is an InputError listing the known."""
+    if name not in table:
+        raise InputError(f"unknown {kind} {name!r}: choose one of {', '.join(table)}")
+    module, attr = table[name].split(":")
+    return getattr(importlib.import_module(module), attr)
