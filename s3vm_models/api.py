@@ -35,10 +35,11 @@ def check_overrides(forms, overrides: dict, settings: Settings) -> None:
         raise InputError("--positives needs --balance count")
 
 
-def _profile(solver: Optional[str], profile: Optional[str], time_limit: Optional[float]):
+def _profile(form, solver: Optional[str], profile: Optional[str], time_limit: Optional[float]):
+    """The profile for one formulation: the named solver or file, else its class's default."""
     from solvers.profiles import get_profile
 
-    return get_profile(solver, profile).updated(time_limit=time_limit)
+    return get_profile(solver, profile, form.problem_class).updated(time_limit=time_limit)
 
 
 def solve(data: Union[str, Instance], formulation: str, settings: Optional[Settings] = None, *,
@@ -70,7 +71,7 @@ def solve(data: Union[str, Instance], formulation: str, settings: Optional[Setti
     instance, settings = _resolve(data, settings, overrides)
     form = get_formulation(formulation, **(options or {}))
     check_overrides([form], overrides, settings)
-    return form.solve(instance, settings, _profile(solver, profile, time_limit))
+    return form.solve(instance, settings, _profile(form, solver, profile, time_limit))
 
 
 def compare(data: Union[str, Instance], formulations: Iterable[str],
@@ -100,9 +101,9 @@ def compare(data: Union[str, Instance], formulations: Iterable[str],
     check_overrides(forms, overrides, settings)
     for form in forms:
         form.check(instance, settings)
-    prof = _profile(solver, profile, time_limit)
+    profiles = [_profile(form, solver, profile, time_limit) for form in forms]
     out = []
-    for form in forms:
+    for form, prof in zip(forms, profiles):
         result = form.solve(instance, settings, prof)
         out.append((result, evaluate(instance, result)))
     return out

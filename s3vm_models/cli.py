@@ -186,7 +186,7 @@ def _cmd_export(args) -> int:
 
 
 def _cmd_list(args) -> int:
-    from solvers.registry import BACKENDS, backend_class, unavailable_reason
+    from solvers.registry import BACKENDS, unavailable_reason
 
     from .registry import FORMULATIONS, get_formulation
 
@@ -195,11 +195,14 @@ def _cmd_list(args) -> int:
         form = get_formulation(name)
         print(f"  {name:<14} {form.problem_class:<4} {form.summary}")
     print("solvers:")
-    for name in BACKENDS:
-        reason = unavailable_reason(name)
-        classes = ",".join(backend_class(name).problem_classes)
-        state = "installed" if reason is None else f"unavailable: {reason}"
-        print(f"  {name:<14} {classes:<14} {state}")
+    for name, classes in BACKENDS.items():
+        states = {}
+        for cls in classes:
+            reason = unavailable_reason(name, cls)
+            states.setdefault("installed" if reason is None else f"unavailable: {reason}",
+                              []).append(cls)
+        for state, which in states.items():
+            print(f"  {name:<14} {','.join(which):<14} {state}")
     return 0
 
 

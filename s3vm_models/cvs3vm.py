@@ -94,7 +94,7 @@ class CVS3VM(VS3VM):
         problem = ConcaveS3VM(model, settings.mu, settings.nu)
         trace = successive_lp(problem, self.session(backend, model, profile),
                               max_lps=self.max_lps, tol=self.tol, time_limit=profile.time_limit)
-        result = self.result_from_trace(trace, model, settings, profile, clock)
+        result = self.result_from_trace(trace, model, backend, clock)
         if trace.x is not None:
             # Report on every row unlabeled in the file (the contract), oracle rows included.
             data = model.problem_data

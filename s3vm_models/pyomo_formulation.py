@@ -33,7 +33,7 @@ class PyomoFormulation(Formulation):
         clock = Stopwatch()
         model = self.model_to_solve(instance, settings, backend)
         outcome = backend.solve(model, profile)
-        result = Result(formulation=self.name, solver=profile.solver, status=outcome.status,
+        result = Result(formulation=self.name, solver=backend.name, status=outcome.status,
                         iterations=outcome.iterations, nodes=outcome.nodes,
                         message=outcome.message)
         if outcome.has_solution:

@@ -13,6 +13,7 @@ FORMULATIONS = {
     "bd-mip": "s3vm_models.bd_mip:BennettDemirizMIP",
     "vs3vm": "s3vm_models.vs3vm:VS3VM",
     "cvs3vm": "s3vm_models.cvs3vm:CVS3VM",
+    "sdp": "s3vm_models.sdp:SDPRelaxation",
 }
 
 

@@ -139,17 +139,17 @@ class VS3VM(DualFormLP, PyomoFormulation):
         problem = ConcaveS3VM(model, settings.mu, settings.nu)
         trace = successive_lp(problem, self.session(backend, model, profile),
                               max_lps=self.max_lps, tol=self.tol, time_limit=profile.time_limit)
-        return self.result_from_trace(trace, model, settings, profile, clock)
+        return self.result_from_trace(trace, model, backend, clock)
 
     def session(self, backend, model, profile):
         session = backend.session(model, profile)
         session.warm = self.warm_start
         return session
 
-    def result_from_trace(self, trace, model, settings, profile, clock):
+    def result_from_trace(self, trace, model, backend, clock):
         from solvers.results import Result
 
-        result = Result(formulation=self.name, solver=profile.solver, status=trace.status,
+        result = Result(formulation=self.name, solver=backend.name, status=trace.status,
                         iterations=trace.n_lps, message=trace.stop or trace.message)
         x = trace.x
         if x is not None:

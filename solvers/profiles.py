@@ -27,7 +27,6 @@ from s3vm_models.errors import InputError
 
 PROFILE_KEYS = ("solver", "time_limit", "mip_rel_gap", "threads", "verbose", "options",
                 "description")
-DEFAULT_SOLVER = "highs"
 
 
 @dataclass(frozen=True)
@@ -36,8 +35,9 @@ class SolverProfile:
 
     Parameters
     ----------
-    solver : str
-        Backend name (``highs``, ``scip``, ``cbc``, ``glpk``, ``gurobi``, ``cplex``, ``mosek``, ...).
+    solver : str, optional
+        Backend name (``highs``, ``scip``, ``cbc``, ``glpk``, ``gurobi``, ``cplex``, ``mosek``, ...);
+        None means the default solver of the problem class (:data:`solvers.registry.DEFAULT_SOLVERS`).
     time_limit : float, optional
         Seconds; None for no limit.
     mip_rel_gap : float, optional
@@ -49,7 +49,7 @@ class SolverProfile:
         Solver-specific options passed through unchanged.
     """
 
-    solver: str = DEFAULT_SOLVER
+    solver: Optional[str] = None
     time_limit: Optional[float] = None
     mip_rel_gap: Optional[float] = None
     threads: Optional[int] = None
@@ -58,8 +58,8 @@ class SolverProfile:
     description: str = ""
 
     def __post_init__(self):
-        if not isinstance(self.solver, str) or not self.solver:
-            raise InputError("a solver profile needs a 'solver' name")
+        if self.solver is not None and (not isinstance(self.solver, str) or not self.solver):
+            raise InputError(f"a solver name must be a non-empty string, got {self.solver!r}")
         if self.time_limit is not None:
             if isinstance(self.time_limit, bool) or not isinstance(self.time_limit, (int, float)) \
                     or not math.isfinite(self.time_limit) or self.time_limit <= 0:
@@ -102,15 +102,20 @@ def read_profile(path: str) -> SolverProfile:
 
 
 def get_profile(solver: Optional[str] = None, profile_path: Optional[str] = None,
-                default: str = DEFAULT_SOLVER) -> SolverProfile:
+                problem_class: str = "lp") -> SolverProfile:
     """The profile for ``--profile FILE`` or ``--solver NAME`` (the shipped one when it exists).
 
     ``--solver`` given with ``--profile`` replaces the profile's solver but keeps its options.
+    With neither, the shipped profile of the problem class's default solver.
     """
     if profile_path is not None:
         profile = read_profile(profile_path)
         return profile if solver is None else replace(profile, solver=solver)
-    name = solver or default
+    if solver is None:
+        from .registry import DEFAULT_SOLVERS
+
+        solver = DEFAULT_SOLVERS[problem_class]
+    name = solver
     shipped = shipped_profiles()
     if name in shipped:
         return read_profile(shipped[name])

@@ -1,6 +1,8 @@
 """Solver name -> backend class, and which of them can run here.
 
-Backends are imported lazily: listing solvers must not import every optional package.
+A solver name may stand for different backends per problem class: ``mosek`` solves LPs and MIPs
+through Pyomo and SDPs through CVXPY. Backends are imported lazily: listing solvers must not
+import every optional package.
 """
 
 from __future__ import annotations
@@ -11,27 +13,54 @@ from typing import Optional
 from s3vm_models.errors import InputError, SolverUnavailableError
 from s3vm_models.lazy import lookup
 
+_PYOMO = ("lp", "mip")
+# name -> {problem class -> "module:Class"}
 BACKENDS = {
-    "highs": "solvers.backends.highs:HighsBackend",
-    "scip": "solvers.backends.scip:ScipBackend",
-    "cbc": "solvers.backends.cbc:CbcBackend",
-    "glpk": "solvers.backends.glpk:GlpkBackend",
-    "gurobi": "solvers.backends.gurobi:GurobiBackend",
-    "cplex": "solvers.backends.cplex:CplexBackend",
-    "mosek": "solvers.backends.mosek:MosekBackend",
+    "highs": dict.fromkeys(_PYOMO, "solvers.backends.highs:HighsBackend"),
+    "scip": dict.fromkeys(_PYOMO + ("miqp",), "solvers.backends.scip:ScipBackend"),
+    "cbc": dict.fromkeys(_PYOMO, "solvers.backends.cbc:CbcBackend"),
+    "glpk": dict.fromkeys(_PYOMO, "solvers.backends.glpk:GlpkBackend"),
+    "gurobi": dict.fromkeys(_PYOMO + ("miqp",), "solvers.backends.gurobi:GurobiBackend"),
+    "cplex": dict.fromkeys(_PYOMO + ("miqp",), "solvers.backends.cplex:CplexBackend"),
+    "mosek": {**dict.fromkeys(_PYOMO, "solvers.backends.mosek:MosekBackend"),
+              "sdp": "solvers.backends.cvxpy_mosek:CvxpyMosekBackend"},
+    "scs": {"sdp": "solvers.backends.scs:ScsBackend"},
+    "clarabel": {"sdp": "solvers.backends.clarabel:ClarabelBackend"},
+    "cvxopt": {"sdp": "solvers.backends.cvxopt:CvxoptBackend"},
+    "sdpa": {"sdp": "solvers.backends.sdpa:SdpaBackend"},
+    "mosek-fusion": {"sdp": "solvers.backends.mosek_fusion:MosekFusionBackend"},
 }
 
+# The solver used when none is named, per problem class.
+DEFAULT_SOLVERS = {"lp": "highs", "mip": "highs", "miqp": "scip", "sdp": "scs"}
 
-def backend_class(name: str):
-    """The backend class registered as ``name``."""
-    return lookup(BACKENDS, name, "solver")
+
+def problem_classes(name: str) -> tuple:
+    """The problem classes solver ``name`` takes."""
+    if name not in BACKENDS:
+        raise InputError(f"unknown solver {name!r}: choose one of {', '.join(BACKENDS)}")
+    return tuple(BACKENDS[name])
+
+
+def backend_class(name: str, problem_class: Optional[str] = None):
+    """The backend class of solver ``name`` for ``problem_class`` (default: its first class)."""
+    classes = problem_classes(name)
+    key = problem_class if problem_class is not None else classes[0]
+    if key not in classes:
+        fit = [n for n in BACKENDS if key in BACKENDS[n]]
+        raise InputError(f"solver {name!r} does not solve {key.upper()} models; "
+                         f"solvers that do: {', '.join(fit)}")
+    return lookup(BACKENDS[name], key, "problem class")
 
 
 @lru_cache(maxsize=None)
-def unavailable_reason(name: str) -> Optional[str]:
-    """None when solver ``name`` can run here, else why not (cached: licence checks are slow)."""
+def unavailable_reason(name: str, problem_class: Optional[str] = None) -> Optional[str]:
+    """None when solver ``name`` can run here (for ``problem_class``), else why not.
+
+    Cached: licence checks are slow.
+    """
     try:
-        return backend_class(name).unavailable_reason()
+        return backend_class(name, problem_class).unavailable_reason()
     except ImportError as exc:
         return f"not installed ({exc})"
 
@@ -39,16 +68,17 @@ def unavailable_reason(name: str) -> Optional[str]:
 def installed_solvers(problem_class: Optional[str] = None) -> list[str]:
     """Names of the solvers that can run here, optionally only those for ``problem_class``."""
     names = []
-    for name in BACKENDS:
-        if unavailable_reason(name) is not None:
+    for name, classes in BACKENDS.items():
+        if problem_class is not None and problem_class not in classes:
             continue
-        if problem_class is None or problem_class in backend_class(name).problem_classes:
+        if unavailable_reason(name, problem_class) is None:
             names.append(name)
     return names
 
 
-def get_backend(name: str, problem_class: str):
-    """A fresh backend instance of solver ``name`` for a model of ``problem_class``.
+def get_backend(name: Optional[str], problem_class: str):
+    """A fresh backend instance of solver ``name`` (None: the class's default) for a model of
+    ``problem_class``.
 
     Raises
     ------
@@ -57,12 +87,10 @@ def get_backend(name: str, problem_class: str):
     SolverUnavailableError
         The solver is known but not installed or not licensed here.
     """
-    cls = backend_class(name)
-    if problem_class not in cls.problem_classes:
-        fit = [n for n in BACKENDS if problem_class in backend_class(n).problem_classes]
-        raise InputError(f"solver {name!r} does not solve {problem_class.upper()} models; "
-                         f"solvers that do: {', '.join(fit)}")
-    reason = unavailable_reason(name)
+    if name is None:
+        name = DEFAULT_SOLVERS[problem_class]
+    cls = backend_class(name, problem_class)
+    reason = unavailable_reason(name, problem_class)
     if reason is not None:
         here = installed_solvers(problem_class)
         hint = f" (pip install s3vm[{cls.extra}])" if cls.extra else ""

@@ -37,20 +37,22 @@ class Backend(ABC):
     Class attributes
     ----------------
     name : str
-        The name users give (``--solver NAME``).
-    problem_classes : tuple of str
-        Which model kinds it takes (``lp``, ``mip``, ``miqp``, ``sdp``).
+        The name users give (``--solver NAME``); the registry says which problem classes
+        (``lp``, ``mip``, ``miqp``, ``sdp``) it serves.
     extra : str
         The pip extra that installs it (``pip install s3vm[extra]``), for messages.
     provides_duals : bool
         Whether an LP solve fills the model's ``dual`` Suffix (formulations that read their
         primal from a dual model need it).
+    model_kind : str
+        What the backend solves: ``pyomo`` (a Pyomo model), ``cvxpy`` (a cvxpy.Problem) or
+        ``fusion`` (a MOSEK Fusion Model); a formulation builds the kind its backend takes.
     """
 
     name: ClassVar[str]
-    problem_classes: ClassVar[tuple]
     extra: ClassVar[str] = ""
     provides_duals: ClassVar[bool] = True
+    model_kind: ClassVar[str] = "pyomo"
 
     @classmethod
     @abstractmethod

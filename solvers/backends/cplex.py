@@ -5,7 +5,6 @@ from .pyomo_legacy import PyomoLegacyBackend
 
 class CplexBackend(PyomoLegacyBackend):
     name = "cplex"
-    problem_classes = ("lp", "mip", "miqp")
     extra = "cplex"
     factory_name = "cplex_direct"
     time_limit_option = "timelimit"

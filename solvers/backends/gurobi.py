@@ -8,7 +8,6 @@ from .pyomo_contrib import PyomoContribBackend
 
 class GurobiBackend(PyomoContribBackend):
     name = "gurobi"
-    problem_classes = ("lp", "mip", "miqp")
     extra = "gurobi"
     solver_class_path = "pyomo.contrib.solver.solvers.gurobi.gurobi_persistent:GurobiPersistent"
 

@@ -24,7 +24,6 @@ LARGE_LP_ROWS = 5000  # below this, simplex is fast whatever the start
 
 class HighsBackend(Backend):
     name = "highs"
-    problem_classes = ("lp", "mip")
     extra = ""  # highspy is a core dependency
 
     @classmethod

@@ -25,7 +25,6 @@ def mosek_licence_problem() -> Optional[str]:
 
 class MosekBackend(PyomoLegacyBackend):
     name = "mosek"
-    problem_classes = ("lp", "mip")
     extra = "mosek"
     factory_name = "mosek_direct"
     time_limit_option = "dparam.optimizer_max_time"

@@ -44,7 +44,6 @@ def _finite(value) -> Optional[float]:
 class PyomoContribBackend(Backend):
     """A backend over a ``pyomo.contrib.solver`` class; one instance keeps one solver object."""
 
-    problem_classes = ("lp", "mip")
     solver_class_path: str  # "module:Class"
 
     def __init__(self):

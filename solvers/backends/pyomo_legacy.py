@@ -30,7 +30,6 @@ def map_legacy_status(termination, has_solution: bool) -> str:
 class PyomoLegacyBackend(Backend):
     """A backend over ``pyomo.environ.SolverFactory(factory_name)``."""
 
-    problem_classes = ("lp", "mip")
     factory_name: str
     time_limit_option: str
     gap_option: str

@@ -7,7 +7,6 @@ from .pyomo_contrib import PyomoContribBackend
 
 class ScipBackend(PyomoContribBackend):
     name = "scip"
-    problem_classes = ("lp", "mip", "miqp")
     extra = "scip"
     provides_duals = False  # Pyomo's SCIP interface does not return duals
     solver_class_path = "pyomo.contrib.solver.solvers.scip.scip_direct:ScipDirect"

@@ -1,0 +1,70 @@
+"""Shared code of the backends that solve a ``cvxpy.Problem`` (the SDP formulations).
+
+Each solver's module names its CVXPY solver and how the profile's options are spelled for it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import ClassVar, Optional
+
+from .base import Backend, Outcome
+
+
+def map_cvxpy_status(status: str) -> str:
+    import cvxpy as cp
+
+    if status == cp.OPTIMAL:
+        return "optimal"
+    if status == cp.OPTIMAL_INACCURATE:
+        return "feasible"
+    if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        return "infeasible"
+    if status == cp.USER_LIMIT:
+        return "time_limit"
+    return "error"
+
+
+class CvxpyBackend(Backend):
+    """A backend that calls ``problem.solve(solver=cvxpy_name, ...)``."""
+
+    model_kind = "cvxpy"
+    cvxpy_name: ClassVar[str]
+    python_package: ClassVar[str] = ""
+
+    @classmethod
+    def unavailable_reason(cls) -> Optional[str]:
+        try:
+            import cvxpy as cp
+        except ImportError as exc:
+            return f"cvxpy is not installed ({exc})"
+        if cls.cvxpy_name not in cp.installed_solvers():
+            package = cls.python_package or cls.cvxpy_name.lower()
+            return f"CVXPY finds no {cls.cvxpy_name} (pip install {package})"
+        return None
+
+    def solver_options(self, profile) -> dict:
+        """The profile's time limit and threads in this solver's vocabulary, plus its options."""
+        return dict(profile.options)
+
+    def solve(self, problem, profile) -> Outcome:
+        import cvxpy as cp
+
+        start = time.perf_counter()
+        try:
+            problem.solve(solver=self.cvxpy_name, verbose=bool(profile.verbose),
+                          **self.solver_options(profile))
+        except cp.error.SolverError as exc:
+            return Outcome(status="error", seconds=time.perf_counter() - start,
+                           message=f"{self.cvxpy_name}: {exc}".splitlines()[0])
+        status = map_cvxpy_status(problem.status)
+        value = problem.value
+        objective = float(value) if value is not None and math.isfinite(value) else None
+        stats = problem.solver_stats
+        iterations = getattr(stats, "num_iters", None)
+        return Outcome(status=status, objective=objective,
+                       bound=objective if status == "optimal" else None,
+                       iterations=int(iterations) if iterations is not None else None,
+                       seconds=time.perf_counter() - start, message=str(problem.status),
+                       has_solution=objective is not None and status != "infeasible")
