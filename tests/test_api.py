@@ -125,13 +125,19 @@ def test_highs_rejects_an_unknown_option(blobs):
 
 
 def test_registry_reports_missing_solvers():
-    missing = [n for n in BACKENDS if unavailable_reason(n) is not None]
     assert "highs" in installed_solvers("lp") and "highs" in installed_solvers("mip")
-    for name in missing:
-        with pytest.raises(SolverUnavailableError, match="installed solvers"):
-            get_backend(name, "lp")
+    assert "scs" in installed_solvers("sdp") and "highs" not in installed_solvers("sdp")
+    for name, classes in BACKENDS.items():
+        for cls in classes:
+            if unavailable_reason(name, cls) is not None:
+                with pytest.raises(SolverUnavailableError, match="installed solvers"):
+                    get_backend(name, cls)
     with pytest.raises(InputError, match="unknown solver"):
         get_backend("nope", "lp")
+    with pytest.raises(InputError, match="does not solve SDP"):
+        get_backend("highs", "sdp")
+    # No name: the class's default.
+    assert get_backend(None, "lp").name == "highs" and get_backend(None, "sdp").name == "scs"
 
 
 # -- kernels and scaling -----------------------------------------------------------------
