@@ -56,12 +56,22 @@ class CVS3VM(VS3VM):
         if self.clusters > instance.n:
             raise InputError(f"clusters ({self.clusters}) exceeds the number of points "
                              f"({instance.n})")
+        if self.clusters > self.oracle_count(instance):
+            raise InputError(f"clusters ({self.clusters}) exceeds the points the oracle labels "
+                             f"({self.oracle_count(instance)}): each cluster needs one; raise "
+                             "--label-fraction or lower --clusters")
         super().check(instance, settings)
+
+    def oracle_count(self, instance) -> int:
+        """ceil(label_fraction * n), at least 1 (rounded first: 0.07 * 100 is 7.000000000000001)."""
+        return max(1, math.ceil(round(self.label_fraction * instance.n, 9)))
 
     def oracle_rows(self, instance) -> np.ndarray:
         """Rows the oracle labels: nearest the k-median centers, a label_fraction of all rows."""
         clustering = k_median(instance.X, self.clusters, seed=self.seed)
-        count = max(1, math.ceil(self.label_fraction * instance.n))
+        # Rounded before the ceiling: 0.07 * 100 is 7.000000000000001 in floating point, and
+        # 7% of 100 points is 7 points, not 8.
+        count = self.oracle_count(instance)
         return points_near_centers(instance.X, clustering, count)
 
     def with_oracle_labels(self, instance):

@@ -81,7 +81,9 @@ def successive_lp(problem: ConcaveProblem, session, *, max_lps: int = 50, tol: f
         trace.lp_seconds.append(outcome.seconds)
         trace.lp_iterations.append(outcome.iterations)
         if outcome.status != "optimal":
-            trace.status = "error" if outcome.status != "infeasible" else "infeasible"
+            # A time limit or infeasibility is reported as such; anything else is an error.
+            trace.status = outcome.status if outcome.status in ("infeasible", "time_limit") \
+                else "error"
             trace.message = f"LP {trace.n_lps}: {outcome.status} ({outcome.message})"
             return False
         return True
