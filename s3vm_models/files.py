@@ -30,6 +30,9 @@ def atomic_output(path: str, suffix: str = ""):
     check_writable(path)
     fd, tmp = tempfile.mkstemp(suffix=suffix, dir=os.path.dirname(os.path.abspath(path)))
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make exports private to the user
     try:
         yield tmp
         os.replace(tmp, path)

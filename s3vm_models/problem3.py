@@ -257,6 +257,9 @@ def build_problem3_dual(data: Problem3Data, *, mu: Optional[float],
     norm = hstack_blocks(blocks, p)
     bound = 0.0 if mu is None else float(mu)
     m.norm_rows = matrix_constraint(norm, x, lb=-bound, ub=bound)
+    # A feature that is zero on every point gives an empty row, which the solver never sees:
+    # its w_k is 0 at every optimum (penalised, or without effect for RLP).
+    m.empty_norm_rows = frozenset(np.flatnonzero(np.diff(norm.indptr) == 0).tolist())
     m.bias_row = matrix_constraint(np.concatenate(bias)[None, :], x, lb=0.0, ub=0.0)
     m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
     objective = [pyo.quicksum(m.a[i] for i in m.L)]
@@ -270,8 +273,10 @@ def solution_wg(model) -> tuple[np.ndarray, float]:
     """(w, g) of a solved Problem 3 model, primal or dual form."""
     if getattr(model, "dual_form", False):
         duals = model.dual
-        w = -np.array([duals.get(model.norm_rows[k], np.nan) for k in model.F], dtype=float)
-        return w, float(duals.get(model.bias_row[0], np.nan))
+        empty = model.empty_norm_rows
+        w = -np.array([duals.get(model.norm_rows[k], 0.0 if k in empty else np.nan)
+                       for k in model.F], dtype=float)
+        return w + 0.0, float(duals.get(model.bias_row[0], np.nan))
     w = np.array([model.w[k].value for k in model.F], dtype=float)
     return w, float(model.g.value)
 

@@ -13,6 +13,7 @@ change, so a persistent solver starts from the last basis.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
@@ -93,6 +94,9 @@ def successive_lp(problem: ConcaveProblem, session, *, max_lps: int = 50, tol: f
     x = problem.read()
     f = problem.value(x)
     trace.objectives.append(f)
+    if not math.isfinite(f):
+        trace.status, trace.message = "error", "the LP solution gave a non-finite objective"
+        return trace
     while True:
         if trace.n_lps >= max_lps:
             trace.stop = f"LP cap ({max_lps}) reached"
@@ -107,6 +111,10 @@ def successive_lp(problem: ConcaveProblem, session, *, max_lps: int = 50, tol: f
         x_next = problem.read()
         f_next = problem.value(x_next)
         trace.objectives.append(f_next)
+        if not math.isfinite(f_next):
+            trace.status = "error"
+            trace.message = f"LP {trace.n_lps}: the solution gave a non-finite objective"
+            break
         decrease = before - problem.linear_value(x_next)
         scale = tol * max(1.0, abs(f))
         if decrease <= scale and f_next >= f - scale:

@@ -179,3 +179,15 @@ def test_instance_views_keep_file_order():
     np.testing.assert_array_equal(inst.XU, X[[0, 2, 4, 5]])
     np.testing.assert_array_equal(inst.truth_U, [1, -1, 1, -1])
     assert (inst.l, inst.u) == (2, 4)
+
+
+@pytest.mark.parametrize("formulation", ["rlp", "svm1", "vs3vm"])
+def test_an_all_zero_feature_gets_weight_zero_in_the_dual_form(formulation):
+    # Regression: the empty dual row of an all-zero column used to give w_k = NaN.
+    data = gaussian_blobs(n=40, p=3, separation=3.0, n_labeled_per_class=4, seed=2)
+    X = np.column_stack([data.X[:, 0], np.zeros(data.n), data.X[:, 1:]])
+    inst = Instance(X, data.label, truth=data.truth)
+    dual = api.solve(inst, formulation, options={"lp_form": "dual"})
+    primal = api.solve(inst, formulation, options={"lp_form": "primal"})
+    assert np.all(np.isfinite(dual.primal["w"])) and dual.primal["w"][1] == 0.0
+    assert dual.objective == pytest.approx(primal.objective, rel=1e-7, abs=1e-9)
