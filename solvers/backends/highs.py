@@ -82,6 +82,11 @@ class HighsSession(Session):
         self.fixed_costs = self.costs.copy()
         np.subtract.at(self.fixed_costs, self.param_columns, self._param_values())
         self.lower, self.upper = self._bounds()
+        self.was_fixed = np.zeros(n, dtype=bool)
+        self.param_lb_columns = np.flatnonzero([not is_constant(v._lb) for v in self.columns])
+        self.param_ub_columns = np.flatnonzero([not is_constant(v._ub) for v in self.columns])
+        self.param_lb = [self.columns[j]._lb for j in self.param_lb_columns]
+        self.param_ub = [self.columns[j]._ub for j in self.param_ub_columns]
 
         h = highspy.Highs()
         h.setOptionValue("output_flag", bool(profile.verbose))
@@ -159,13 +164,27 @@ class HighsSession(Session):
         for con, value in zip(self.row_constraints, duals):
             suffix[con] = sign * value
 
-    def _bounds(self):
+    def _bounds(self, columns=None):
+        """(lower, upper) of the given columns (all by default); a fixed column is its value."""
         inf = self.inf
+        cols = self.columns if columns is None else [self.columns[j] for j in columns]
         lower = np.array([-inf if v.fixed is False and v.lb is None else
-                          (v.value if v.fixed else v.lb) for v in self.columns], dtype=float)
+                          (v.value if v.fixed else v.lb) for v in cols], dtype=float)
         upper = np.array([inf if v.fixed is False and v.ub is None else
-                          (v.value if v.fixed else v.ub) for v in self.columns], dtype=float)
+                          (v.value if v.fixed else v.ub) for v in cols], dtype=float)
         return lower, upper
+
+    def _columns_to_check(self) -> np.ndarray:
+        """Columns fixed now or at the last solve: their bounds are re-read from Pyomo.
+
+        Besides these, only bounds that are expressions of mutable parameters are followed
+        (see :meth:`_sync`); a constant bound changed with setlb/setub is not seen: fix, unfix
+        or a parameter is the way to change a bound between solves."""
+        fixed = np.fromiter((v.fixed for v in self.columns), dtype=bool,
+                            count=len(self.columns))
+        candidates = np.flatnonzero(fixed | self.was_fixed)
+        self.was_fixed = fixed
+        return candidates
 
     def _param_values(self) -> np.ndarray:
         from pyomo.environ import value
@@ -184,7 +203,18 @@ class HighsSession(Session):
             if changed.size:
                 self.h.changeColsCost(changed.size, changed.astype(np.int32), costs[changed])
                 self.costs = costs
-        lower, upper = self._bounds()
+        check = self._columns_to_check()
+        lower, upper = self.lower.copy(), self.upper.copy()
+        if self.param_lb_columns.size or self.param_ub_columns.size:
+            # Parameter-valued bounds are read straight from the parameters: the Var.lb/ub
+            # properties validate every value and cost several times more per column. (The
+            # domain's own bound, e.g. 0 of NonNegativeReals, is on the other side here.)
+            from pyomo.environ import value
+
+            lower[self.param_lb_columns] = [value(b) for b in self.param_lb]
+            upper[self.param_ub_columns] = [value(b) for b in self.param_ub]
+        if check.size:
+            lower[check], upper[check] = self._bounds(check)
         changed = np.flatnonzero((lower != self.lower) | (upper != self.upper))
         bound_changes = changed.size
         if changed.size:
@@ -196,16 +226,18 @@ class HighsSession(Session):
     def _choose_lp_algorithm(self, cost_changes: int, bound_changes: int) -> None:
         """Pick the LP algorithm for this solve unless the profile names one.
 
-        An LP with many rows solved cold, or after costs changed on many columns, goes to the
-        interior point method with crossover (several times faster here than simplex from a
-        distant basis, and crossover leaves a basis for the next solve); other solves go to
-        simplex from the last basis.
+        A large LP solved cold with many rows, or re-solved after costs or bounds changed on
+        many columns, goes to the interior point method with crossover (several times faster
+        here than simplex from a distant basis, and crossover leaves a basis for the next
+        solve); other solves go to simplex from the last basis (docs/benchmarks.md).
         """
         if self.user_algorithm or self.is_mip:
             return
-        n_rows = self.h.getNumRow()
-        large_change = cost_changes > 0.02 * max(1, len(self.columns))
-        if n_rows >= LARGE_LP_ROWS and (not self.solved_once or large_change):
+        n_rows, n_cols = self.h.getNumRow(), len(self.columns)
+        large_change = cost_changes + bound_changes > 0.02 * max(1, n_cols)
+        cold = not self.solved_once
+        if (n_rows >= LARGE_LP_ROWS and (cold or large_change)) or \
+                (n_cols >= LARGE_LP_ROWS and self.solved_once and large_change):
             self.h.setOptionValue("solver", "ipm")
             self.h.setOptionValue("run_crossover", "on")
         else:
@@ -256,8 +288,9 @@ class HighsSession(Session):
             bound = b if math.isfinite(b) else None
         elif state == "optimal":
             bound = objective
-        iterations = int(info.simplex_iteration_count) if info.simplex_iteration_count >= 0 \
-            else None
+        # Simplex plus interior point iterations: after IPM the simplex count alone is 0.
+        iterations = max(0, int(info.simplex_iteration_count)) + \
+            max(0, int(info.ipm_iteration_count))
         nodes = int(info.mip_node_count) if self.is_mip and info.mip_node_count >= 0 else None
         return Outcome(status=state, objective=objective, bound=bound, iterations=iterations,
                        nodes=nodes, seconds=time.perf_counter() - start,
