@@ -72,7 +72,11 @@ class Formulation(ABC):
                              f"(formats: {spelled})")
         check_writable(path)
         self.check(instance, settings)
-        self._write(self.build(instance, settings), path, fmt)
+        self._write(self._export_model(instance, settings), path, fmt)
+
+    def _export_model(self, instance: Instance, settings: Settings):
+        """The model :meth:`export` writes (the conic family builds its MOSEK Fusion model)."""
+        return self.build(instance, settings)
 
     def _write(self, model, path: str, fmt: str) -> None:  # pragma: no cover - per family
         raise NotImplementedError

@@ -72,12 +72,20 @@ def _add_formulation_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--clusters", type=int, help="cvs3vm: k of k-median (default 2)")
     g.add_argument("--label-fraction", dest="label_fraction", type=_number,
                    help="cvs3vm: share of points the oracle labels, in (0, 1] (default 0.10)")
-    g.add_argument("--seed", type=int, help="seed of randomised steps (k-median restarts)")
+    g.add_argument("--seed", type=int,
+                   help="seed of randomised steps (k-median restarts, Nystroem landmarks)")
     g.add_argument("--lp-form", dest="lp_form", choices=("auto", "dual", "primal"),
                    help="LP family: solve the LP dual (auto: when the solver gives duals)")
+    g.add_argument("--rounding", choices=("gamma", "eigenvector"),
+                   help="SDP family: labels from a column of Gamma or its dominant eigenvector")
+    g.add_argument("--dim", type=int,
+                   help="sdp-subspace/sdp-lowrank: columns d of the spectral subspace (default 4)")
+    g.add_argument("--rank", type=int,
+                   help="sdp-lowrank, rbf kernel: Nystroem landmarks r (default 100, at most n)")
 
 
-FORMULATION_OPTIONS = ("max_lps", "clusters", "label_fraction", "seed", "lp_form")
+FORMULATION_OPTIONS = ("max_lps", "clusters", "label_fraction", "seed", "lp_form", "rounding",
+                       "dim", "rank")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,7 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="write a formulation's model to a file")
     p.add_argument("data")
     p.add_argument("--formulation", "-f", required=True)
-    p.add_argument("--format", dest="fmt", help="mps or lp (default: the file's extension)")
+    p.add_argument("--format", dest="fmt",
+                   help="mps or lp (LP/MIP formulations), cbf or ptf (SDP formulations, written "
+                        "by MOSEK Fusion; no licence needed); default: the file's extension")
     p.add_argument("-o", "--output", required=True)
     _add_problem_options(p)
     _add_formulation_options(p)

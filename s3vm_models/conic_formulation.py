@@ -11,6 +11,7 @@ import numpy as np
 from .base import Formulation, Stopwatch
 from .data import Instance
 from .errors import InputError
+from .files import atomic_output
 from .kernels import kernel_matrix
 from .settings import Settings
 from .svm_dual import svm_dual_value
@@ -55,6 +56,8 @@ class ConicFormulation(Formulation):
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "hard_margin",
                                       "balance", "positives")
     is_relaxation: ClassVar[bool] = True
+    # Written from the MOSEK Fusion model (no licence needed to build or write it).
+    export_formats: ClassVar[tuple] = ("cbf", "ptf")
 
     def __init__(self, rounding: str = "gamma"):
         if rounding not in ROUNDINGS:
@@ -76,6 +79,17 @@ class ConicFormulation(Formulation):
 
     def build_fusion(self, instance: Instance, settings: Settings) -> ConicModel:
         raise InputError(f"formulation {self.name!r} has no MOSEK Fusion model yet")
+
+    def _export_model(self, instance: Instance, settings: Settings) -> ConicModel:
+        return self.build(instance, settings, "fusion")
+
+    def _write(self, built: ConicModel, path: str, fmt: str) -> None:
+        # MOSEK picks the writer from the file's extension, so the temporary file carries it.
+        try:
+            with atomic_output(path, suffix="." + fmt) as tmp:
+                built.model.writeTask(tmp)
+        finally:
+            built.model.dispose()
 
     def labels_from(self, built: ConicModel, instance: Instance,
                     settings: Settings) -> tuple[np.ndarray, np.ndarray]:

@@ -14,6 +14,8 @@ FORMULATIONS = {
     "vs3vm": "s3vm_models.vs3vm:VS3VM",
     "cvs3vm": "s3vm_models.cvs3vm:CVS3VM",
     "sdp": "s3vm_models.sdp:SDPRelaxation",
+    "sdp-subspace": "s3vm_models.sdp_subspace:SubspaceSDP",
+    "sdp-lowrank": "s3vm_models.sdp_lowrank:LowRankSDP",
 }
 
 

@@ -80,3 +80,9 @@ class SDPRelaxation(ConicFormulation):
 
         return ConicModel(problem, read={"gamma_u": lambda: g.value, "gamma_full": gamma_full},
                           info={"lmi_sizes": [n + 1, u + 1]})
+
+    def build_fusion(self, instance, settings) -> ConicModel:
+        from .fusion.sdp import build_sdp
+
+        return build_sdp(self.kernel(instance, settings), problem2_penalties(instance, settings),
+                         instance, settings)

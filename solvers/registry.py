@@ -28,6 +28,7 @@ BACKENDS = {
     "clarabel": {"sdp": "solvers.backends.clarabel:ClarabelBackend"},
     "cvxopt": {"sdp": "solvers.backends.cvxopt:CvxoptBackend"},
     "sdpa": {"sdp": "solvers.backends.sdpa:SdpaBackend"},
+    "mosek-fusion": {"sdp": "solvers.backends.mosek_fusion:MosekFusionBackend"},
 }
 
 # The solver used when none is named, per problem class.

@@ -1,0 +1,404 @@
+"""``sdp-lowrank``: the low-rank dual of the subspace SDP (DESIGN.md, Problem 2).
+
+With K = G G' (G n x r: the features for a linear kernel, a Nystroem factor for rbf),
+a'(K o V M V')a = tr(M W'W) with W(a) = G' diag(a) V (r x d), linear in a. Swapping min over M
+and max over a and dualising the inner max over {M PSD, v_i'M v_i <= 1} gives
+
+    max_{a, lam}  2 1'a - 1'lam
+    s.t.  0 <= a <= C  (hard margin: a >= 0),  lam >= 0,
+          [[V' diag(lam) V, W(a)'], [W(a), I_r]]  PSD                  (one LMI of size d + r)
+
+whose optimum is the optimum of ``sdp-subspace`` (same V, K = G G'). It is written as the CVXPY
+minimum of the negative (``info["objective_sign"] = -1``), and M is the dual matrix of the LMI's
+top-left block. The count balance s'M v+ = 2P - u (see :mod:`s3vm_models.sdp_subspace`) adds a free
+multiplier eta: the top-left block becomes V' diag(lam) V + eta B with B = (v+ s' + s v+')/2 and the
+objective loses eta (2P - u).
+
+At scale nothing n x n is formed: vec(W) = B_W a with B_W (r d x n) whose column i is
+vec(g_i v_i') = v_i kron g_i, and vec(V' diag(lam) V) = B_V lam likewise
+(:func:`lowrank_operators`).
+The spectral step takes its sparse path beyond :data:`s3vm_models.spectral.DENSE_MAX_N` points.
+
+Two things make it fast with SCS (both leave the optimum unchanged): the LMI is scaled by the
+congruence diag(I_d, beta I_r) with beta^2 near the optimum (:func:`dual_scale`), and beyond
+:data:`WORKING_SET_MIN_N` points the solve generates columns and constraints over a working set
+(:class:`LowRankSDP`): at the optimum most a_i and lam_i are 0.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Optional
+
+import numpy as np
+
+from .base import Stopwatch
+from .conic_formulation import ConicModel, problem2_penalties
+from .data import Instance
+from .errors import InputError
+from .kernels import kernel_matrix
+from .sdp_subspace import (DEFAULT_DIM, SubspaceFamily, balance_row, positive_anchor,
+                           subspace_basis)
+from .settings import Settings
+from .svm_dual import svm_dual_value
+
+DEFAULT_RANK = 100
+WORKING_SET_MIN_N = 1000   # default: a working set beyond this many points
+DEFAULT_WORKING_SET = 1000  # its first size (plus the labeled points)
+WORKING_SET_TOL = 1e-3     # a KKT violation above this brings a point into the working set
+WORKING_SET_MAX_ROUNDS = 50
+EXACT_SCORE_MAX_N = 2000   # beyond this, an inexact factor scores labels on G G', not on K
+FACTOR_TOL = 1e-10         # relative eigenvalue cut of the Nystroem core
+
+
+def nystroem_factor(X: np.ndarray, sigma: float, rank: int, seed: int = 0,
+                    tol: float = FACTOR_TOL) -> np.ndarray:
+    """G (n x r') with G G' the Nystroem approximation of the rbf kernel on ``rank`` landmarks.
+
+    Landmarks are a seeded uniform sample of the rows (all rows when rank = n: then G G' = K up to
+    the eigenvalues of K below ``tol`` times the largest). G = K_nm U S^(-1/2) with K_mm = U S U'
+    restricted to eigenvalues above the cut, so r' <= rank.
+    """
+    X = np.asarray(X, dtype=float)
+    n = X.shape[0]
+    if rank >= n:
+        idx = np.arange(n)
+    else:
+        idx = np.sort(np.random.default_rng(seed).choice(n, size=rank, replace=False))
+    Knm = kernel_matrix(X, X[idx], "rbf", sigma)
+    Kmm = Knm[idx]
+    w, U = np.linalg.eigh((Kmm + Kmm.T) / 2.0)
+    keep = w > tol * max(float(w.max(initial=0.0)), 1e-300)
+    return Knm @ (U[:, keep] / np.sqrt(w[keep]))
+
+
+def kernel_factor(instance: Instance, settings: Settings, rank: Optional[int] = None,
+                  seed: int = 0) -> tuple[np.ndarray, bool]:
+    """(G, exact): a factor with G G' = K (exact) or its Nystroem approximation.
+
+    Linear kernel: G = X (its thin SVD U S when p > n), exact. rbf: :func:`nystroem_factor` with
+    ``rank`` landmarks (default min(100, n)), exact when rank = n.
+    """
+    n = instance.n
+    rank = min(DEFAULT_RANK, n) if rank is None else int(rank)
+    if rank > n:
+        raise InputError(f"rank larger than n: rank = {rank}, n = {n}")
+    if settings.kernel == "linear":
+        X = np.asarray(instance.X, dtype=float)
+        if X.shape[1] > n:
+            U, s, _ = np.linalg.svd(X, full_matrices=False)
+            return U * s, True
+        return X, True
+    if settings.kernel == "rbf":
+        return nystroem_factor(instance.X, settings.sigma, rank, seed), rank >= n
+    raise InputError(f"unknown kernel {settings.kernel!r}: choose linear or rbf")
+
+
+def lowrank_operators(G: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(B_W, B_V): vec(G' diag(a) V) = B_W a (r d x n) and vec(V' diag(lam) V) = B_V lam (d d x n).
+
+    vec stacks columns (Fortran order); column i of B_W is vec(g_i v_i') = v_i kron g_i.
+    """
+    n, r = G.shape
+    d = V.shape[1]
+    BW = (V[:, :, None] * G[:, None, :]).reshape(n, d * r).T
+    BV = (V[:, :, None] * V[:, None, :]).reshape(n, d * d).T
+    return np.ascontiguousarray(BW), np.ascontiguousarray(BV)
+
+
+def svm_dual_value_factor(G: np.ndarray, y: np.ndarray, C: Optional[np.ndarray]
+                          ) -> tuple[float, Optional[np.ndarray]]:
+    """D(y) on the kernel G G' (see :func:`s3vm_models.svm_dual.svm_dual_value`), from the factor
+    (no n x n matrix): max 2 1'a - |G' (y o a)|^2 over 0 <= a (<= C), with Clarabel."""
+    import cvxpy as cp
+
+    y = np.asarray(y, dtype=float)
+    a = cp.Variable(len(y), nonneg=True)
+    objective = cp.Maximize(2 * cp.sum(a) - cp.sum_squares(G.T @ cp.multiply(y, a)))
+    constraints = [] if C is None else [a <= np.broadcast_to(C, y.shape)]
+    problem = cp.Problem(objective, constraints)
+    problem.solve(solver="CLARABEL")
+    if problem.status in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
+        return float("inf"), None
+    if problem.value is None:
+        raise RuntimeError(f"the supervised SVM dual did not solve ({problem.status})")
+    return float(problem.value), np.asarray(a.value, dtype=float)
+
+
+def dual_scale(G: np.ndarray, instance: Instance, C: Optional[np.ndarray]) -> float:
+    """beta for :func:`lowrank_dual_model`: sqrt of a rough estimate of the optimum.
+
+    The estimate is D on the labeled points alone (kernel G G'), times n / l. First-order solvers
+    (SCS) converge in a few hundred iterations when beta^2 is within a factor 10 of the optimum
+    and may stall at beta = 1 (measured on blobs and moons, linear and rbf, n = 400 to 20,000).
+    """
+    lab = instance.labeled
+    value, _ = svm_dual_value_factor(G[lab], instance.label[lab].astype(float),
+                                     None if C is None else C[lab])
+    estimate = value * instance.n / max(len(lab), 1)
+    return float(np.sqrt(estimate)) if np.isfinite(estimate) and estimate > 1.0 else 1.0
+
+
+def lowrank_dual_model(G: np.ndarray, V: np.ndarray, C: Optional[np.ndarray],
+                       balance: Optional[tuple] = None, beta: float = 1.0) -> ConicModel:
+    """The CVXPY model of the low-rank dual on the rows of G and V (all points, or a working set).
+
+    Parameters
+    ----------
+    G : ndarray (m, r)
+        Kernel factor rows.
+    V : ndarray (m, d)
+        Subspace rows.
+    C : ndarray (m,) or None
+        Upper bounds of a (None: hard margin).
+    balance : (s, v+, rhs), optional
+        The count balance s'M v+ = rhs (s, v+ from :func:`s3vm_models.sdp_subspace.balance_row`,
+        over all unlabeled points even when the rows are a working set).
+    beta : float
+        Scale of the LMI by the congruence diag(I_d, beta I_r):
+        [[top, beta W'], [beta W, beta^2 I_r]] PSD, the same constraint, better scaled for SCS.
+        The dual matrix's top-left block (M) is unchanged by it.
+
+    Returns
+    -------
+    ConicModel
+        ``model`` minimises the negative of 2 1'a - 1'lam (- eta rhs); ``read`` has ``M``, ``a``,
+        ``lam``; ``info`` has ``lmi_sizes``, ``dim``, ``rank`` and ``objective_sign`` (-1).
+    """
+    import cvxpy as cp
+
+    m, r = G.shape
+    d = V.shape[1]
+    BW, BV = lowrank_operators(G, V)
+    a = cp.Variable(m, nonneg=True, name="a")
+    lam = cp.Variable(m, nonneg=True, name="lam")
+    W = cp.reshape(BW @ a, (r, d), order="F")
+    top = cp.reshape(BV @ lam, (d, d), order="F")
+    value = 2 * cp.sum(a) - cp.sum(lam)
+    constraints = [] if C is None else [a <= C]
+    if balance is not None:
+        s, vp, rhs = balance
+        eta = cp.Variable(name="eta")
+        top = top + eta * ((np.outer(vp, s) + np.outer(s, vp)) / 2.0)
+        value = value - eta * rhs
+    lmi = cp.bmat([[top, beta * W.T], [beta * W, beta * beta * np.eye(r)]]) >> 0
+    constraints.append(lmi)
+    problem = cp.Problem(cp.Minimize(-value), constraints)
+
+    def m_value():
+        Z = np.asarray(lmi.dual_value, dtype=float)[:d, :d]
+        return (Z + Z.T) / 2.0
+
+    return ConicModel(problem, read={
+        "M": m_value,
+        "a": lambda: np.asarray(a.value, dtype=float),
+        "lam": lambda: np.asarray(lam.value, dtype=float),
+    }, info={"lmi_sizes": [d + r], "dim": d, "rank": r, "objective_sign": -1})
+
+
+def kkt_violations(G: np.ndarray, V: np.ndarray, a: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """Per point, how far (a = 0, lam = 0) is from optimal in the full low-rank dual, given the
+    solution (a, M) of a restricted one: max(1 - margin_i, v_i'M v_i - 1), with the margin
+    g_i' W(a) M v_i. Points with a violation <= 0 need not join the working set."""
+    W = G.T @ (a[:, None] * V)
+    margin = np.einsum("ij,ij->i", G @ (W @ M), V)
+    diag = np.einsum("ij,ij->i", V @ M, V)
+    return np.maximum(1.0 - margin, diag - 1.0)
+
+
+class LowRankSDP(SubspaceFamily):
+    """The subspace SDP through its low-rank dual: one LMI of size d + r, for large n.
+
+    Parameters
+    ----------
+    dim : int
+        d, the number of columns of V (1 <= d <= u + 1; default 4).
+    rank : int, optional
+        rbf kernel: number of Nystroem landmarks r (default 100, capped at n; rank = n is the
+        exact factor). rank > n is an error. The linear kernel uses its features (exact).
+    rounding : {"gamma", "eigenvector"}
+        As :class:`s3vm_models.sdp_subspace.SubspaceSDP`.
+    seed : int
+        Seed of the landmark sample and of the first working set.
+    working_set : int, optional
+        Solve with a working set (column and constraint generation) starting from this many
+        points plus the labeled ones; 0 solves the whole model at once. Default: 1000 points when
+        n > 1000, else the whole model. Only CVXPY backends take the working set.
+
+    Notes
+    -----
+    Working set: the model on a subset S of the points (a_i = lam_i = 0 elsewhere) is solved; a
+    point outside S whose margin g_i' W M v_i is below 1 or whose v_i'M v_i exceeds 1 (by more
+    than ``WORKING_SET_TOL``) violates the full problem's optimality conditions and joins S (the
+    worst first, at most max(500, |S|/2) per round). With no violator left the restricted
+    solution, padded with zeros, is optimal for all points. At the optimum most a_i are 0 (the
+    points beyond the margin) and few v_i'M v_i <= 1 are tight, so S stays small.
+    """
+
+    name: ClassVar[str] = "sdp-lowrank"
+    summary: ClassVar[str] = "subspace SDP through its low-rank dual (one LMI of size d + r)"
+
+    def __init__(self, dim: int = DEFAULT_DIM, rank: Optional[int] = None,
+                 rounding: str = "gamma", seed: int = 0, working_set: Optional[int] = None):
+        super().__init__(dim=dim, rounding=rounding)
+        if rank is not None:
+            if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
+                raise InputError(f"rank must be an integer >= 1, got {rank!r}")
+            rank = int(rank)
+        if working_set is not None:
+            if isinstance(working_set, bool) or not isinstance(working_set, (int, np.integer)) \
+                    or working_set < 0:
+                raise InputError(f"working_set must be an integer >= 0, got {working_set!r}")
+            working_set = int(working_set)
+        self.rank = rank
+        self.seed = 0 if seed is None else int(seed)
+        self.working_set = working_set
+
+    def check(self, instance: Instance, settings: Settings) -> None:
+        super().check(instance, settings)
+        if self.rank is not None and self.rank > instance.n:
+            raise InputError(f"rank larger than n: rank = {self.rank}, n = {instance.n}")
+
+    def factor(self, instance: Instance, settings: Settings) -> tuple[np.ndarray, bool]:
+        """:func:`kernel_factor` with this formulation's rank and seed."""
+        return kernel_factor(instance, settings, self.rank, self.seed)
+
+    def _balance(self, V: np.ndarray, instance: Instance, settings: Settings) -> Optional[tuple]:
+        if settings.balance != "count":
+            return None
+        s, vp = balance_row(V, instance)
+        return s, vp, 2 * settings.positive_count(instance) - instance.u
+
+    def build_cvxpy(self, instance: Instance, settings: Settings, V: Optional[np.ndarray] = None,
+                    G: Optional[np.ndarray] = None, beta: Optional[float] = None) -> ConicModel:
+        """The CVXPY model on all points (:func:`lowrank_dual_model`). ``V``, ``G`` and ``beta``
+        default to the spectral subspace, :meth:`factor` and :func:`dual_scale`."""
+        self.check(instance, settings)
+        C = problem2_penalties(instance, settings)
+        if V is None:
+            V = subspace_basis(instance, self.dim)
+        if G is None:
+            G, _ = self.factor(instance, settings)
+        if beta is None:
+            beta = dual_scale(G, instance, C)
+        built = lowrank_dual_model(G, V, C, self._balance(V, instance, settings), beta)
+        self._add_readers(built, V, instance)
+        return built
+
+    @staticmethod
+    def _add_readers(built: ConicModel, V: np.ndarray, instance: Instance) -> None:
+        ip, unl = positive_anchor(instance), instance.unlabeled
+        M = built.read["M"]
+        built.read.update({"gamma_u": lambda: V[unl] @ M() @ V[ip],
+                           "gamma_full": lambda: V @ M() @ V.T, "V": lambda: V})
+
+    def uses_working_set(self, instance: Instance) -> bool:
+        if self.working_set is None:
+            return instance.n > WORKING_SET_MIN_N
+        return 0 < self.working_set < instance.n
+
+    def _solve_working_set(self, instance, settings, backend, profile, clock):
+        """Column and constraint generation (see the class notes): (built, outcome, info)."""
+        C = problem2_penalties(instance, settings)
+        n = instance.n
+        V = subspace_basis(instance, self.dim)
+        G, _ = self.factor(instance, settings)
+        balance = self._balance(V, instance, settings)
+        size = DEFAULT_WORKING_SET if self.working_set is None else self.working_set
+        rng = np.random.default_rng(self.seed)
+        S = np.union1d(instance.labeled, rng.choice(n, size=min(size, n), replace=False))
+        beta = dual_scale(G, instance, C)
+        iterations, rounds = 0, 0
+        while True:
+            rounds += 1
+            built = lowrank_dual_model(G[S], V[S], None if C is None else C[S], balance, beta)
+            remaining = None
+            if profile.time_limit is not None:
+                remaining = max(profile.time_limit - clock.seconds, 1e-3)
+            outcome = backend.solve(built.model, profile.updated(time_limit=remaining))
+            iterations += outcome.iterations or 0
+            info = {"working_set_rounds": rounds, "working_set_size": int(S.size)}
+            if outcome.status not in ("optimal", "feasible") or not outcome.has_solution:
+                break                      # (feasible: an inaccurate solve, still usable)
+            a = np.zeros(n)
+            a[S] = built.read["a"]()
+            violation = kkt_violations(G, V, a, built.read["M"]())
+            violation[S] = 0.0
+            bad = np.flatnonzero(violation > WORKING_SET_TOL)
+            if bad.size == 0:
+                break
+            if rounds >= WORKING_SET_MAX_ROUNDS:
+                outcome.status = "feasible"
+                outcome.message = f"working set not closed after {rounds} rounds"
+                break
+            bad = bad[np.argsort(-violation[bad], kind="stable")][:max(500, S.size // 2)]
+            S = np.union1d(S, bad)
+            if outcome.objective is not None and -outcome.objective > 1.0:
+                beta = float(np.sqrt(-outcome.objective))
+        outcome.iterations = iterations
+        read_a = built.read["a"]
+        S_final = S
+
+        def full_a():
+            out = np.zeros(n)
+            out[S_final] = read_a()
+            return out
+
+        built.read["a"] = full_a
+        self._add_readers(built, V, instance)
+        return built, outcome, info
+
+    def supervised_value(self, instance: Instance, settings: Settings,
+                         y: np.ndarray) -> tuple[float, Optional[np.ndarray], Optional[str]]:
+        """(D(y), a, note): on the true kernel when the factor is exact or n is small, else on
+        G G' (then ``note`` says so)."""
+        C = problem2_penalties(instance, settings)
+        G, exact = self.factor(instance, settings)
+        if exact:
+            return (*svm_dual_value_factor(G, y, C), None)
+        if instance.n <= EXACT_SCORE_MAX_N:
+            return (*svm_dual_value(self.kernel(instance, settings), y, C), None)
+        value, alpha = svm_dual_value_factor(G, y, C)
+        return value, alpha, f"objective on the Nystroem kernel of rank {G.shape[1]}"
+
+    def solve(self, instance: Instance, settings: Settings, profile):
+        """Build, solve (with a working set where it applies), round; the labels are scored by
+        D(y) without an n x n matrix where the factor is exact (see :meth:`supervised_value`).
+        No lower bound: an approximation."""
+        from solvers.registry import get_backend
+        from solvers.results import Result
+
+        self.check(instance, settings)
+        backend = get_backend(profile.solver, self.problem_class)
+        clock = Stopwatch()
+        extra = {}
+        if backend.model_kind == "cvxpy" and self.uses_working_set(instance):
+            built, outcome, extra = self._solve_working_set(instance, settings, backend, profile,
+                                                            clock)
+        else:
+            built = self.build(instance, settings, backend.model_kind)
+            outcome = backend.solve(built.model, profile)
+        sign = built.info.get("objective_sign", 1)
+        if str(getattr(built.model, "status", "")).startswith("unbounded"):
+            # An unbounded dual: no M meets diag(V M V') <= 1 (and the balance) with a finite t.
+            outcome.status, outcome.has_solution = "infeasible", False
+            outcome.message = "the subspace problem is infeasible (its low-rank dual is unbounded)"
+        result = Result(formulation=self.name, solver=backend.name, status=outcome.status,
+                        iterations=outcome.iterations, message=outcome.message,
+                        info={**built.info, **extra})
+        if not outcome.has_solution:
+            result.seconds = clock.seconds
+            return result
+        relaxed = None if outcome.objective is None else sign * outcome.objective
+        labels, scores = self.labels_from(built, instance, settings)
+        y = instance.label.astype(float)
+        y[instance.unlabeled] = labels
+        value, alpha, note = self.supervised_value(instance, settings, y)
+        result.labels, result.decision_values = labels, scores
+        result.objective = value
+        result.primal = {"alpha": alpha, "relaxation_value": relaxed}
+        result.info["relaxation_value"] = relaxed
+        if note:
+            result.info["objective_note"] = note
+        result.status = "feasible" if outcome.status == "optimal" else outcome.status
+        result.seconds = clock.seconds
+        return result

@@ -1,0 +1,341 @@
+"""Constrained spectral transduction (seed 003, section 7.2.2): the subspace V of ``sdp-subspace``
+and ``sdp-lowrank``.
+
+With an affinity matrix A (its own rbf, apart from the SVM kernel: a linear kernel's row sums can
+be negative, which breaks the degree matrix D = diag(A 1)), the label-constraint matrix
+
+    L = [[1_{l+},  1_{l+}, 0],
+         [1_{l-}, -1_{l-}, 0],
+         [1_u,     0,      I_u]]        (n x (2 + u), rows in the instance's order)
+
+parametrises the vectors v = L z that give every labeled positive one value and every labeled
+negative another. The constrained problem (7.6) is
+
+    L'(D - A) L z = lambda L'D L z,
+
+and V stacks v_i = L z_i for the d smallest eigenvalues other than the trivial one (the constant
+vector 1 = L e_0, eigenvalue 0), each with the constant-column rule: the first entry of z_i (the
+coefficient of the constant column) is set to 0 before forming v_i. Then every column of V is
++c on the labeled positives and -c on the labeled negatives, so the columns of Gamma = V M V' of
+opposite labeled points are opposite.
+
+Two paths: ``dense`` (the rbf affinity on all points, ``scipy.linalg.eigh`` on L'(D - A)L,
+L'DL) for small n, and ``sparse`` (a symmetric k-nearest-neighbour rbf graph in ``scipy.sparse``,
+Lanczos ``eigsh``): no dense n x n matrix is ever formed on that path. The sparse path solves
+(7.6) in an equivalent basis of range(L) in which L'DL is diagonal, so that only sparse products
+are needed (:func:`constrained_spectral`). Both graphs keep the rbf's self-similarity 1 on the
+diagonal (the seed's diag(K 1) - K); the sparse path with ``neighbors = n - 1`` is the dense
+graph.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from .errors import InputError
+
+METHODS = ("auto", "dense", "sparse")
+DENSE_MAX_N = 1000        # "auto" takes the dense path up to this many points
+DEFAULT_NEIGHBORS = 10    # k of the sparse k-nearest-neighbour graph
+
+
+class SpectralResult(NamedTuple):
+    """The outcome of :func:`constrained_spectral`.
+
+    Attributes
+    ----------
+    V : ndarray (n, d)
+        The subspace basis, v_i = L z_i with z_i[0] = 0, each column scaled to norm sqrt(n) and
+        signed positive on the labeled positives.
+    Z : ndarray (2 + u, d)
+        The coefficients z_i of V in the columns of L (first row 0), scaled as V.
+    values : ndarray (d,)
+        The generalized eigenvalues lambda_i, ascending.
+    eigenvectors : ndarray (2 + u, d)
+        The generalized eigenvectors before the constant-column rule (L'D L-orthonormal).
+    L : scipy.sparse.csr_matrix (n, 2 + u)
+        The label-constraint matrix.
+    """
+
+    V: np.ndarray
+    Z: np.ndarray
+    values: np.ndarray
+    eigenvectors: np.ndarray
+    L: sp.csr_matrix
+
+
+def label_constraint_matrix(label) -> sp.csr_matrix:
+    """The seed's label-constraint matrix L (n x (2 + u)), rows in the order of ``label``.
+
+    Parameters
+    ----------
+    label : array_like (n,)
+        +1/-1 on labeled rows, 0 on unlabeled rows (labeled and unlabeled rows may interleave).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        Column 0 is all ones; column 1 is the label (+1, -1, 0 on unlabeled rows); column 2 + k is
+        the indicator of the k-th unlabeled row (in row order).
+
+    Raises
+    ------
+    InputError
+        When a class has no labeled point (L would lose full column rank).
+    """
+    label = np.asarray(label)
+    n = label.shape[0]
+    if not (np.any(label == 1) and np.any(label == -1)):
+        raise InputError("the spectral subspace needs a labeled point of each class")
+    lab = np.flatnonzero(label != 0)
+    unl = np.flatnonzero(label == 0)
+    rows = np.concatenate([np.arange(n), lab, unl])
+    cols = np.concatenate([np.zeros(n, dtype=int), np.ones(lab.size, dtype=int),
+                           2 + np.arange(unl.size)])
+    vals = np.concatenate([np.ones(n), label[lab].astype(float), np.ones(unl.size)])
+    return sp.csr_matrix((vals, (rows, cols)), shape=(n, 2 + unl.size))
+
+
+def _neighbours(X: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distances and indices of the k nearest other points of every row (self excluded)."""
+    from sklearn.neighbors import NearestNeighbors
+
+    nn = NearestNeighbors(n_neighbors=k).fit(X)
+    dist, ind = nn.kneighbors()  # no argument: each point's own row is left out
+    return dist, ind
+
+
+def _sigma_from(nearest: np.ndarray) -> float:
+    """Mean nearest-neighbour distance, falling back to the positive ones (duplicate points)."""
+    sigma = float(np.mean(nearest))
+    if sigma <= 0:
+        positive = nearest[nearest > 0]
+        sigma = float(np.mean(positive)) if positive.size else 1.0
+    return sigma
+
+
+def nearest_neighbour_sigma(X: np.ndarray) -> float:
+    """The seed's rbf width for the affinity: mean distance of a point to its nearest neighbour.
+
+    Parameters
+    ----------
+    X : ndarray (n, p)
+
+    Returns
+    -------
+    float
+        > 0 (duplicate points fall back to the mean of the positive distances, then to 1).
+    """
+    X = np.asarray(X, dtype=float)
+    if X.shape[0] < 2:
+        return 1.0
+    dist, _ = _neighbours(X, 1)
+    return _sigma_from(dist[:, 0])
+
+
+def rbf_affinity(X: np.ndarray, sigma: float) -> np.ndarray:
+    """Dense rbf affinity exp(-|x_i - x_j|^2 / (2 sigma^2)) on all pairs (diagonal 1)."""
+    from .kernels import kernel_matrix
+
+    return kernel_matrix(np.asarray(X, dtype=float), None, "rbf", sigma)
+
+
+def knn_affinity(X: np.ndarray, sigma: Optional[float] = None,
+                 neighbors: int = DEFAULT_NEIGHBORS) -> tuple[sp.csr_matrix, float]:
+    """Sparse symmetric k-nearest-neighbour rbf graph (never a dense n x n matrix).
+
+    An edge joins i and j when either is among the other's ``neighbors`` nearest points; its
+    weight is the rbf of their distance. The diagonal holds the rbf's self-similarity 1.
+
+    Parameters
+    ----------
+    X : ndarray (n, p)
+    sigma : float, optional
+        rbf width; default the mean nearest-neighbour distance (from the same neighbour search).
+    neighbors : int
+        k, capped at n - 1.
+
+    Returns
+    -------
+    (scipy.sparse.csr_matrix (n, n), float)
+        The affinity and the sigma used.
+    """
+    X = np.asarray(X, dtype=float)
+    n = X.shape[0]
+    k = int(min(max(neighbors, 1), n - 1))
+    dist, ind = _neighbours(X, k)
+    if sigma is None:
+        sigma = _sigma_from(dist[:, 0])
+    w = np.exp(-(dist.ravel() ** 2) / (2.0 * sigma * sigma))
+    A = sp.csr_matrix((w, (np.repeat(np.arange(n), k), ind.ravel())), shape=(n, n))
+    A = A.maximum(A.T) + sp.identity(n, format="csr")
+    return A.tocsr(), float(sigma)
+
+
+def aggregation_matrix(label) -> sp.csr_matrix:
+    """T (n x (2 + u)) = [1_{l+}, 1_{l-}, I_u] (rows in the order of ``label``): the same column
+    space as L, L = T R with R invertible, but every row has one entry, so T'D T is diagonal and
+    T'A T is the affinity of the graph with each labeled class contracted to one node."""
+    label = np.asarray(label)
+    n = label.shape[0]
+    unl = label == 0
+    col = np.where(label == 1, 0, 1)
+    col[unl] = 2 + np.arange(int(unl.sum()))
+    return sp.csr_matrix((np.ones(n), (np.arange(n), col)), shape=(n, 2 + int(unl.sum())))
+
+
+def _remove_trivial(Z: np.ndarray, P, Q, const: np.ndarray, d: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """From d + 1 of the smallest eigenvectors, the d eigenpairs other than the constant one.
+
+    ``const`` holds the coordinates of the constant vector 1 (an exact eigenvector, eigenvalue
+    0). Its Q-component is taken out of all d + 1 vectors, and a Rayleigh-Ritz step on the
+    d-dimensional span left gives d eigenpairs in ascending order. This also holds when the
+    eigenvalue 0 is multiple (a disconnected graph), where a solver returns an arbitrary basis of
+    the null space.
+    """
+    Qc = Q @ const
+    Z = Z - np.outer(const, (Qc @ Z) / (const @ Qc))
+    S = Z.T @ (Q @ Z)
+    s, U = np.linalg.eigh((S + S.T) / 2.0)
+    U, s = U[:, -d:], s[-d:]                       # the d directions that survived
+    if s[0] <= 1e-12 * max(1.0, s[-1]):
+        raise InputError("the spectral subspace is degenerate: ask for a smaller dim")
+    Y = Z @ (U / np.sqrt(s))                       # Q-orthonormal basis of the span
+    H = Y.T @ (P @ Y)
+    lam, W = np.linalg.eigh((H + H.T) / 2.0)
+    return lam, Y @ W
+
+
+def constrained_spectral(A, label, d: int, method: str = "dense", seed: int = 0) -> SpectralResult:
+    """Solve (7.6) for a given affinity and build V with the constant-column rule.
+
+    Parameters
+    ----------
+    A : ndarray or scipy.sparse matrix (n, n)
+        Symmetric nonnegative affinity with positive row sums.
+    label : array_like (n,)
+        +1/-1 on labeled rows, 0 on unlabeled rows.
+    d : int
+        Number of columns, 1 <= d <= u + 1 (the dimension of range(L) less the constant).
+    method : {"dense", "sparse"}
+        ``dense``: ``scipy.linalg.eigh`` on the (2 + u)-square matrices L'(D - A)L, L'DL.
+        ``sparse``: the same problem in the basis T of :func:`aggregation_matrix` (same column
+        space, so the same eigenvalues and the same vectors v), where T'DT = diag(q) is diagonal
+        and (7.6) is the standard problem of q^(-1/2) T'AT q^(-1/2) (largest eigenvalues, 1 -
+        lambda), solved by Lanczos (``eigsh``) with sparse products only. A shift-invert solve
+        of L'(D - A)L would factor the matrix, and k-nearest-neighbour graphs of high-dimensional
+        data fill an LU factor almost completely.
+    seed : int
+        Seed of ``eigsh``'s starting vector.
+
+    Returns
+    -------
+    SpectralResult
+    """
+    L = label_constraint_matrix(label)
+    n, m = L.shape
+    u = m - 2
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+        raise InputError(f"dim must be an integer >= 1 (d < 1 is not allowed), got {d!r}")
+    if d > u + 1:
+        raise InputError(f"d larger than u + 1: dim = {d}, but the label-constrained subspace "
+                         f"has dimension u + 1 = {u + 1}")
+    deg = np.asarray(A.sum(axis=1)).ravel()
+    if np.any(deg <= 0):
+        raise InputError("the spectral affinity has a row with no positive weight")
+    if method == "dense" or m <= d + 3:
+        # Only the (2 + u)-square projections are dense (u may be tiny while n is large).
+        B = L
+        AB = B.T @ (A @ B) if sp.issparse(A) else B.T @ np.asarray(np.asarray(A, float) @ B)
+        AB = AB.toarray() if sp.issparse(AB) else np.asarray(AB)
+        Q = (B.T @ sp.diags(deg) @ B).toarray()
+        P = Q - AB
+        P, Q = (P + P.T) / 2.0, (Q + Q.T) / 2.0
+        _, Z = scipy.linalg.eigh(P, Q, subset_by_index=[0, d])
+        const = np.zeros(m)
+        const[0] = 1.0                             # 1 = L e_0
+    elif method == "sparse":
+        from scipy.sparse.linalg import eigsh
+
+        B = aggregation_matrix(label)
+        As = sp.csr_matrix(A)
+        q = np.asarray(B.T @ deg).ravel()
+        AB = (B.T @ As @ B).tocsr()
+        AB = (AB + AB.T) / 2.0
+        scale = sp.diags(1.0 / np.sqrt(q))
+        S = (scale @ AB @ scale).tocsr()
+        v0 = np.random.default_rng(seed).uniform(0.5, 1.5, m)
+        _, Y = eigsh(S, k=d + 1, which="LA", v0=v0)
+        Z = Y / np.sqrt(q)[:, None]
+        Q = sp.diags(q).tocsr()
+        P = (Q - AB).tocsr()
+        const = np.ones(m)                         # 1 = T 1
+    else:
+        raise InputError(f"unknown spectral method {method!r}: choose dense or sparse")
+    values, Z = _remove_trivial(Z, P, Q, const, d)
+    Vpre = np.asarray(B @ Z)
+    # The generalized eigenvectors in L's coordinates: v[i+] = z0 + z1, v[i-] = z0 - z1,
+    # v[j] = z0 + z_(2+j) on unlabeled rows.
+    ip = int(np.flatnonzero(np.asarray(label) == 1)[0])
+    im = int(np.flatnonzero(np.asarray(label) == -1)[0])
+    unl = np.flatnonzero(np.asarray(label) == 0)
+    z0 = (Vpre[ip] + Vpre[im]) / 2.0
+    eigenvectors = np.vstack([z0, Vpre[ip] - z0, Vpre[unl] - z0])
+    # The constant-column rule: z0 = 0, i.e. v_i = L z_i - z0 1.
+    V = Vpre - z0
+    Zc = eigenvectors.copy()
+    Zc[0] = 0.0
+    # Scale each column to norm sqrt(n) (entries of order 1, which the SDP solvers like) and sign
+    # it positive on the labeled positives (on its largest entry when that value is 0).
+    norms = np.linalg.norm(V, axis=0)
+    biggest = np.abs(V).max(axis=0)
+    fallback = V[np.argmax(np.abs(V), axis=0), np.arange(V.shape[1])]
+    ref = np.where(np.abs(V[ip]) > 1e-9 * biggest, V[ip], fallback)
+    scale = np.where(ref < 0, -1.0, 1.0) * np.sqrt(n) / norms
+    return SpectralResult(V=V * scale, Z=Zc * scale, values=values, eigenvectors=eigenvectors, L=L)
+
+
+def spectral_subspace(X: np.ndarray, label, d: int, sigma: Optional[float] = None,
+                      method: str = "auto", neighbors: int = DEFAULT_NEIGHBORS,
+                      dense_max_n: int = DENSE_MAX_N, seed: int = 0) -> np.ndarray:
+    """The subspace V (n x d) of seed 003's constrained spectral transduction.
+
+    Parameters
+    ----------
+    X : ndarray (n, p)
+        Features (rows in the instance's order).
+    label : array_like (n,)
+        +1/-1 on labeled rows, 0 on unlabeled rows.
+    d : int
+        Number of columns, 1 <= d <= u + 1.
+    sigma : float, optional
+        Width of the affinity's rbf; default the mean distance to the nearest neighbour.
+    method : {"auto", "dense", "sparse"}
+        ``auto``: dense up to ``dense_max_n`` points, sparse beyond.
+    neighbors : int
+        k of the sparse path's k-nearest-neighbour graph.
+    dense_max_n : int
+        Threshold of ``auto``.
+    seed : int
+        Seed of the sparse eigensolver's starting vector.
+
+    Returns
+    -------
+    ndarray (n, d)
+        See :class:`SpectralResult`.
+    """
+    X = np.asarray(X, dtype=float)
+    if method not in METHODS:
+        raise InputError(f"unknown spectral method {method!r}: choose {', '.join(METHODS)}")
+    if method == "auto":
+        method = "dense" if X.shape[0] <= dense_max_n else "sparse"
+    if method == "dense":
+        A = rbf_affinity(X, nearest_neighbour_sigma(X) if sigma is None else sigma)
+    else:
+        A, _ = knn_affinity(X, sigma, neighbors)
+    return constrained_spectral(A, label, d, method=method, seed=seed).V
