@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from typing import Optional, Sequence
@@ -64,6 +65,8 @@ def _add_solver_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--solver", help="solver name (see `s3vm list`)")
     g.add_argument("--profile", help="solver profile file (TOML)")
     g.add_argument("--time-limit", dest="time_limit", type=_number, help="seconds")
+    g.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress or log lines on stderr")
 
 
 def _add_formulation_options(p: argparse.ArgumentParser) -> None:
@@ -82,10 +85,28 @@ def _add_formulation_options(p: argparse.ArgumentParser) -> None:
                    help="sdp-subspace/sdp-lowrank: columns d of the spectral subspace (default 4)")
     g.add_argument("--rank", type=int,
                    help="sdp-lowrank, rbf kernel: Nystroem landmarks r (default 100, at most n)")
+    g.add_argument("--form", choices=("bigm", "indicator"),
+                   help="l2-miqp: how the unlabeled losses switch with the labels")
+    b = p.add_argument_group("branch and bound (bb, bb-mip, bb-sdp)")
+    b.add_argument("--node-selection", dest="node_selection",
+                   choices=("depth", "best", "best-dive"),
+                   help="depth-first (default, as in the seed), best-first, or best-bound with "
+                        "diving")
+    b.add_argument("--gap", dest="rel_gap", type=_number,
+                   help="stop when the relative gap is at most this (default 0: prove optimality)")
+    b.add_argument("--abs-gap", dest="abs_gap", type=_number,
+                   help="stop when objective - bound is at most this (default 0)")
+    b.add_argument("--node-limit", dest="node_limit", type=int, help="stop after this many nodes")
+    b.add_argument("--log-every", dest="log_every", type=int,
+                   help="a log line every N nodes on stderr (default 1000; 0: none)")
+    b.add_argument("--tree", dest="tree_file", help="write the explored tree as GraphML")
+    b.add_argument("--heuristic", choices=("switching", "none"),
+                   help="bb: starting incumbent from label switching (default) or none")
 
 
 FORMULATION_OPTIONS = ("max_lps", "clusters", "label_fraction", "seed", "lp_form", "rounding",
-                       "dim", "rank")
+                       "dim", "rank", "form", "node_selection", "rel_gap", "abs_gap",
+                       "node_limit", "log_every", "tree_file", "heuristic")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -273,10 +294,60 @@ COMMANDS = {"solve": _cmd_solve, "compare": _cmd_compare, "export": _cmd_export,
             "list": _cmd_list, "dataset": _cmd_dataset}
 
 
+class _StderrLog(logging.Handler):
+    """Drivers' log lines on stderr, as a MIP solver prints them.
+
+    Records marked ``progress`` are a status line redrawn in place on a terminal and dropped
+    elsewhere, so a log file or a pipe gets only the periodic lines.
+    """
+
+    def __init__(self, stream):
+        super().__init__(logging.INFO)
+        self.stream = stream
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.redrawn = False
+
+    def emit(self, record):
+        try:
+            text = record.getMessage()
+            if getattr(record, "progress", False):
+                if self.tty:
+                    self.stream.write("\r\033[K" + text)
+                    self.stream.flush()
+                    self.redrawn = True
+                return
+            if self.redrawn:
+                self.stream.write("\r\033[K")
+                self.redrawn = False
+            self.stream.write(text + "\n")
+            self.stream.flush()
+        except Exception:  # a log line must never end a solve
+            self.handleError(record)
+
+    def close(self):
+        if self.redrawn:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+        super().close()
+
+
+def _configure_logging(args):
+    """Route the package's log lines to stderr unless --quiet; returns the handler to remove."""
+    if getattr(args, "quiet", True):
+        return None
+    handler = _StderrLog(sys.stderr)
+    logger = logging.getLogger("s3vm")
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    return handler
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``s3vm`` console script; returns the exit status."""
+    handler = None
     try:
         args = build_parser().parse_args(argv)
+        handler = _configure_logging(args)
         status = COMMANDS[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status
@@ -300,6 +371,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"{PROG}: internal error: {type(exc).__name__}: {exc}".splitlines()[0],
               file=sys.stderr)
         return 1
+    finally:
+        if handler is not None:
+            logging.getLogger("s3vm").removeHandler(handler)
+            handler.close()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,7 +16,7 @@ import numpy as np
 from .data import Instance
 from .errors import InputError
 
-__all__ = ["two_moons", "gaussian_blobs", "select_labeled"]
+__all__ = ["two_moons", "gaussian_blobs", "noisy_linear", "select_labeled"]
 
 
 def _check_int(value, name: str, minimum: int) -> int:
@@ -213,3 +213,47 @@ def gaussian_blobs(n: int = 100, p: int = 2, separation: float = 3.0,
                            n_labeled_per_class=n_labeled_per_class, seed=rng)
     return Instance(X, label, truth, feature_names=tuple(f"x{j + 1}" for j in range(p)),
                     name=f"gaussian_blobs_n{n}_p{p}_seed{seed if isinstance(seed, int) else 'rng'}")
+
+
+def noisy_linear(per_class: int = 2, u: int = 10, p: int = 3, noise: float = 1.0,
+                 seed: Optional[int] = 0) -> Instance:
+    """Two overlapping classes split by a noisy random hyperplane.
+
+    Features have unequal scales and offsets (so that methods sensitive to scaling differ), the
+    class is the sign of a random linear function plus Gaussian noise of standard deviation
+    ``noise``, and rows are shuffled with the labeled ones among them.
+
+    Parameters
+    ----------
+    per_class : int
+        Labeled points of each class (>= 1).
+    u : int
+        Unlabeled points (>= 1).
+    p : int
+        Features (>= 1).
+    noise : float
+        Noise added to the linear score before taking its sign (>= 0).
+    seed : int, optional
+
+    Returns
+    -------
+    Instance
+    """
+    per_class = _check_int(per_class, "per_class", 1)
+    u = _check_int(u, "u", 1)
+    p = _check_int(p, "p", 1)
+    noise = _check_float(noise, "noise")
+    rng = np.random.default_rng(seed)
+    while True:  # redraw until both classes have enough points to choose from
+        n = 2 * (per_class + u) + 40
+        X = rng.standard_normal((n, p)) * rng.uniform(0.5, 3.0, p) + rng.uniform(-2, 2, p)
+        score = (X - X.mean(0)) @ rng.standard_normal(p) + noise * rng.standard_normal(n)
+        truth = np.where(score >= 0, 1, -1)
+        pos, neg = np.flatnonzero(truth == 1), np.flatnonzero(truth == -1)
+        if pos.size > per_class + u and neg.size > per_class + u:
+            break
+    lab = np.concatenate([pos[:per_class], neg[:per_class]])
+    rest = rng.permutation(np.setdiff1d(np.arange(n), lab))[:u]
+    rows = rng.permutation(np.concatenate([lab, rest]))
+    label = np.where(np.isin(rows, lab), truth[rows], 0)
+    return Instance(X[rows], label, truth[rows], name=f"noisy_linear_seed{seed}")

@@ -27,7 +27,7 @@ from scipy.optimize import linprog
 from s3vm_models import api
 from s3vm_models.data import Instance
 from s3vm_models.errors import InputError
-from s3vm_models.generators import gaussian_blobs, two_moons
+from s3vm_models.generators import gaussian_blobs, noisy_linear, two_moons
 from s3vm_models.problem3 import Problem3Data, big_m
 from s3vm_models.registry import get_formulation
 from s3vm_models.settings import Settings
@@ -45,26 +45,8 @@ LP_RTOL = 1e-7      # LP optimum against linprog; exported model against the sol
 # Instances (seeded; the expected values are never stored, always recomputed)
 # --------------------------------------------------------------------------------------------
 
-def random_linear_instance(seed: int, n_labeled_per_class: int, u: int, p: int,
-                           noise: float) -> Instance:
-    """Random features with unequal scales and offsets; truth = sign of a random linear
-    function plus noise (so the classes overlap); rows shuffled, labeled rows interleaved."""
-    rng = np.random.default_rng(seed)
-    k = n_labeled_per_class
-    while True:
-        n = 2 * (k + u) + 40
-        X = rng.standard_normal((n, p)) * rng.uniform(0.5, 3.0, p) + rng.uniform(-2, 2, p)
-        a = rng.standard_normal(p)
-        score = (X - X.mean(0)) @ a + noise * rng.standard_normal(n)
-        truth = np.where(score >= 0, 1, -1)
-        pos, neg = np.flatnonzero(truth == 1), np.flatnonzero(truth == -1)
-        if pos.size > k + u and neg.size > k + u:
-            break
-    lab = np.concatenate([pos[:k], neg[:k]])
-    rest = rng.permutation(np.setdiff1d(np.arange(n), lab))[:u]
-    rows = rng.permutation(np.concatenate([lab, rest]))
-    label = np.where(np.isin(rows, lab), truth[rows], 0)
-    return Instance(X[rows], label, truth[rows], name=f"random_linear_seed{seed}")
+def random_linear_instance(seed: int, per_class: int, u: int, p: int, noise: float) -> Instance:
+    return noisy_linear(per_class=per_class, u=u, p=p, noise=noise, seed=seed)
 
 
 @functools.lru_cache(maxsize=None)

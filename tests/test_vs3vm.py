@@ -30,7 +30,7 @@ from scipy.optimize import linprog
 from s3vm_models import api
 from s3vm_models.data import Instance
 from s3vm_models.errors import InputError
-from s3vm_models.generators import gaussian_blobs, two_moons
+from s3vm_models.generators import gaussian_blobs, noisy_linear, two_moons
 from s3vm_models.problem3 import (Problem3Data, build_problem3, build_problem3_dual,
                                   solution_wg)
 from s3vm_models.registry import get_formulation
@@ -51,22 +51,7 @@ OPT_RTOL = 1e-6     # VS3VM against the MIP optimum; the stopping condition
 # --------------------------------------------------------------------------------------------
 
 def random_linear_instance(seed: int, per_class: int, u: int, p: int, noise: float) -> Instance:
-    """Features with unequal scales and offsets; truth = sign of a noisy linear function (the
-    classes overlap); ``per_class`` labeled points per class; rows shuffled."""
-    rng = np.random.default_rng(seed)
-    while True:
-        n = 2 * (per_class + u) + 40
-        X = rng.standard_normal((n, p)) * rng.uniform(0.5, 3.0, p) + rng.uniform(-2, 2, p)
-        score = (X - X.mean(0)) @ rng.standard_normal(p) + noise * rng.standard_normal(n)
-        truth = np.where(score >= 0, 1, -1)
-        pos, neg = np.flatnonzero(truth == 1), np.flatnonzero(truth == -1)
-        if pos.size > per_class + u and neg.size > per_class + u:
-            break
-    lab = np.concatenate([pos[:per_class], neg[:per_class]])
-    rest = rng.permutation(np.setdiff1d(np.arange(n), lab))[:u]
-    rows = rng.permutation(np.concatenate([lab, rest]))
-    label = np.where(np.isin(rows, lab), truth[rows], 0)
-    return Instance(X[rows], label, truth[rows], name=f"random_seed{seed}")
+    return noisy_linear(per_class=per_class, u=u, p=p, noise=noise, seed=seed)
 
 
 @functools.lru_cache(maxsize=None)

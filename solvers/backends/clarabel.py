@@ -6,9 +6,4 @@ from .cvxpy_conic import CvxpyBackend
 class ClarabelBackend(CvxpyBackend):
     name = "clarabel"
     cvxpy_name = "CLARABEL"
-
-    def solver_options(self, profile):
-        options = dict(profile.options)
-        if profile.time_limit is not None:
-            options.setdefault("time_limit", float(profile.time_limit))
-        return options
+    time_limit_option = "time_limit"

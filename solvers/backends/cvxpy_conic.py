@@ -32,6 +32,8 @@ class CvxpyBackend(Backend):
     model_kind = "cvxpy"
     cvxpy_name: ClassVar[str]
     python_package: ClassVar[str] = ""
+    # The solver's own keyword for a time limit in seconds (None: the solver has none).
+    time_limit_option: ClassVar[Optional[str]] = None
 
     @classmethod
     def unavailable_reason(cls) -> Optional[str]:
@@ -45,8 +47,11 @@ class CvxpyBackend(Backend):
         return None
 
     def solver_options(self, profile) -> dict:
-        """The profile's time limit and threads in this solver's vocabulary, plus its options."""
-        return dict(profile.options)
+        """The profile's time limit in this solver's vocabulary, plus its options."""
+        options = dict(profile.options)
+        if profile.time_limit is not None and self.time_limit_option is not None:
+            options.setdefault(self.time_limit_option, float(profile.time_limit))
+        return options
 
     def solve(self, problem, profile) -> Outcome:
         import cvxpy as cp

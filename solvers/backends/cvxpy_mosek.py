@@ -1,19 +1,12 @@
 """MOSEK through CVXPY for the SDP formulations (needs a MOSEK licence)."""
 
-from typing import Optional
-
 from .cvxpy_conic import CvxpyBackend
-from .mosek import mosek_licence_problem
+from .mosek import NeedsMosekLicence
 
 
-class CvxpyMosekBackend(CvxpyBackend):
+class CvxpyMosekBackend(NeedsMosekLicence, CvxpyBackend):
     name = "mosek"
     cvxpy_name = "MOSEK"
-    extra = "mosek"
-
-    @classmethod
-    def unavailable_reason(cls) -> Optional[str]:
-        return mosek_licence_problem() or super().unavailable_reason()
 
     def solver_options(self, profile):
         options = dict(profile.options)

@@ -23,14 +23,19 @@ def mosek_licence_problem() -> Optional[str]:
     return None
 
 
-class MosekBackend(PyomoLegacyBackend):
-    name = "mosek"
+class NeedsMosekLicence:
+    """Mixin of the backends that run MOSEK: available only with a licence."""
+
     extra = "mosek"
-    factory_name = "mosek_direct"
-    time_limit_option = "dparam.optimizer_max_time"
-    gap_option = "dparam.mio_tol_rel_gap"
-    threads_option = "iparam.num_threads"
 
     @classmethod
     def unavailable_reason(cls) -> Optional[str]:
         return mosek_licence_problem() or super().unavailable_reason()
+
+
+class MosekBackend(NeedsMosekLicence, PyomoLegacyBackend):
+    name = "mosek"
+    factory_name = "mosek_direct"
+    time_limit_option = "dparam.optimizer_max_time"
+    gap_option = "dparam.mio_tol_rel_gap"
+    threads_option = "iparam.num_threads"

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Optional
 
 from .base import Backend, Outcome
-from .mosek import mosek_licence_problem
+from .mosek import NeedsMosekLicence
 
 
 def _first_line(exc: BaseException) -> str:
@@ -25,15 +24,10 @@ def _name(member) -> str:
     return str(member).rsplit(".", 1)[-1]
 
 
-class MosekFusionBackend(Backend):
+class MosekFusionBackend(NeedsMosekLicence, Backend):
     name = "mosek-fusion"
-    extra = "mosek"
     model_kind = "fusion"
     provides_duals = False
-
-    @classmethod
-    def unavailable_reason(cls) -> Optional[str]:
-        return mosek_licence_problem()
 
     def set_parameters(self, model, profile) -> None:
         """Time limit, threads, log and the profile's own options, as Fusion solver parameters."""

@@ -1,0 +1,84 @@
+"""What the branch-and-bound driver needs from a problem (pybnb's shape, for labelings).
+
+A node is a partial labeling of the u unlabeled points: a vector ``partial`` of length u with
++1/-1 where the label is fixed and 0 where it is free. The driver owns the tree, the incumbent,
+node selection, limits, the balance count and the log; a :class:`LabelingProblem` owns the
+mathematics: a lower bound at a node, the objective of a full labeling, which point to branch on
+and which label to try first.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+
+@dataclass
+class NodeBound:
+    """What a problem says of one node.
+
+    Attributes
+    ----------
+    value : float
+        A lower bound on the objective of every full labeling that completes the node
+        (``inf`` when no completion is feasible).
+    state : object, optional
+        Data the node's children start from (a factorisation, a warm start); the driver passes
+        the parent's state to :meth:`LabelingProblem.bound` of each child and drops it when the
+        node's children are all created.
+    labels : ndarray of shape (u,), optional
+        A full labeling found while bounding (a candidate incumbent), with ``labels_value``
+        its objective.
+    labels_value : float, optional
+    branch_index : int, optional
+        The free unlabeled position to branch on; None lets the driver take the first free one.
+    first_label : {+1, -1}
+        The label of the child to explore first (the most likely one).
+    """
+
+    value: float
+    state: Any = None
+    labels: Optional[np.ndarray] = None
+    labels_value: Optional[float] = None
+    branch_index: Optional[int] = None
+    first_label: int = 1
+
+
+class LabelingProblem(ABC):
+    """A minimisation over labelings y_U in {-1, +1}^u that the driver can branch on.
+
+    Attributes
+    ----------
+    u : int
+        The number of unlabeled points.
+    positives : int or None
+        The balance count (exactly P unlabeled points labeled +1), None for no balance
+        constraint. The driver prunes nodes that can no longer meet it; a problem may also use it
+        in its bound.
+    """
+
+    u: int
+    positives: Optional[int] = None
+
+    @abstractmethod
+    def bound(self, partial: np.ndarray, parent_state: Any = None) -> NodeBound:
+        """A lower bound at the node ``partial`` (read-only; +1/-1 fixed, 0 free).
+
+        ``parent_state`` is the parent's :attr:`NodeBound.state` (None at the root). When every
+        label is fixed the bound should equal :meth:`objective` of that labeling.
+        """
+
+    @abstractmethod
+    def objective(self, labels: np.ndarray) -> float:
+        """The objective of a full labeling (+1/-1, length u)."""
+
+    def initial_incumbent(self) -> Optional[tuple[np.ndarray, float, str]]:
+        """A starting labeling, its objective and the name of the heuristic, or None."""
+        return None
+
+    def decision_values(self, labels: np.ndarray) -> Optional[np.ndarray]:
+        """Scores of the unlabeled points (larger meaning +1) for the final labeling, or None."""
+        return None
