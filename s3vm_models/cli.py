@@ -85,7 +85,7 @@ def _add_formulation_options(p: argparse.ArgumentParser) -> None:
                    help="sdp-subspace/sdp-lowrank: columns d of the spectral subspace (default 4)")
     g.add_argument("--rank", type=int,
                    help="sdp-lowrank, rbf kernel: Nystroem landmarks r (default 100, at most n)")
-    g.add_argument("--form", choices=("bigm", "indicator"),
+    g.add_argument("--form", choices=("bigm", "sos1"),
                    help="l2-miqp: how the unlabeled losses switch with the labels")
     b = p.add_argument_group("branch and bound (bb, bb-mip, bb-sdp)")
     b.add_argument("--node-selection", dest="node_selection",

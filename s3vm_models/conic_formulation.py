@@ -44,6 +44,29 @@ def problem2_penalties(instance: Instance, settings: Settings) -> Optional[np.nd
     return C
 
 
+def svm_lmi(K: np.ndarray, Gamma, C: Optional[np.ndarray]):
+    """(t, constraint): the SVM part of every SDP of Problem 2 in CVXPY, for a label matrix
+    expression Gamma,
+
+        [[K o Gamma, 1 - mu + nu], [(1 - mu + nu)', t - 2 C'mu]] PSD,   mu, nu >= 0
+
+    (hard margin, C None: no mu). Minimising t over it gives max_a 2 1'a - a'(K o Gamma)a.
+    """
+    import cvxpy as cp
+
+    n = K.shape[0]
+    t = cp.Variable(name="t")
+    nu = cp.Variable(n, nonneg=True, name="nu")
+    if C is None:
+        v, corner = 1 + nu, t
+    else:
+        mu = cp.Variable(n, nonneg=True, name="mu")
+        v, corner = 1 - mu + nu, t - 2 * (C @ mu)
+    v = cp.reshape(v, (n, 1), order="F")
+    lmi = cp.bmat([[cp.multiply(K, Gamma), v], [v.T, cp.reshape(corner, (1, 1), order="F")]])
+    return t, lmi >> 0
+
+
 class ConicFormulation(Formulation):
     """An SDP relaxation of Problem 2 whose rounded labels are scored by the supervised D(y).
 
@@ -93,10 +116,8 @@ class ConicFormulation(Formulation):
 
     def labels_from(self, built: ConicModel, instance: Instance,
                     settings: Settings) -> tuple[np.ndarray, np.ndarray]:
-        """(labels, scores) of the unlabeled points from a solved relaxation.
-
-        With the count balance the P highest scores are labeled +1, so the labels meet it.
-        """
+        """(labels, scores) of the unlabeled points from a solved relaxation (see
+        :func:`round_scores`)."""
         if self.rounding == "gamma":
             scores = np.asarray(built.read["gamma_u"](), dtype=float)
         else:
@@ -107,12 +128,25 @@ class ConicFormulation(Formulation):
             if v[lab] @ instance.label[lab] < 0:
                 v = -v
             scores = v[instance.unlabeled]
-        if settings.balance == "count":
-            P = settings.positive_count(instance)
-            labels = -np.ones(len(scores), dtype=int)
-            labels[np.argsort(-scores, kind="stable")[:P]] = 1
-            return labels, scores
-        return np.where(scores >= 0, 1, -1), scores
+        return round_scores(scores, instance, settings)
+
+    def run_model(self, instance: Instance, settings: Settings, backend, profile,
+                  clock: Stopwatch) -> tuple[ConicModel, Any, dict]:
+        """Build the model the backend takes and solve it: (built, outcome, extra info).
+
+        The hook of :meth:`solve` for formulations that solve in more than one step (a working
+        set) or read the solver's status differently.
+        """
+        built = self.build(instance, settings, backend.model_kind)
+        return built, backend.solve(built.model, profile), {}
+
+    def supervised_value(self, instance: Instance, settings: Settings, y: np.ndarray
+                         ) -> tuple[float, Optional[np.ndarray], Optional[str]]:
+        """(D(y), the maximising a, a note on how D was computed or None): the score of a
+        rounded labeling, the upper end of the interval of section 7.1.4."""
+        value, alpha = svm_dual_value(self.kernel(instance, settings), y,
+                                      problem2_penalties(instance, settings))
+        return value, alpha, None
 
     def solve(self, instance: Instance, settings: Settings, profile):
         from solvers.registry import get_backend
@@ -121,25 +155,28 @@ class ConicFormulation(Formulation):
         self.check(instance, settings)
         backend = get_backend(profile.solver, self.problem_class)
         clock = Stopwatch()
-        built = self.build(instance, settings, backend.model_kind)
-        outcome = backend.solve(built.model, profile)
+        built, outcome, extra = self.run_model(instance, settings, backend, profile, clock)
         result = Result(formulation=self.name, solver=backend.name, status=outcome.status,
                         iterations=outcome.iterations, message=outcome.message,
-                        info=dict(built.info))
+                        info={**built.info, **extra})
         if not outcome.has_solution:
             result.seconds = clock.seconds
             return result
+        # A model written as the minimum of the negative (a dual) says so in its info.
+        sign = built.info.get("objective_sign", 1)
+        relaxed = None if outcome.objective is None else sign * outcome.objective
         labels, scores = self.labels_from(built, instance, settings)
-        K = self.kernel(instance, settings)
         y = instance.label.astype(float)
         y[instance.unlabeled] = labels
-        value, alpha = svm_dual_value(K, y, problem2_penalties(instance, settings))
+        value, alpha, note = self.supervised_value(instance, settings, y)
         result.labels, result.decision_values = labels, scores
         result.objective = value
-        result.primal = {"alpha": alpha, "relaxation_value": outcome.objective}
-        result.info["relaxation_value"] = outcome.objective
+        result.primal = {"alpha": alpha, "relaxation_value": relaxed}
+        result.info["relaxation_value"] = relaxed
+        if note:
+            result.info["objective_note"] = note
         if self.is_relaxation and outcome.status == "optimal":
-            result.lower_bound = outcome.objective
+            result.lower_bound = relaxed
             gap = result.gap
             # Both ends of the interval of section 7.1.4 meet: the rounded labels are optimal.
             result.status = "optimal" if gap is not None and gap <= 1e-6 else "feasible"
@@ -147,3 +184,54 @@ class ConicFormulation(Formulation):
             result.status = "feasible" if outcome.status == "optimal" else outcome.status
         result.seconds = clock.seconds
         return result
+
+
+def round_scores(scores: np.ndarray, instance: Instance,
+                 settings: Settings) -> tuple[np.ndarray, np.ndarray]:
+    """(labels, scores): labels of the unlabeled points from relaxed scores, meeting the groups.
+
+    Every free representative of :meth:`Instance.label_map` gets the sign of its score (the mean
+    of sign_j x score_j over its rows, which are equal for a label matrix L Gamma_c L'), and its
+    rows get sign_j times that; rows tied to the labeled class keep their fixed labels. With the
+    count balance the representatives are taken in decreasing score and set to +1 while that
+    brings the number of positives closer to P: without groups, exactly the P highest scores
+    are +1; with groups P may be out of reach (groups move several labels at once) and the
+    nearest count is kept.
+
+    Parameters
+    ----------
+    scores : ndarray (u,)
+        One score per unlabeled row, in row order; larger means +1.
+    """
+    scores = np.asarray(scores, dtype=float)
+    unl = instance.unlabeled
+    lm = instance.label_map()
+    rep, sgn = lm.rep[unl], lm.sign[unl]
+    free = rep > 0
+    m = lm.size
+    total = np.zeros(m)
+    count = np.zeros(m)
+    np.add.at(total, rep[free], sgn[free] * scores[free])
+    np.add.at(count, rep[free], 1.0)
+    rep_score = total[1:] / np.maximum(count[1:], 1.0)
+    z = np.ones(m)
+    if settings.balance == "count":
+        P = settings.positive_count(instance)
+        # The positives each free representative brings as +1 (its + rows) or as -1 (its - rows).
+        plus = np.zeros(m)
+        np.add.at(plus, rep[free], (sgn[free] > 0).astype(float))
+        minus = count - plus
+        z[1:] = -1.0
+        positives = int(np.sum(sgn[~free] > 0) + minus[1:].sum())
+        order = 1 + np.argsort(-rep_score, kind="stable")
+        step = (plus - minus).astype(int)
+        if np.all(step[1:] == 1):
+            z[order[:max(P - positives, 0)]] = 1.0
+        else:
+            for k in order:
+                if abs(positives + step[k] - P) < abs(positives - P):
+                    z[k] = 1.0
+                    positives += step[k]
+    else:
+        z[1:] = np.where(rep_score >= 0, 1.0, -1.0)
+    return (sgn * z[rep]).astype(int), scores

@@ -2,15 +2,16 @@
 
 A data file is CSV with a header: feature columns (any names), a column ``label`` with +1/-1 for
 labeled rows and 0 for unlabeled rows, an optional column ``truth`` (+1/-1, the hidden class, used
-only for evaluation) and an optional integer column ``group`` (equivalence constraints). Every
-check on the data happens here, once; formulations trust an :class:`Instance`.
+only for evaluation) and an optional integer column ``group`` (equivalence and inequivalence
+constraints, see :class:`Instance`). Every check on the data happens here, once; formulations trust
+an :class:`Instance`.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -32,7 +33,15 @@ class Instance:
     truth : ndarray of shape (n,), optional
         The hidden class of every row (+1/-1), for evaluation only.
     group : ndarray of shape (n,), optional
-        Integer group ids for equivalence constraints (negative: no group).
+        Signed integer group ids: equivalence and inequivalence constraints (seed 003, 7.3.1).
+        0 puts a row in no group. A nonzero value g puts the row in group |g| on side sign(g):
+        two rows of one group on the same side share a label, two rows on opposite sides have
+        opposite labels, whether they are labeled or not. The sign is the entry of the seed's
+        group label vector Y_i, so a group's relations among unlabeled rows need no ``label``
+        (which stays 0 on them). A labeled row of a group fixes the labels of all its members
+        (side times label); a group whose labeled rows disagree (two rows labeled alike on
+        opposite sides, or labeled differently on one side) is an InputError naming two of them.
+        Groups never relate to each other except through labeled rows. See :meth:`label_map`.
     feature_names : tuple of str
     name : str
     """
@@ -57,6 +66,7 @@ class Instance:
             if np.any(group != np.round(group)):
                 raise InputError("column 'group' must hold integers")
             group = group.astype(np.int64)
+            check_groups(label, group, first_row=0)
         names = tuple(self.feature_names) or tuple(f"x{j}" for j in range(X.shape[1]))
         if len(names) != X.shape[1]:
             raise InputError(f"{len(names)} feature names for {X.shape[1]} feature columns")
@@ -109,6 +119,10 @@ class Instance:
     def truth_U(self) -> Optional[np.ndarray]:
         return None if self.truth is None else self.truth[self.unlabeled]
 
+    def label_map(self) -> "LabelMap":
+        """The label-constraint structure of the rows (labels and groups): see :class:`LabelMap`."""
+        return label_map(self.label, self.group)
+
     # -- checks a formulation asks for -----------------------------------------------------
     def require_both_classes_labeled(self) -> None:
         """Raise InputError unless each class has at least one labeled point."""
@@ -144,6 +158,118 @@ class Instance:
         if self.group is not None:
             frame["group"] = self.group
         frame.to_csv(path, index=False, float_format=float_format, lineterminator="\n")
+
+
+class LabelMap(NamedTuple):
+    """Every row's label as a signed copy of a representative's: y_i = sign_i z_(rep_i).
+
+    Representative 0 is the labeled class (z_0 = +1): every labeled row and every unlabeled row
+    of a group that holds a labeled row. Representatives 1..size-1 are the free groups (groups
+    of unlabeled rows only, and ungrouped unlabeled rows), numbered by their first row in file
+    order, each signed +1 on its first row. Without groups, representative 1 + k is the k-th
+    unlabeled row. The label matrix is Gamma = L Gamma_c L' with L = :meth:`matrix` and Gamma_c
+    the (size x size) label matrix of the representatives (seed 003, 7.3.1).
+
+    Attributes
+    ----------
+    rep : ndarray (n,) of int
+    sign : ndarray (n,) of float, +1/-1
+    size : int
+        The number of representatives, 1 + the number of free groups.
+    """
+
+    rep: np.ndarray
+    sign: np.ndarray
+    size: int
+
+    def matrix(self):
+        """L (n x size, scipy.sparse.csr_matrix): sign_i at (i, rep_i), one entry per row."""
+        import scipy.sparse as sp
+
+        n = self.rep.shape[0]
+        return sp.csr_matrix((self.sign, (np.arange(n), self.rep)), shape=(n, self.size))
+
+
+def _group_keys(label: np.ndarray, group: Optional[np.ndarray]):
+    """(key index per row, side per row, number of keys): rows of one group share a key; an
+    ungrouped row (group 0 or no column) has a key of its own."""
+    n = label.shape[0]
+    g = np.zeros(n, dtype=np.int64) if group is None else np.asarray(group, dtype=np.int64)
+    key = np.where(g != 0, np.abs(g), -1 - np.arange(n))
+    _, inverse = np.unique(key, return_inverse=True)
+    side = np.where(g < 0, -1, 1)
+    return inverse.ravel(), side, int(inverse.max()) + 1
+
+
+def _group_classes(label, group):
+    """Per key, the largest and smallest label x side over its labeled rows (-2/+2 when none):
+    they differ exactly on a contradictory group."""
+    label = np.asarray(label)
+    key, side, k = _group_keys(label, group)
+    lab = np.flatnonzero(label != 0)
+    c = label[lab].astype(np.int64) * side[lab]
+    cmax = np.full(k, -2)
+    cmin = np.full(k, 2)
+    np.maximum.at(cmax, key[lab], c)
+    np.minimum.at(cmin, key[lab], c)
+    return key, side, cmax, cmin
+
+
+def check_groups(label, group, first_row: int = 0, where: str = "") -> None:
+    """InputError on a group whose labeled rows contradict its sides, naming two of its rows.
+
+    Parameters
+    ----------
+    label, group : array_like (n,)
+    first_row : int
+        The number of the first row in the message: 0 for array indices, 1 for the data rows of
+        a CSV file (the header not counted). The message says which.
+    where : str
+        A prefix of the message (the file name).
+    """
+    if group is None:
+        return
+    label = np.asarray(label)
+    group = np.asarray(group, dtype=np.int64)
+    key, side, cmax, cmin = _group_classes(label, group)
+    bad = (cmax == 1) & (cmin == -1)
+    if not bad.any():
+        return
+    lab = label != 0
+    c = label.astype(np.int64) * side
+    rows = np.flatnonzero(lab & bad[key])
+    # The first contradictory group in file order, and its first row of either kind.
+    k = key[rows[0]]
+    a = int(rows[(key[rows] == k) & (c[rows] == 1)][0])
+    b = int(rows[(key[rows] == k) & (c[rows] == -1)][0])
+    a, b = min(a, b), max(a, b)
+    numbering = ("data rows numbered from 1 in file order" if first_row == 1
+                 else "rows numbered from 0")
+    relation = "alike" if label[a] == label[b] else "differently"
+    sides = "opposite sides" if side[a] != side[b] else "the same side"
+    raise InputError(
+        f"{where}contradictory group constraints: rows {a + first_row} and {b + first_row} "
+        f"(group {int(group[a])} label {int(label[a]):+d}, group {int(group[b])} label "
+        f"{int(label[b]):+d}) are labeled {relation} but on {sides} of group "
+        f"{abs(int(group[a]))} ({numbering})")
+
+
+def label_map(label, group=None) -> LabelMap:
+    """The :class:`LabelMap` of a label vector and signed group ids (no check: see
+    :func:`check_groups`, which every :class:`Instance` passes)."""
+    label = np.asarray(label)
+    n = label.shape[0]
+    key, side, cmax, _ = _group_classes(label, group)
+    anchored = cmax[key] != -2
+    # Free keys numbered 1, 2, ... by their first row.
+    first = np.full(cmax.shape[0], n, dtype=np.int64)
+    np.minimum.at(first, key, np.arange(n))
+    free_keys = np.flatnonzero(cmax == -2)
+    number = np.zeros(cmax.shape[0], dtype=np.int64)
+    number[free_keys[np.argsort(first[free_keys], kind="stable")]] = 1 + np.arange(free_keys.size)
+    rep = np.where(anchored, 0, number[key])
+    sign = np.where(anchored, cmax[key] * side, side * side[first[key]]).astype(float)
+    return LabelMap(rep=rep, sign=sign, size=1 + int(free_keys.size))
 
 
 def _as_finite_matrix(X) -> np.ndarray:
@@ -231,6 +357,13 @@ def read_csv(path: str, name: Optional[str] = None) -> Instance:
                 raise InputError(
                     f"{path}: column '{column}' has {numeric[column][row]:g} in row {row + 1}: "
                     f"allowed values are {', '.join(str(a) for a in allowed)}")
+    if "group" in numeric:
+        group = numeric["group"]
+        if np.any(group != np.round(group)):
+            row = int(np.flatnonzero(group != np.round(group))[0])
+            raise InputError(f"{path}: column 'group' has {group[row]:g} in row {row + 1}: "
+                             "group ids are integers")
+        check_groups(numeric["label"], group, first_row=1, where=f"{path}: ")
     features = [c for c in frame.columns if c not in RESERVED_COLUMNS]
     if not features:
         raise InputError(f"{path}: no feature column besides {', '.join(RESERVED_COLUMNS)}")

@@ -1,18 +1,25 @@
 """``sdp``: De Bie and Cristianini's SDP relaxation of transductive SVM (Problem 2, seed 003).
 
-The reduced form of Propositions 7.3 and 7.4: with the labeled block of the label matrix fixed
-to y_L y_L', the matrix is
+The reduced form of Propositions 7.3 and 7.4, with the equivalence and inequivalence constraints
+of section 7.3.1. Every point's label is a signed copy of a representative's,
+y_i = s_i z_(r_i) (:class:`s3vm_models.data.LabelMap`): representative 0 is the labeled class
+(z_0 = +1), the others are the free groups (without groups: the unlabeled points). So the label
+matrix is Gamma = L Gamma_c L' with L (n x (1 + m)) holding s_i at (i, r_i), and
 
-    Gamma = [[y_L y_L', y_L g'], [g y_L', G]]        (g: relaxed unlabeled labels, G: u x u)
+    Gamma_c = [[1, g'], [g, G]]        (g: relaxed labels of the m free representatives, G: m x m)
 
-and the relaxation is
+is the label matrix of the representatives: the labeled block and every pair within a group are
+fixed, and a group of k points costs one row and column instead of k. The relaxation is
 
     min  t
-    s.t. [[1, g'], [g, G]] PSD,   diag(G) = 1,   mu >= 0,  nu >= 0,
-         [[K o Gamma, 1 - mu + nu], [(1 - mu + nu)', t - 2 C'mu]] PSD
+    s.t. Gamma_c PSD,   diag(G) = 1,   mu >= 0,  nu >= 0,
+         [[K o (L Gamma_c L'), 1 - mu + nu], [(1 - mu + nu)', t - 2 C'mu]] PSD
 
-(hard margin: mu = 0 and no C term). Its optimum is a lower bound on min_y D(y); D at the labels
-sign(g) is an upper bound. The count balance is e'g = 2P - u, linear in g.
+(hard margin: mu = 0 and no C term). Gamma_c PSD is Gamma PSD (Proposition 7.4 with L for the
+block diag(y_L, I)), and diag(Gamma) = 1 since every row of L has one entry +-1. Without groups,
+L = [[y_L, 0], [0, I_u]] and this is the seed's form. Its optimum is a lower bound on
+min_y D(y) over the labelings that meet the groups; D at the rounded labels is an upper bound.
+The count balance sum_(j in U) y_j = 2P - u is linear in g: e_U'L[U] (1, g) = 2P - u.
 """
 
 from __future__ import annotations
@@ -21,11 +28,28 @@ from typing import ClassVar
 
 import numpy as np
 
-from .conic_formulation import ConicFormulation, ConicModel, problem2_penalties
+from .conic_formulation import ConicFormulation, ConicModel, problem2_penalties, svm_lmi
+from .data import Instance
+from .settings import Settings
+
+
+def balance_coefficients(instance: Instance) -> tuple[np.ndarray, float]:
+    """(c, rhs) with the count balance c'g = rhs in the free representatives' labels g.
+
+    sum_(j in U) y_j = sum_(j in U, r_j = 0) s_j + sum_(j in U, r_j > 0) s_j g_(r_j - 1); the
+    first sum is fixed, so rhs = 2P - u less it.
+    """
+    lm = instance.label_map()
+    unl = instance.unlabeled
+    rep, sgn = lm.rep[unl], lm.sign[unl]
+    c = np.zeros(lm.size)
+    np.add.at(c, rep, sgn)
+    return c[1:], float(-c[0])
 
 
 class SDPRelaxation(ConicFormulation):
-    """The full SDP relaxation (``--C``/``--C-star`` soft margin or ``--hard-margin``).
+    """The full SDP relaxation (``--C``/``--C-star`` soft margin or ``--hard-margin``), with the
+    data's groups (``group`` column) as equivalence and inequivalence constraints.
 
     Parameters
     ----------
@@ -36,52 +60,50 @@ class SDPRelaxation(ConicFormulation):
     name: ClassVar[str] = "sdp"
     summary: ClassVar[str] = "SDP relaxation of the transductive SVM (De Bie-Cristianini)"
 
-    def build_cvxpy(self, instance, settings) -> ConicModel:
+    def build_cvxpy(self, instance: Instance, settings: Settings) -> ConicModel:
         import cvxpy as cp
 
         K = self.kernel(instance, settings)
         C = problem2_penalties(instance, settings)
-        lab, unl = instance.labeled, instance.unlabeled
-        l, u, n = len(lab), len(unl), instance.n
-        # Order rows labeled first, as the seed does; K is permuted to match.
-        order = np.concatenate([lab, unl])
-        Kp = K[np.ix_(order, order)]
-        yl = instance.label[lab].astype(float)
+        n = instance.n
+        lm = instance.label_map()
+        m = lm.size - 1
+        L = lm.matrix()
 
-        G = cp.Variable((u, u), symmetric=True, name="Gamma_uu")
-        g = cp.Variable(u, name="gamma_u")
-        t = cp.Variable(name="t")
-        nu = cp.Variable(n, nonneg=True, name="nu")
-        col = lambda v, m: cp.reshape(v, (m, 1), order="F")  # noqa: E731
-        cross = col(g, u) @ yl[None, :]                       # g y_L'
-        Gamma = cp.bmat([[np.outer(yl, yl), cross.T], [cross, G]])
-        if C is None:
-            v, corner = 1 + nu, t
-            constraints = []
+        col = lambda v, k: cp.reshape(v, (k, 1), order="F")  # noqa: E731
+        constraints = []
+        if m:
+            G = cp.Variable((m, m), symmetric=True, name="Gamma_uu")
+            g = cp.Variable(m, name="gamma_u")
+            head = cp.bmat([[np.ones((1, 1)), col(g, m).T], [col(g, m), G]])
+            constraints += [head >> 0, cp.diag(G) == 1]
         else:
-            mu = cp.Variable(n, nonneg=True, name="mu")
-            Cp = C[order]
-            v, corner = 1 - mu + nu, t - 2 * (Cp @ mu)
-            constraints = []
-        lmi = cp.bmat([[cp.multiply(Kp, Gamma), col(v, n)],
-                       [col(v, n).T, cp.reshape(corner, (1, 1), order="F")]])
-        head = cp.bmat([[np.ones((1, 1)), col(g, u).T], [col(g, u), G]])
-        constraints += [lmi >> 0, head >> 0, cp.diag(G) == 1]
+            # Every unlabeled point is tied to a labeled one: Gamma is fixed, the SVM is supervised.
+            g, head = None, cp.Constant(np.ones((1, 1)))
+        # L Gamma_c L' selects and signs Gamma_c's entries (one entry per row of L).
+        Gamma = (cp.Constant(L) @ head) @ cp.Constant(L.T)
+        t, lmi = svm_lmi(K, Gamma, C)
+        constraints.append(lmi)
         if settings.balance == "count":
-            constraints.append(cp.sum(g) == 2 * settings.positive_count(instance) - u)
+            c, fixed = balance_coefficients(instance)
+            rhs = 2 * settings.positive_count(instance) - instance.u + fixed
+            constraints.append((c @ g if m else cp.Constant(0.0)) == rhs)
         problem = cp.Problem(cp.Minimize(t), constraints)
+        unl = instance.unlabeled
+        rep_u, sign_u = lm.rep[unl], lm.sign[unl]
+
+        def gamma_u():
+            # Gamma[U, i+] for a labeled positive i+: s_j (1, g)[r_j].
+            free = np.zeros(0) if g is None else np.asarray(g.value, dtype=float)
+            return sign_u * np.concatenate([[1.0], free])[rep_u]
 
         def gamma_full():
-            full = np.empty((n, n))
-            inv = np.empty(n, dtype=int)
-            inv[order] = np.arange(n)
-            Gv = np.asarray(Gamma.value)
-            return Gv[np.ix_(inv, inv)]
+            return np.asarray(Gamma.value, dtype=float)
 
-        return ConicModel(problem, read={"gamma_u": lambda: g.value, "gamma_full": gamma_full},
-                          info={"lmi_sizes": [n + 1, u + 1]})
+        return ConicModel(problem, read={"gamma_u": gamma_u, "gamma_full": gamma_full},
+                          info={"lmi_sizes": [n + 1, m + 1]})
 
-    def build_fusion(self, instance, settings) -> ConicModel:
+    def build_fusion(self, instance: Instance, settings: Settings) -> ConicModel:
         from .fusion.sdp import build_sdp
 
         return build_sdp(self.kernel(instance, settings), problem2_penalties(instance, settings),

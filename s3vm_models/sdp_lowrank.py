@@ -31,15 +31,14 @@ from typing import ClassVar, Optional
 
 import numpy as np
 
-from .base import Stopwatch
 from .conic_formulation import ConicModel, problem2_penalties
 from .data import Instance
 from .errors import InputError
 from .kernels import kernel_matrix
-from .sdp_subspace import (DEFAULT_DIM, SubspaceFamily, balance_row, positive_anchor,
-                           subspace_basis)
+from .sdp_subspace import (DEFAULT_DIM, SubspaceFamily, balance_row, subspace_basis,
+                           subspace_readers)
 from .settings import Settings
-from .svm_dual import svm_dual_value
+from .svm_dual import svm_dual_value, svm_dual_value_factor
 
 DEFAULT_RANK = 100
 WORKING_SET_MIN_N = 1000   # default: a working set beyond this many points
@@ -103,25 +102,6 @@ def lowrank_operators(G: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndar
     BW = (V[:, :, None] * G[:, None, :]).reshape(n, d * r).T
     BV = (V[:, :, None] * V[:, None, :]).reshape(n, d * d).T
     return np.ascontiguousarray(BW), np.ascontiguousarray(BV)
-
-
-def svm_dual_value_factor(G: np.ndarray, y: np.ndarray, C: Optional[np.ndarray]
-                          ) -> tuple[float, Optional[np.ndarray]]:
-    """D(y) on the kernel G G' (see :func:`s3vm_models.svm_dual.svm_dual_value`), from the factor
-    (no n x n matrix): max 2 1'a - |G' (y o a)|^2 over 0 <= a (<= C), with Clarabel."""
-    import cvxpy as cp
-
-    y = np.asarray(y, dtype=float)
-    a = cp.Variable(len(y), nonneg=True)
-    objective = cp.Maximize(2 * cp.sum(a) - cp.sum_squares(G.T @ cp.multiply(y, a)))
-    constraints = [] if C is None else [a <= np.broadcast_to(C, y.shape)]
-    problem = cp.Problem(objective, constraints)
-    problem.solve(solver="CLARABEL")
-    if problem.status in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
-        return float("inf"), None
-    if problem.value is None:
-        raise RuntimeError(f"the supervised SVM dual did not solve ({problem.status})")
-    return float(problem.value), np.asarray(a.value, dtype=float)
 
 
 def dual_scale(G: np.ndarray, instance: Instance, C: Optional[np.ndarray]) -> float:
@@ -272,10 +252,7 @@ class LowRankSDP(SubspaceFamily):
                     G: Optional[np.ndarray] = None, beta: Optional[float] = None) -> ConicModel:
         """The CVXPY model on all points (:func:`lowrank_dual_model`). ``V``, ``G`` and ``beta``
         default to the spectral subspace, :meth:`factor` and :func:`dual_scale`."""
-        self.check(instance, settings)
-        C = problem2_penalties(instance, settings)
-        if V is None:
-            V = subspace_basis(instance, self.dim)
+        C, V = self.prepare(instance, settings, V)
         if G is None:
             G, _ = self.factor(instance, settings)
         if beta is None:
@@ -284,12 +261,14 @@ class LowRankSDP(SubspaceFamily):
         self._add_readers(built, V, instance)
         return built
 
+    def build_fusion(self, instance: Instance, settings: Settings) -> ConicModel:
+        from .fusion.sdp_lowrank import build_lowrank
+
+        return build_lowrank(self, instance, settings)
+
     @staticmethod
     def _add_readers(built: ConicModel, V: np.ndarray, instance: Instance) -> None:
-        ip, unl = positive_anchor(instance), instance.unlabeled
-        M = built.read["M"]
-        built.read.update({"gamma_u": lambda: V[unl] @ M() @ V[ip],
-                           "gamma_full": lambda: V @ M() @ V.T, "V": lambda: V})
+        built.read.update(subspace_readers(V, built.read["M"], instance))
 
     def uses_working_set(self, instance: Instance) -> bool:
         if self.working_set is None:
@@ -360,45 +339,16 @@ class LowRankSDP(SubspaceFamily):
         value, alpha = svm_dual_value_factor(G, y, C)
         return value, alpha, f"objective on the Nystroem kernel of rank {G.shape[1]}"
 
-    def solve(self, instance: Instance, settings: Settings, profile):
-        """Build, solve (with a working set where it applies), round; the labels are scored by
-        D(y) without an n x n matrix where the factor is exact (see :meth:`supervised_value`).
-        No lower bound: an approximation."""
-        from solvers.registry import get_backend
-        from solvers.results import Result
-
-        self.check(instance, settings)
-        backend = get_backend(profile.solver, self.problem_class)
-        clock = Stopwatch()
-        extra = {}
+    def run_model(self, instance: Instance, settings: Settings, backend, profile, clock):
+        """Build and solve, with a working set where it applies (CVXPY backends only). An
+        unbounded dual means that no M meets diag(V M V') <= 1 (and the balance) with a finite
+        t: the subspace problem is infeasible."""
         if backend.model_kind == "cvxpy" and self.uses_working_set(instance):
             built, outcome, extra = self._solve_working_set(instance, settings, backend, profile,
                                                             clock)
         else:
-            built = self.build(instance, settings, backend.model_kind)
-            outcome = backend.solve(built.model, profile)
-        sign = built.info.get("objective_sign", 1)
+            built, outcome, extra = super().run_model(instance, settings, backend, profile, clock)
         if str(getattr(built.model, "status", "")).startswith("unbounded"):
-            # An unbounded dual: no M meets diag(V M V') <= 1 (and the balance) with a finite t.
             outcome.status, outcome.has_solution = "infeasible", False
             outcome.message = "the subspace problem is infeasible (its low-rank dual is unbounded)"
-        result = Result(formulation=self.name, solver=backend.name, status=outcome.status,
-                        iterations=outcome.iterations, message=outcome.message,
-                        info={**built.info, **extra})
-        if not outcome.has_solution:
-            result.seconds = clock.seconds
-            return result
-        relaxed = None if outcome.objective is None else sign * outcome.objective
-        labels, scores = self.labels_from(built, instance, settings)
-        y = instance.label.astype(float)
-        y[instance.unlabeled] = labels
-        value, alpha, note = self.supervised_value(instance, settings, y)
-        result.labels, result.decision_values = labels, scores
-        result.objective = value
-        result.primal = {"alpha": alpha, "relaxation_value": relaxed}
-        result.info["relaxation_value"] = relaxed
-        if note:
-            result.info["objective_note"] = note
-        result.status = "feasible" if outcome.status == "optimal" else outcome.status
-        result.seconds = clock.seconds
-        return result
+        return built, outcome, extra

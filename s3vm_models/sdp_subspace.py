@@ -22,6 +22,10 @@ point is the same vector v+ and every labeled negative row is -v+, so all column
 labeled points agree up to sign. The relaxed unlabeled labels are the column of a positive labeled
 point on the unlabeled rows, gamma_u = Gamma[U, i+] = V_U M v+, thresholded. The count balance is
 the linear sum_{j in U} Gamma[j, i+] = 2P - u, the ``sdp``'s e'g = 2P - u.
+
+Groups (the ``group`` column, seed 003, 7.3.1 and 7.3.2) enter through L: every column of V is
+s_i times one value on the rows of a group, so Gamma = V M V' meets them for any M, and d is at
+most 1 + the number of free groups (u + 1 without groups).
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from typing import ClassVar, Optional
 
 import numpy as np
 
-from .conic_formulation import ConicFormulation, ConicModel, problem2_penalties
+from .conic_formulation import (ConicFormulation, ConicModel, problem2_penalties, round_scores,
+                                svm_lmi)
 from .data import Instance
 from .errors import InputError
 from .settings import Settings
@@ -49,10 +54,15 @@ def check_dim(dim) -> int:
 
 
 def check_dim_fits(dim: int, instance: Instance) -> None:
-    """InputError when d exceeds u + 1, the dimension of the label-constrained subspace."""
-    if dim > instance.u + 1:
-        raise InputError(f"d larger than u + 1: dim = {dim}, but with u = {instance.u} unlabeled "
-                         f"points the label-constrained subspace has dimension {instance.u + 1}")
+    """InputError when d exceeds the dimension of the label-constrained subspace: u + 1, or
+    1 + the number of free groups when groups tie points together."""
+    free = instance.label_map().size - 1
+    if dim > free + 1:
+        why = (f"with u = {instance.u} unlabeled points" if free == instance.u else
+               f"with {free} free groups (the group column ties the {instance.u} unlabeled "
+               "points together)")
+        raise InputError(f"d larger than u + 1: dim = {dim}, but {why} the label-constrained "
+                         f"subspace has dimension {free + 1}")
 
 
 def subspace_basis(instance: Instance, dim: int, **spectral_options) -> np.ndarray:
@@ -61,7 +71,8 @@ def subspace_basis(instance: Instance, dim: int, **spectral_options) -> np.ndarr
     The affinity is the spectral step's own rbf (width: mean nearest-neighbour distance), not the
     SVM kernel; ``spectral_options`` go to :func:`s3vm_models.spectral.spectral_subspace`.
     """
-    return spectral_subspace(instance.X, instance.label, dim, **spectral_options)
+    return spectral_subspace(instance.X, instance.label, dim, group=instance.group,
+                             **spectral_options)
 
 
 def positive_anchor(instance: Instance) -> int:
@@ -72,6 +83,16 @@ def positive_anchor(instance: Instance) -> int:
 def balance_row(V: np.ndarray, instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     """(s, v+) with s = V_U' 1 and v+ = V[i+]: the count balance is s' M v+ = 2P - u."""
     return V[instance.unlabeled].sum(axis=0), V[positive_anchor(instance)]
+
+
+def subspace_readers(V: np.ndarray, m_value, instance: Instance) -> dict:
+    """The readers of a subspace model from a reader of M: ``gamma_u`` (Gamma[U, i+]),
+    ``gamma_full`` (V M V', small problems only), ``M`` and ``V``."""
+    ip, unl = positive_anchor(instance), instance.unlabeled
+    return {"gamma_u": lambda: V[unl] @ m_value() @ V[ip],
+            "gamma_full": lambda: V @ m_value() @ V.T,
+            "M": m_value,
+            "V": lambda: V}
 
 
 def psd_part(M: np.ndarray) -> np.ndarray:
@@ -115,17 +136,21 @@ class SubspaceFamily(ConicFormulation):
         super().check(instance, settings)
         check_dim_fits(self.dim, instance)
 
+    def prepare(self, instance: Instance, settings: Settings,
+                V: Optional[np.ndarray] = None) -> tuple[Optional[np.ndarray], np.ndarray]:
+        """What every builder of the family starts with: the checks, then (C, V) with C the
+        penalties of Problem 2 (None: hard margin) and V defaulting to :func:`subspace_basis`."""
+        self.check(instance, settings)
+        C = problem2_penalties(instance, settings)
+        V = subspace_basis(instance, self.dim) if V is None else np.asarray(V, dtype=float)
+        return C, V
+
     def labels_from(self, built: ConicModel, instance: Instance,
                     settings: Settings) -> tuple[np.ndarray, np.ndarray]:
         if "M" not in built.read or "V" not in built.read:
             return super().labels_from(built, instance, settings)
         scores = subspace_scores(built.read["V"](), built.read["M"](), instance, self.rounding)
-        if settings.balance == "count":
-            P = settings.positive_count(instance)
-            labels = -np.ones(len(scores), dtype=int)
-            labels[np.argsort(-scores, kind="stable")[:P]] = 1
-            return labels, scores
-        return np.where(scores >= 0, 1, -1), scores
+        return round_scores(scores, instance, settings)
 
 
 class SubspaceSDP(SubspaceFamily):
@@ -147,37 +172,21 @@ class SubspaceSDP(SubspaceFamily):
         """The CVXPY model; ``V`` defaults to :func:`subspace_basis` (tests may pass their own)."""
         import cvxpy as cp
 
-        self.check(instance, settings)
+        C, V = self.prepare(instance, settings, V)
         K = self.kernel(instance, settings)
-        C = problem2_penalties(instance, settings)
         n, u, d = instance.n, instance.u, self.dim
-        if V is None:
-            V = subspace_basis(instance, d)
         M = cp.Variable((d, d), PSD=True, name="M")
-        t = cp.Variable(name="t")
-        nu = cp.Variable(n, nonneg=True, name="nu")
-        col = lambda x, m: cp.reshape(x, (m, 1), order="F")  # noqa: E731
-        Gamma = V @ M @ V.T
-        if C is None:
-            v, corner = 1 + nu, t
-        else:
-            mu = cp.Variable(n, nonneg=True, name="mu")
-            v, corner = 1 - mu + nu, t - 2 * (C @ mu)
-        lmi = cp.bmat([[cp.multiply(K, Gamma), col(v, n)],
-                       [col(v, n).T, cp.reshape(corner, (1, 1), order="F")]])
-        constraints = [lmi >> 0, cp.sum(cp.multiply(V @ M, V), axis=1) <= 1]
+        t, lmi = svm_lmi(K, V @ M @ V.T, C)
+        constraints = [lmi, cp.sum(cp.multiply(V @ M, V), axis=1) <= 1]
         if settings.balance == "count":
             s, vp = balance_row(V, instance)
             constraints.append(s @ M @ vp == 2 * settings.positive_count(instance) - u)
         problem = cp.Problem(cp.Minimize(t), constraints)
-        ip, unl = positive_anchor(instance), instance.unlabeled
+        return ConicModel(problem, read=subspace_readers(
+            V, lambda: np.asarray(M.value, dtype=float), instance),
+            info={"lmi_sizes": [n + 1, d], "dim": d})
 
-        def m_value():
-            return np.asarray(M.value, dtype=float)
+    def build_fusion(self, instance: Instance, settings: Settings) -> ConicModel:
+        from .fusion.sdp_subspace import build_subspace
 
-        return ConicModel(problem, read={
-            "gamma_u": lambda: V[unl] @ m_value() @ V[ip],
-            "gamma_full": lambda: V @ m_value() @ V.T,
-            "M": m_value,
-            "V": lambda: V,
-        }, info={"lmi_sizes": [n + 1, d], "dim": d})
+        return build_subspace(self, instance, settings)

@@ -19,11 +19,17 @@ coefficient of the constant column) is set to 0 before forming v_i. Then every c
 +c on the labeled positives and -c on the labeled negatives, so the columns of Gamma = V M V' of
 opposite labeled points are opposite.
 
+With the groups of seed 003, 7.3.1 (signed ``group`` ids, :class:`s3vm_models.data.LabelMap`),
+L = [1, E] where E holds s_i at (i, r_i): column 1 is the labeled class (and the unlabeled rows a
+group ties to it), then one column per free group. Without groups E = [[y_L, 0], [0, I_u]] and L
+is the seed's. Each column of V is then s_i times one value on every group, so Gamma = V M V'
+meets the groups whatever M is.
+
 Two paths: ``dense`` (the rbf affinity on all points, ``scipy.linalg.eigh`` on L'(D - A)L,
 L'DL) for small n, and ``sparse`` (a symmetric k-nearest-neighbour rbf graph in ``scipy.sparse``,
 Lanczos ``eigsh``): no dense n x n matrix is ever formed on that path. The sparse path solves
-(7.6) in an equivalent basis of range(L) in which L'DL is diagonal, so that only sparse products
-are needed (:func:`constrained_spectral`). Both graphs keep the rbf's self-similarity 1 on the
+(7.6) on the complement of the constant, where it is a standard symmetric problem needing only
+sparse products (:func:`_sparse_nontrivial`). Both graphs keep the rbf's self-similarity 1 on the
 diagonal (the seed's diag(K 1) - K); the sparse path with ``neighbors = n - 1`` is the dense
 graph.
 """
@@ -36,6 +42,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from .data import label_map
 from .errors import InputError
 
 METHODS = ("auto", "dense", "sparse")
@@ -51,14 +58,14 @@ class SpectralResult(NamedTuple):
     V : ndarray (n, d)
         The subspace basis, v_i = L z_i with z_i[0] = 0, each column scaled to norm sqrt(n) and
         signed positive on the labeled positives.
-    Z : ndarray (2 + u, d)
+    Z : ndarray (2 + m, d)
         The coefficients z_i of V in the columns of L (first row 0), scaled as V.
     values : ndarray (d,)
         The generalized eigenvalues lambda_i, ascending.
-    eigenvectors : ndarray (2 + u, d)
+    eigenvectors : ndarray (2 + m, d)
         The generalized eigenvectors before the constant-column rule (L'D L-orthonormal).
-    L : scipy.sparse.csr_matrix (n, 2 + u)
-        The label-constraint matrix.
+    L : scipy.sparse.csr_matrix (n, 2 + m)
+        The label-constraint matrix (m = u without groups, else the number of free groups).
     """
 
     V: np.ndarray
@@ -68,19 +75,25 @@ class SpectralResult(NamedTuple):
     L: sp.csr_matrix
 
 
-def label_constraint_matrix(label) -> sp.csr_matrix:
-    """The seed's label-constraint matrix L (n x (2 + u)), rows in the order of ``label``.
+def label_constraint_matrix(label, group=None) -> sp.csr_matrix:
+    """The seed's label-constraint matrix L (n x (2 + m)), rows in the order of ``label``.
 
     Parameters
     ----------
     label : array_like (n,)
         +1/-1 on labeled rows, 0 on unlabeled rows (labeled and unlabeled rows may interleave).
+    group : array_like (n,), optional
+        Signed group ids (:class:`s3vm_models.data.Instance`): equivalence and inequivalence
+        constraints (seed 003, 7.3.1).
 
     Returns
     -------
     scipy.sparse.csr_matrix
-        Column 0 is all ones; column 1 is the label (+1, -1, 0 on unlabeled rows); column 2 + k is
-        the indicator of the k-th unlabeled row (in row order).
+        Column 0 is all ones; column 1 + k is the signed indicator of representative k of
+        :func:`s3vm_models.data.label_map` (s_i on its rows): column 1 is the label on the
+        labeled rows (and on the unlabeled rows tied to them by a group), column 2 + k the k-th
+        free group. Without groups m = u and column 2 + k is the indicator of the k-th unlabeled
+        row (in row order): the seed's L.
 
     Raises
     ------
@@ -91,13 +104,8 @@ def label_constraint_matrix(label) -> sp.csr_matrix:
     n = label.shape[0]
     if not (np.any(label == 1) and np.any(label == -1)):
         raise InputError("the spectral subspace needs a labeled point of each class")
-    lab = np.flatnonzero(label != 0)
-    unl = np.flatnonzero(label == 0)
-    rows = np.concatenate([np.arange(n), lab, unl])
-    cols = np.concatenate([np.zeros(n, dtype=int), np.ones(lab.size, dtype=int),
-                           2 + np.arange(unl.size)])
-    vals = np.concatenate([np.ones(n), label[lab].astype(float), np.ones(unl.size)])
-    return sp.csr_matrix((vals, (rows, cols)), shape=(n, 2 + unl.size))
+    E = label_map(label, group).matrix()
+    return sp.hstack([sp.csr_matrix(np.ones((n, 1))), E], format="csr")
 
 
 def _neighbours(X: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -176,18 +184,6 @@ def knn_affinity(X: np.ndarray, sigma: Optional[float] = None,
     return A.tocsr(), float(sigma)
 
 
-def aggregation_matrix(label) -> sp.csr_matrix:
-    """T (n x (2 + u)) = [1_{l+}, 1_{l-}, I_u] (rows in the order of ``label``): the same column
-    space as L, L = T R with R invertible, but every row has one entry, so T'D T is diagonal and
-    T'A T is the affinity of the graph with each labeled class contracted to one node."""
-    label = np.asarray(label)
-    n = label.shape[0]
-    unl = label == 0
-    col = np.where(label == 1, 0, 1)
-    col[unl] = 2 + np.arange(int(unl.sum()))
-    return sp.csr_matrix((np.ones(n), (np.arange(n), col)), shape=(n, 2 + int(unl.sum())))
-
-
 def _remove_trivial(Z: np.ndarray, P, Q, const: np.ndarray, d: int
                     ) -> tuple[np.ndarray, np.ndarray]:
     """From d + 1 of the smallest eigenvectors, the d eigenpairs other than the constant one.
@@ -211,7 +207,56 @@ def _remove_trivial(Z: np.ndarray, P, Q, const: np.ndarray, d: int
     return lam, Y @ W
 
 
-def constrained_spectral(A, label, d: int, method: str = "dense", seed: int = 0) -> SpectralResult:
+def _sparse_nontrivial(A, E: sp.csr_matrix, deg: np.ndarray, d: int, seed: int
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """The d smallest nontrivial eigenpairs of (7.6) with sparse products only: (values, Z), Z
+    ((1 + M) x d) in the coordinates of L = [1, E].
+
+    E has one entry +-1 per row, so E'DE = diag(q) is diagonal. The nontrivial eigenvectors are
+    D-orthogonal to the constant, so v = E z - (e'z / s) 1 with e = E'D1, s = 1'D1, and (7.6)
+    becomes E'(D - A)E z = lambda (diag(q) - e e'/s) z (since (D - A)1 = 0). With
+    diag(q) - e e'/s = R'R, R = (I - c w w') q^(1/2), w = q^(-1/2) e / sqrt(s), this is the
+    standard symmetric problem of R^-T E'(D - A)E R^-1, solved by Lanczos (``eigsh``) with O(M)
+    work per product beyond the sparse E'AE. A shift-invert solve would factor the matrix, and
+    k-nearest-neighbour graphs of high-dimensional data fill an LU factor almost completely.
+    The right-hand side is definite because the labeled class holds both signs, so w'w < 1.
+    """
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    M = E.shape[1]
+    q = np.asarray(abs(E).T @ deg).ravel()
+    e = np.asarray(E.T @ deg).ravel()
+    AE = (E.T @ sp.csr_matrix(A) @ E).tocsr()
+    AE = (AE + AE.T) / 2.0
+    w = e / np.sqrt(q) / np.sqrt(deg.sum())
+    ww = float(w @ w)
+    c = (1.0 - np.sqrt(1.0 - ww)) / ww if ww > 0 else 0.0
+    c_inv = c / (1.0 - c * ww)                    # (I - c ww')^-1 = I + c_inv ww'
+    root = np.sqrt(q)
+
+    # Dot products as sums, not BLAS calls: the operator is applied hundreds of times to one
+    # vector, and on a busy machine a threaded BLAS call costs far more than its arithmetic.
+    def matvec(y):                                 # (I - S) y with S = R^-T E'(D - A)E R^-1
+        y = np.asarray(y, dtype=float).reshape(M)
+        z = (y + (c_inv * (w * y).sum()) * w) / root          # R^-1 y
+        x = (q * z - AE @ z) / root
+        return y - x - (c_inv * (w * x).sum()) * w
+
+    # The largest eigenvalues 1 - lambda of I - S, near 1: eigsh's tolerance is relative to the
+    # eigenvalue, so the smallest lambda of S itself (near 0) would take far more iterations.
+    shifted = LinearOperator((M, M), matvec=matvec, dtype=float)
+    v0 = np.random.default_rng(seed).uniform(0.5, 1.5, M)
+    mu, Y = eigsh(shifted, k=d, which="LA", v0=v0)
+    order = np.argsort(-mu)
+    values = 1.0 - mu[order]
+    Y = Y[:, order]
+    Z = (Y + c_inv * np.outer(w, w @ Y)) / root[:, None]     # R^-1 Y
+    z0 = -(e @ Z) / deg.sum()
+    return values, np.vstack([z0, Z])
+
+
+def constrained_spectral(A, label, d: int, method: str = "dense", seed: int = 0,
+                         group=None) -> SpectralResult:
     """Solve (7.6) for a given affinity and build V with the constant-column rule.
 
     Parameters
@@ -221,77 +266,56 @@ def constrained_spectral(A, label, d: int, method: str = "dense", seed: int = 0)
     label : array_like (n,)
         +1/-1 on labeled rows, 0 on unlabeled rows.
     d : int
-        Number of columns, 1 <= d <= u + 1 (the dimension of range(L) less the constant).
+        Number of columns, 1 <= d <= m + 1 (the dimension of range(L) less the constant; m = u
+        without groups).
     method : {"dense", "sparse"}
-        ``dense``: ``scipy.linalg.eigh`` on the (2 + u)-square matrices L'(D - A)L, L'DL.
-        ``sparse``: the same problem in the basis T of :func:`aggregation_matrix` (same column
-        space, so the same eigenvalues and the same vectors v), where T'DT = diag(q) is diagonal
-        and (7.6) is the standard problem of q^(-1/2) T'AT q^(-1/2) (largest eigenvalues, 1 -
-        lambda), solved by Lanczos (``eigsh``) with sparse products only. A shift-invert solve
-        of L'(D - A)L would factor the matrix, and k-nearest-neighbour graphs of high-dimensional
-        data fill an LU factor almost completely.
+        ``dense``: ``scipy.linalg.eigh`` on the (2 + m)-square matrices L'(D - A)L, L'DL.
+        ``sparse``: Lanczos (``eigsh``) on an equivalent standard problem with sparse products
+        only (:func:`_sparse_nontrivial`); no dense n x n or (2 + m)-square matrix.
     seed : int
         Seed of ``eigsh``'s starting vector.
+    group : array_like (n,), optional
+        Signed group ids (equivalence and inequivalence constraints), see
+        :func:`label_constraint_matrix`.
 
     Returns
     -------
     SpectralResult
     """
-    L = label_constraint_matrix(label)
-    n, m = L.shape
-    u = m - 2
+    L = label_constraint_matrix(label, group)
+    n, width = L.shape
+    m = width - 2
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
         raise InputError(f"dim must be an integer >= 1 (d < 1 is not allowed), got {d!r}")
-    if d > u + 1:
+    if d > m + 1:
         raise InputError(f"d larger than u + 1: dim = {d}, but the label-constrained subspace "
-                         f"has dimension u + 1 = {u + 1}")
+                         f"has dimension {m + 1}" + ("" if group is None else
+                                                     " (1 + the number of free groups)"))
     deg = np.asarray(A.sum(axis=1)).ravel()
     if np.any(deg <= 0):
         raise InputError("the spectral affinity has a row with no positive weight")
-    if method == "dense" or m <= d + 3:
-        # Only the (2 + u)-square projections are dense (u may be tiny while n is large).
-        B = L
-        AB = B.T @ (A @ B) if sp.issparse(A) else B.T @ np.asarray(np.asarray(A, float) @ B)
+    if method == "dense" or width <= d + 3:
+        # Only the (2 + m)-square projections are dense (m may be tiny while n is large).
+        AB = L.T @ (A @ L) if sp.issparse(A) else L.T @ np.asarray(np.asarray(A, float) @ L)
         AB = AB.toarray() if sp.issparse(AB) else np.asarray(AB)
-        Q = (B.T @ sp.diags(deg) @ B).toarray()
+        Q = (L.T @ sp.diags(deg) @ L).toarray()
         P = Q - AB
         P, Q = (P + P.T) / 2.0, (Q + Q.T) / 2.0
         _, Z = scipy.linalg.eigh(P, Q, subset_by_index=[0, d])
-        const = np.zeros(m)
+        const = np.zeros(width)
         const[0] = 1.0                             # 1 = L e_0
+        values, eigenvectors = _remove_trivial(Z, P, Q, const, d)
     elif method == "sparse":
-        from scipy.sparse.linalg import eigsh
-
-        B = aggregation_matrix(label)
-        As = sp.csr_matrix(A)
-        q = np.asarray(B.T @ deg).ravel()
-        AB = (B.T @ As @ B).tocsr()
-        AB = (AB + AB.T) / 2.0
-        scale = sp.diags(1.0 / np.sqrt(q))
-        S = (scale @ AB @ scale).tocsr()
-        v0 = np.random.default_rng(seed).uniform(0.5, 1.5, m)
-        _, Y = eigsh(S, k=d + 1, which="LA", v0=v0)
-        Z = Y / np.sqrt(q)[:, None]
-        Q = sp.diags(q).tocsr()
-        P = (Q - AB).tocsr()
-        const = np.ones(m)                         # 1 = T 1
+        values, eigenvectors = _sparse_nontrivial(A, L[:, 1:], deg, d, seed)
     else:
         raise InputError(f"unknown spectral method {method!r}: choose dense or sparse")
-    values, Z = _remove_trivial(Z, P, Q, const, d)
-    Vpre = np.asarray(B @ Z)
-    # The generalized eigenvectors in L's coordinates: v[i+] = z0 + z1, v[i-] = z0 - z1,
-    # v[j] = z0 + z_(2+j) on unlabeled rows.
-    ip = int(np.flatnonzero(np.asarray(label) == 1)[0])
-    im = int(np.flatnonzero(np.asarray(label) == -1)[0])
-    unl = np.flatnonzero(np.asarray(label) == 0)
-    z0 = (Vpre[ip] + Vpre[im]) / 2.0
-    eigenvectors = np.vstack([z0, Vpre[ip] - z0, Vpre[unl] - z0])
     # The constant-column rule: z0 = 0, i.e. v_i = L z_i - z0 1.
-    V = Vpre - z0
+    V = np.asarray(L[:, 1:] @ eigenvectors[1:])
     Zc = eigenvectors.copy()
     Zc[0] = 0.0
     # Scale each column to norm sqrt(n) (entries of order 1, which the SDP solvers like) and sign
     # it positive on the labeled positives (on its largest entry when that value is 0).
+    ip = int(np.flatnonzero(np.asarray(label) == 1)[0])
     norms = np.linalg.norm(V, axis=0)
     biggest = np.abs(V).max(axis=0)
     fallback = V[np.argmax(np.abs(V), axis=0), np.arange(V.shape[1])]
@@ -302,7 +326,8 @@ def constrained_spectral(A, label, d: int, method: str = "dense", seed: int = 0)
 
 def spectral_subspace(X: np.ndarray, label, d: int, sigma: Optional[float] = None,
                       method: str = "auto", neighbors: int = DEFAULT_NEIGHBORS,
-                      dense_max_n: int = DENSE_MAX_N, seed: int = 0) -> np.ndarray:
+                      dense_max_n: int = DENSE_MAX_N, seed: int = 0,
+                      group=None) -> np.ndarray:
     """The subspace V (n x d) of seed 003's constrained spectral transduction.
 
     Parameters
@@ -323,6 +348,9 @@ def spectral_subspace(X: np.ndarray, label, d: int, sigma: Optional[float] = Non
         Threshold of ``auto``.
     seed : int
         Seed of the sparse eigensolver's starting vector.
+    group : array_like (n,), optional
+        Signed group ids: every column of V is then s_i times one value on the rows of a group
+        (and on the labeled class), so Gamma = V M V' meets the groups.
 
     Returns
     -------
@@ -338,4 +366,4 @@ def spectral_subspace(X: np.ndarray, label, d: int, sigma: Optional[float] = Non
         A = rbf_affinity(X, nearest_neighbour_sigma(X) if sigma is None else sigma)
     else:
         A, _ = knn_affinity(X, sigma, neighbors)
-    return constrained_spectral(A, label, d, method=method, seed=seed).V
+    return constrained_spectral(A, label, d, method=method, seed=seed, group=group).V

@@ -27,10 +27,16 @@ def svm_dual_value(K: np.ndarray, y: np.ndarray, C: Optional[np.ndarray]) -> tup
     ``C`` is the per-point upper bound on a, or None for the hard margin. A hard-margin problem
     whose labeling cannot be separated returns (inf, None).
     """
+    return svm_dual_value_factor(psd_factor(K), y, C)
+
+
+def svm_dual_value_factor(G: np.ndarray, y: np.ndarray, C: Optional[np.ndarray]
+                          ) -> tuple[float, Optional[np.ndarray]]:
+    """D(y) on the kernel G G' (see :func:`s3vm_models.svm_dual.svm_dual_value`), from the factor
+    (no n x n matrix): max 2 1'a - |G' (y o a)|^2 over 0 <= a (<= C), with Clarabel."""
     import cvxpy as cp
 
     y = np.asarray(y, dtype=float)
-    G = psd_factor(K)
     a = cp.Variable(len(y), nonneg=True)
     objective = cp.Maximize(2 * cp.sum(a) - cp.sum_squares(G.T @ cp.multiply(y, a)))
     constraints = [] if C is None else [a <= np.broadcast_to(C, y.shape)]

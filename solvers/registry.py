@@ -29,10 +29,12 @@ BACKENDS = {
     "cvxopt": {"sdp": "solvers.backends.cvxopt:CvxoptBackend"},
     "sdpa": {"sdp": "solvers.backends.sdpa:SdpaBackend"},
     "mosek-fusion": {"sdp": "solvers.backends.mosek_fusion:MosekFusionBackend"},
+    # The branch-and-bound driver itself, for bb: its SVM bounds need no external solver.
+    "builtin": {"svm": "solvers.bnb.driver:BuiltinBackend"},
 }
 
 # The solver used when none is named, per problem class.
-DEFAULT_SOLVERS = {"lp": "highs", "mip": "highs", "miqp": "scip", "sdp": "scs"}
+DEFAULT_SOLVERS = {"lp": "highs", "mip": "highs", "miqp": "scip", "sdp": "scs", "svm": "builtin"}
 
 
 def problem_classes(name: str) -> tuple:

@@ -104,6 +104,17 @@ class Lmi:
         return model.constraint(name, self.expression(), mf.Domain.inPSDCone(self.size))
 
 
+def svm_border(lmi: Lmi, n: int, nu, mu, t, C) -> None:
+    """The last row and column of the SVM's LMI [[K o Gamma, v], [v', corner]] (size n + 1):
+    v = 1 - mu + nu and corner = t - 2 C'mu (hard margin: ``mu`` None, v = 1 + nu, corner t)."""
+    lmi.const(np.arange(n), n, 1.0)
+    lmi.term(nu, np.arange(n), np.arange(n), n, 1.0)
+    lmi.term(t, 0, n, n, 1.0)
+    if mu is not None:
+        lmi.term(mu, np.arange(n), np.arange(n), n, -1.0)
+        lmi.term(mu, np.arange(n), n, n, -2.0 * np.asarray(C, dtype=float))
+
+
 def variable(model, name: str, size: int, nonneg: bool = False):
     """A vector of ``size`` scalar variables (free, or >= 0), None when size is 0."""
     if size == 0:

@@ -18,7 +18,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..conic_formulation import ConicModel, problem2_penalties
+from ..conic_formulation import ConicModel
 from ..data import Instance
 from ..settings import Settings
 from . import Lmi, fusion, levels, variable
@@ -28,17 +28,14 @@ def build_lowrank(form, instance: Instance, settings: Settings, V: Optional[np.n
                   G: Optional[np.ndarray] = None, name: str = "sdp_lowrank") -> ConicModel:
     """The Fusion model of ``form`` (a :class:`~s3vm_models.sdp_lowrank.LowRankSDP`); ``V`` and
     ``G`` default to the spectral subspace and ``form.factor``, as in its CVXPY builder."""
-    from ..sdp_subspace import balance_row, positive_anchor, subspace_basis
+    from ..sdp_subspace import balance_row, subspace_readers
 
     mf = fusion()
-    form.check(instance, settings)
-    C = problem2_penalties(instance, settings)
+    C, V = form.prepare(instance, settings, V)
     n, u, d = instance.n, instance.u, form.dim
-    if V is None:
-        V = subspace_basis(instance, d)
     if G is None:
         G, _ = form.factor(instance, settings)
-    V, G = np.asarray(V, dtype=float), np.asarray(G, dtype=float)
+    G = np.asarray(G, dtype=float)
     r = G.shape[1]
     ia, ja = np.triu_indices(d)
 
@@ -72,16 +69,11 @@ def build_lowrank(form, instance: Instance, settings: Settings, V: Optional[np.n
         model.dispose()
         raise
 
-    ip, unl = positive_anchor(instance), instance.unlabeled
-
     def m_value():
         Z = np.asarray(con.dual(), dtype=float).reshape(d + r, d + r)[:d, :d]
         return (Z + Z.T) / 2.0
 
-    return ConicModel(model, read={
-        "gamma_u": lambda: V[unl] @ m_value() @ V[ip],
-        "gamma_full": lambda: V @ m_value() @ V.T,
-        "M": m_value,
-        "V": lambda: V,
-        "a": lambda: levels(a, n),
-    }, info={"lmi_sizes": [d + r], "dim": d, "rank": r, "objective_sign": -1})
+    read = subspace_readers(V, m_value, instance)
+    read["a"] = lambda: levels(a, n)
+    return ConicModel(model, read=read,
+                      info={"lmi_sizes": [d + r], "dim": d, "rank": r, "objective_sign": -1})

@@ -18,10 +18,10 @@ from typing import Optional
 
 import numpy as np
 
-from ..conic_formulation import ConicModel, problem2_penalties
+from ..conic_formulation import ConicModel
 from ..data import Instance
 from ..settings import Settings
-from . import Lmi, fusion, levels, variable
+from . import Lmi, fusion, levels, svm_border, variable
 
 
 def sym_coefficients(P: np.ndarray, Q: np.ndarray) -> np.ndarray:
@@ -47,16 +47,12 @@ def build_subspace(form, instance: Instance, settings: Settings,
                    V: Optional[np.ndarray] = None, name: str = "sdp_subspace") -> ConicModel:
     """The Fusion model of ``form`` (a :class:`~s3vm_models.sdp_subspace.SubspaceSDP`);
     ``V`` defaults to the spectral subspace, as in its CVXPY builder."""
-    from ..sdp_subspace import balance_row, positive_anchor, subspace_basis
+    from ..sdp_subspace import balance_row, subspace_readers
 
     mf = fusion()
-    form.check(instance, settings)
+    C, V = form.prepare(instance, settings, V)
     K = form.kernel(instance, settings)
-    C = problem2_penalties(instance, settings)
     n, u, d = instance.n, instance.u, form.dim
-    if V is None:
-        V = subspace_basis(instance, d)
-    V = np.asarray(V, dtype=float)
     q = d * (d + 1) // 2
     ia, ja = np.triu_indices(d)
     iv, jv = np.triu_indices(n)
@@ -78,12 +74,7 @@ def build_subspace(form, instance: Instance, settings: Settings,
         main = Lmi(n + 1)
         main.term(m, np.arange(q), iv[:, None], jv[:, None],
                   K[iv, jv][:, None] * sym_coefficients(V[iv], V[jv]))
-        main.const(np.arange(n), n, 1.0)
-        main.term(nu, np.arange(n), np.arange(n), n, 1.0)
-        main.term(t, 0, n, n, 1.0)
-        if mu is not None:
-            main.term(mu, np.arange(n), np.arange(n), n, -1.0)
-            main.term(mu, np.arange(n), n, n, -2.0 * np.asarray(C, dtype=float))
+        svm_border(main, n, nu, mu, t, C)
         main.constrain(model, "svm")
 
         if settings.balance == "count":
@@ -97,14 +88,6 @@ def build_subspace(form, instance: Instance, settings: Settings,
         model.dispose()
         raise
 
-    ip, unl = positive_anchor(instance), instance.unlabeled
-
-    def m_value():
-        return sym_matrix(levels(m, q), d)
-
-    return ConicModel(model, read={
-        "gamma_u": lambda: V[unl] @ m_value() @ V[ip],
-        "gamma_full": lambda: V @ m_value() @ V.T,
-        "M": m_value,
-        "V": lambda: V,
-    }, info={"lmi_sizes": [n + 1, d], "dim": d})
+    return ConicModel(model, read=subspace_readers(V, lambda: sym_matrix(levels(m, q), d),
+                                                   instance),
+                      info={"lmi_sizes": [n + 1, d], "dim": d})

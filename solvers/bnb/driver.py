@@ -1,0 +1,563 @@
+"""The branch-and-bound search over partial labelings: tree, incumbent, node selection, limits, log.
+
+The driver knows nothing of SVMs: a :class:`~solvers.bnb.problem.LabelingProblem` bounds nodes and
+evaluates full labelings; the driver decides which node to expand, prunes, keeps the best
+labeling, enforces the balance count and reports.
+
+Nodes are bounded when they are created (both children of a node right after each other, from the
+parent's state), so every open node carries its own bound: best-first selection orders on it, a
+child can be pruned before it is ever stored, and the reported lower bound is the minimum of the
+open nodes' own bounds. A child's bound is raised to its parent's when lower (both are valid).
+
+The lower bound reported is the minimum over the open nodes, the incumbent, and every node pruned
+on its bound. The last term makes the bound honest after a gap tolerance closed the tree: a node
+pruned only because it could not improve the incumbent by more than the tolerance still bounds the
+optimum from below by its own bound, not by the incumbent.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import math
+import numbers
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from s3vm_models.errors import InputError
+from solvers.backends.base import Backend, Outcome
+
+from .problem import LabelingProblem
+from .tree import NoTree, TreeRecorder, write_graphml
+
+__all__ = ["NODE_SELECTIONS", "SearchResult", "search", "validate_search_options",
+           "write_graphml", "BuiltinBackend"]
+
+LOGGER = logging.getLogger("s3vm.bnb")
+NODE_SELECTIONS = ("depth", "best", "best-dive")
+NUMERICAL_TOL = 1e-9  # relative: bounds this close to the incumbent cannot improve it
+LOG_SECONDS = 5.0  # a log line at least this often, whatever log_every says
+PROGRESS_SECONDS = 0.2  # the progress display is refreshed at most this often
+
+
+@dataclass
+class SearchResult:
+    """What a search found and proved.
+
+    Attributes
+    ----------
+    status : {"optimal", "feasible", "time_limit", "infeasible", "error"}
+        ``optimal`` when the tree closed and the lower bound equals the objective; ``feasible``
+        when a gap tolerance closed it with a smaller bound, at the node limit, or when
+        interrupted with a labeling; ``time_limit`` at the time limit; ``infeasible`` when the
+        tree closed without a labeling; ``error`` when stopped (node limit, Ctrl-C) before any.
+    labels : ndarray of int, shape (u,), optional
+        The best labeling found (+1/-1); it meets the balance count.
+    objective : float, optional
+        Its objective.
+    lower_bound : float, optional
+        A proven lower bound on the optimum (``inf`` when proven infeasible; None when nothing
+        was proven, e.g. interrupted while bounding the root).
+    nodes : int
+        Nodes evaluated: calls of :meth:`LabelingProblem.bound` and of
+        :meth:`LabelingProblem.objective` on leaves.
+    open_nodes : int
+        Nodes left unexplored (0 when the tree closed).
+    seconds : float
+        Wall-clock time since ``start``.
+    incumbent_source : str, optional
+        Where the best labeling came from: the name of the problem's initial heuristic,
+        ``"bound"`` (a labeling a node's bound produced) or ``"leaf"``.
+    message : str
+        Why the search stopped, when not because the tree closed at zero gap.
+    tree : networkx.DiGraph, optional
+        The explored tree (see :mod:`solvers.bnb.tree`), when kept.
+    """
+
+    status: str
+    labels: Optional[np.ndarray] = None
+    objective: Optional[float] = None
+    lower_bound: Optional[float] = None
+    nodes: int = 0
+    open_nodes: int = 0
+    seconds: float = 0.0
+    incumbent_source: Optional[str] = None
+    message: str = ""
+    tree: Any = None
+
+    @property
+    def gap(self) -> Optional[float]:
+        """Relative gap (objective - lower_bound) / max(1, |objective|), as :attr:`Result.gap`."""
+        return _gap(self.objective, self.lower_bound)
+
+
+def _gap(objective, lower_bound) -> Optional[float]:
+    if objective is None or lower_bound is None:
+        return None
+    return max(0.0, objective - lower_bound) / max(1.0, abs(objective))
+
+
+def validate_search_options(node_selection: str = "depth", abs_gap: float = 0.0,
+                            rel_gap: float = 0.0, time_limit: Optional[float] = None,
+                            node_limit: Optional[int] = None,
+                            log_every: Optional[int] = 1000) -> None:
+    """Raise :class:`InputError` (one line) unless the options of :func:`search` are valid."""
+    if node_selection not in NODE_SELECTIONS:
+        raise InputError(f"node_selection must be one of {', '.join(NODE_SELECTIONS)}, "
+                         f"got {node_selection!r}")
+    if not _is_real(abs_gap) or abs_gap < 0:
+        raise InputError(f"abs_gap must be a number >= 0, got {abs_gap!r}")
+    if not _is_real(rel_gap) or not 0 <= rel_gap < 1:
+        raise InputError(f"rel_gap must lie in [0, 1), got {rel_gap!r}")
+    if time_limit is not None and (not _is_real(time_limit) or time_limit <= 0):
+        raise InputError(f"time limit must be > 0, got {time_limit!r}")
+    if node_limit is not None and (not _is_int(node_limit) or node_limit < 1):
+        raise InputError(f"node_limit must be a positive integer, got {node_limit!r}")
+    if log_every is not None and (not _is_int(log_every) or log_every < 1):
+        raise InputError(f"log_every must be a positive integer, got {log_every!r}")
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: float = 0.0,
+           rel_gap: float = 0.0, time_limit: Optional[float] = None,
+           node_limit: Optional[int] = None, log_every: Optional[int] = 1000,
+           log: Optional[Callable[[str], Any]] = None,
+           progress: Optional[Callable[[str], Any]] = None, keep_tree: bool = True,
+           start: Optional[float] = None) -> SearchResult:
+    """Minimise ``problem`` over the labelings that meet its balance count, by branch and bound.
+
+    Parameters
+    ----------
+    problem : LabelingProblem
+    node_selection : {"depth", "best", "best-dive"}
+        ``depth``: depth-first, the child with the node's ``first_label`` first (seed 000).
+        ``best``: the open node of least bound first (ties: the deepest). ``best-dive``: follow
+        the first child down until it is pruned or a leaf, then jump to the open node of least
+        bound.
+    abs_gap, rel_gap : float
+        A node is pruned when its bound is at least
+        ``incumbent - max(abs_gap, rel_gap * |incumbent|)`` (less a relative 1e-9 for rounding).
+    time_limit : float, optional
+        Seconds since ``start``, checked before each node is expanded (a bound computation in
+        progress is not cut short).
+    node_limit : int, optional
+        Stop before the next expansion once this many nodes were evaluated (an expansion
+        evaluates up to two, so the count may pass the limit by one).
+    log_every : int, optional
+        A log line every this many nodes (and at least every 5 s); None: only every 5 s.
+    log : callable, optional
+        Takes each log line (header, rows, final lines); default: ``logging.getLogger(
+        "s3vm.bnb").info``.
+    progress : callable, optional
+        Takes a status row at most every 0.2 s; default: the same logger at INFO with
+        ``extra={"progress": True}``, which the command line renders in place on a terminal.
+    keep_tree : bool
+        Record the explored tree as a networkx DiGraph in :attr:`SearchResult.tree`.
+    start : float, optional
+        The ``time.perf_counter()`` at which the clock of ``time_limit`` and ``seconds``
+        started (default: now), so that a caller can charge its model building to the limit.
+
+    Returns
+    -------
+    SearchResult
+        Also when stopped by a limit or by Ctrl-C (KeyboardInterrupt raised inside the search,
+        e.g. in ``problem.bound``): then with the best labeling so far and message
+        ``"interrupted"``.
+
+    Raises
+    ------
+    InputError
+        Invalid options.
+    ValueError
+        The problem broke its contract: a labeling of the wrong shape or values, a branch on a
+        fixed position, a first label other than +1/-1.
+    """
+    validate_search_options(node_selection, abs_gap, rel_gap, time_limit, node_limit, log_every)
+    frontier = {"depth": _Stack, "best": _Heap, "best-dive": _DiveHeap}[node_selection]()
+    run = _Search(problem, abs_gap=float(abs_gap), rel_gap=float(rel_gap), time_limit=time_limit,
+                  node_limit=node_limit, log_every=log_every,
+                  log=log if log is not None else LOGGER.info,
+                  progress=progress if progress is not None else _log_progress,
+                  keep_tree=keep_tree, start=time.perf_counter() if start is None else start)
+    result = run.execute(frontier)
+    if result.tree is not None:
+        result.tree.graph.update(node_selection=node_selection, status=result.status,
+                                 objective=result.objective, lower_bound=result.lower_bound,
+                                 nodes=result.nodes)
+    return result
+
+
+def _log_progress(line: str) -> None:
+    LOGGER.info(line, extra={"progress": True})
+
+
+class _Node:
+    """An open node: its partial labeling, fixed-label counts, bound and the bound's data."""
+
+    __slots__ = ("id", "depth", "partial", "plus", "minus", "bound", "info")
+
+    def __init__(self, node_id, depth, partial, plus, minus, bound, info):
+        self.id, self.depth, self.partial = node_id, depth, partial
+        self.plus, self.minus, self.bound, self.info = plus, minus, bound, info
+
+
+class _Stack:
+    """Depth-first: the first child on top."""
+
+    def __init__(self):
+        self.items: list = []
+
+    def push(self, first, second) -> None:
+        if second is not None:
+            self.items.append(second)
+        if first is not None:
+            self.items.append(first)
+
+    def pop(self) -> _Node:
+        return self.items.pop()
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def best_bound(self) -> float:
+        return min((node.bound for node in self.items), default=math.inf)
+
+    def nodes(self):
+        return iter(self.items)
+
+
+class _Heap:
+    """Best-first on the bound; among equal bounds the deepest node, then the oldest."""
+
+    def __init__(self):
+        self.heap: list = []
+
+    def _add(self, node: Optional[_Node]) -> None:
+        if node is not None:
+            heapq.heappush(self.heap, (node.bound, -node.depth, node.id, node))
+
+    def push(self, first, second) -> None:
+        self._add(first)
+        self._add(second)
+
+    def pop(self) -> _Node:
+        return heapq.heappop(self.heap)[3]
+
+    def __len__(self) -> int:
+        return len(self.heap)
+
+    def best_bound(self) -> float:
+        return self.heap[0][0] if self.heap else math.inf
+
+    def nodes(self):
+        return (entry[3] for entry in self.heap)
+
+
+class _DiveHeap(_Heap):
+    """Best-first with diving: the first child of the node just expanded comes next."""
+
+    def __init__(self):
+        super().__init__()
+        self.dive: Optional[_Node] = None
+
+    def push(self, first, second) -> None:
+        self.dive = first
+        self._add(second)
+
+    def pop(self) -> _Node:
+        if self.dive is not None:
+            node, self.dive = self.dive, None
+            return node
+        return super().pop()
+
+    def __len__(self) -> int:
+        return len(self.heap) + (self.dive is not None)
+
+    def best_bound(self) -> float:
+        dive = self.dive.bound if self.dive is not None else math.inf
+        return min(dive, super().best_bound())
+
+    def nodes(self):
+        yield from super().nodes()
+        if self.dive is not None:
+            yield self.dive
+
+
+class _Search:
+    """One run of the search; :meth:`execute` is the loop."""
+
+    def __init__(self, problem, *, abs_gap, rel_gap, time_limit, node_limit, log_every, log,
+                 progress, keep_tree, start):
+        self.problem = problem
+        self.u = int(problem.u)
+        self.P = None if problem.positives is None else int(problem.positives)
+        self.abs_gap, self.rel_gap = abs_gap, rel_gap
+        self.time_limit, self.node_limit, self.log_every = time_limit, node_limit, log_every
+        self.log, self.progress = log, progress
+        self.tree = TreeRecorder() if keep_tree else NoTree()
+        self.start = start
+        self.incumbent = math.inf
+        self.cutoff = math.inf
+        self.labels: Optional[np.ndarray] = None
+        self.source: Optional[str] = None
+        self.floor = math.inf  # least bound of the nodes pruned on their bound
+        # The bound of the node being expanded: its subtree is in no open node until its
+        # children are stored, so an interrupt must count it. Before the root exists nothing
+        # is proven.
+        self.expanding = -math.inf
+        self.nodes = 0
+        self.created = 0
+        self.expansions = 0
+        self.stop: Optional[str] = None
+        self.next_log = log_every if log_every is not None else math.inf
+        self.last_log = self.last_progress = start
+
+    # -- incumbent and pruning ------------------------------------------------------------
+    def _cutoff(self, value: float) -> float:
+        slack = max(self.abs_gap, self.rel_gap * abs(value))
+        return value - slack - NUMERICAL_TOL * max(1.0, abs(value))
+
+    def _offer(self, labels, value: Optional[float], source: str) -> None:
+        """Make ``labels`` the incumbent when it meets the count and beats the incumbent."""
+        labels = np.asarray(labels)
+        if labels.shape != (self.u,) or not np.all((labels == 1) | (labels == -1)):
+            raise ValueError(f"{source}: a labeling must be a vector of +1/-1 of length {self.u}")
+        if self.P is not None and int(np.count_nonzero(labels == 1)) != self.P:
+            return  # a heuristic may ignore the balance; such a labeling is no candidate
+        value = float(self.problem.objective(labels)) if value is None else float(value)
+        if value < self.incumbent:  # False for NaN
+            self.incumbent, self.cutoff = value, self._cutoff(value)
+            self.labels, self.source = labels.astype(int), source
+
+    def _prune(self, node_id: int, bound: float) -> None:
+        self.floor = min(self.floor, bound)
+        self.tree.set(node_id, status="pruned")
+
+    # -- node evaluation -------------------------------------------------------------------
+    def _evaluate(self, parent: Optional[_Node], state: Any, partial: np.ndarray, plus: int,
+                  minus: int, index: Optional[int], label: Optional[int]) -> Optional[_Node]:
+        """Create a child of ``parent`` (None: the root) from the parent's bound ``state``;
+        return it when it stays open, None when it is settled."""
+        node_id, self.created = self.created, self.created + 1
+        depth = 0 if parent is None else parent.depth + 1
+        self.tree.add(node_id, None if parent is None else parent.id, depth, index, label)
+        if self.P is not None and (plus > self.P or minus > self.u - self.P):
+            self.tree.set(node_id, status="infeasible")
+            return None
+        parent_bound = -math.inf if parent is None else parent.bound
+        if parent_bound >= self.cutoff:
+            # The sibling just improved the incumbent past the parent's bound.
+            self._prune(node_id, parent_bound)
+            return None
+        free = self.u - plus - minus
+        if free and self.P is not None and (plus == self.P or minus == self.u - self.P):
+            partial = partial.copy()
+            partial[partial == 0] = -1 if plus == self.P else 1
+            free = 0
+        if not free:
+            self._leaf(node_id, partial)
+            return None
+        info = self.problem.bound(partial, state)
+        self.nodes += 1
+        value = float(info.value)
+        value = max(-math.inf if math.isnan(value) else value, parent_bound)
+        if info.labels is not None:
+            self._offer(info.labels, info.labels_value, "bound")
+        self.tree.set(node_id, bound=value, order=self.nodes)
+        if value == math.inf:
+            self.tree.set(node_id, status="infeasible")
+            return None
+        if value >= self.cutoff:
+            self._prune(node_id, value)
+            return None
+        return _Node(node_id, depth, partial, plus, minus, value, info)
+
+    def _leaf(self, node_id: int, labels: np.ndarray) -> None:
+        value = float(self.problem.objective(labels))
+        self.nodes += 1
+        settled = math.isnan(value) or value == math.inf
+        self.tree.set(node_id, bound=value, order=self.nodes,
+                      status="infeasible" if settled else "leaf")
+        if not settled:
+            self._offer(labels, value, "leaf")
+
+    def _expand(self, node: _Node) -> tuple[Optional[_Node], Optional[_Node]]:
+        """Bound both children of ``node``; return them (None where settled), first label first."""
+        info, partial = node.info, node.partial
+        index = info.branch_index
+        if index is None:
+            index = int(np.flatnonzero(partial == 0)[0])
+        elif partial[index] != 0:
+            raise ValueError(f"the problem branches on position {index}, which is fixed")
+        first = info.first_label
+        if first not in (1, -1):
+            raise ValueError(f"first_label must be +1 or -1, got {first!r}")
+        node.info = None  # the state lives only until both children are bounded
+        self.expansions += 1
+        self.tree.set(node.id, status="branched", expanded=self.expansions)
+        children = []
+        for label in (first, -first):
+            child = partial.copy()
+            child[index] = label
+            plus, minus = node.plus + (label == 1), node.minus + (label == -1)
+            children.append(self._evaluate(node, info.state, child, plus, minus, int(index),
+                                           int(label)))
+        return children[0], children[1]
+
+    # -- the loop --------------------------------------------------------------------------
+    def execute(self, frontier) -> SearchResult:
+        self.log(f"branch and bound: {self.u} unlabeled, "
+                 f"{'no balance count' if self.P is None else f'{self.P} positive'}")
+        self.log(_HEADER)
+        try:
+            self._initial_incumbent()
+            root = self._evaluate(None, None, np.zeros(self.u, dtype=int), 0, 0, None, None)
+            frontier.push(root, None)
+            self.expanding = math.inf
+            while len(frontier):
+                now = time.perf_counter()
+                if self._limit_reached(now):
+                    break
+                self._report(frontier, now)
+                node = frontier.pop()
+                if node.bound >= self.cutoff:
+                    self._prune(node.id, node.bound)
+                    continue
+                self.expanding = node.bound
+                frontier.push(*self._expand(node))
+                self.expanding = math.inf
+        except KeyboardInterrupt:
+            self.stop = "interrupted"
+        return self._finish(frontier)
+
+    def _initial_incumbent(self) -> None:
+        start = self.problem.initial_incumbent()
+        if start is not None:
+            labels, value, name = start
+            self._offer(labels, value, str(name))
+
+    def _limit_reached(self, now: float) -> bool:
+        if self.time_limit is not None and now - self.start >= self.time_limit:
+            self.stop = "time limit"
+        elif self.node_limit is not None and self.nodes >= self.node_limit:
+            self.stop = "node limit"
+        return self.stop is not None
+
+    def _lower_bound(self, frontier) -> float:
+        floor = self.floor
+        if floor >= self._cutoff_numerical():
+            floor = self.incumbent  # pruned only within rounding of the incumbent
+        return min(frontier.best_bound(), floor, self.incumbent, self.expanding)
+
+    def _cutoff_numerical(self) -> float:
+        if not math.isfinite(self.incumbent):
+            return self.incumbent
+        return self.incumbent - NUMERICAL_TOL * max(1.0, abs(self.incumbent))
+
+    def _report(self, frontier, now: float) -> None:
+        row = None
+        if self.nodes >= self.next_log or now - self.last_log >= LOG_SECONDS:
+            row = self._row(frontier, now)
+            self.log(row)
+            self.last_log = now
+            if self.log_every is not None:
+                self.next_log = (self.nodes // self.log_every + 1) * self.log_every
+        if now - self.last_progress >= PROGRESS_SECONDS:
+            self.progress(row if row is not None else self._row(frontier, now))
+            self.last_progress = now
+
+    def _row(self, frontier, now: float) -> str:
+        return _format_row(self.nodes, len(frontier), self.incumbent,
+                           self._lower_bound(frontier), now - self.start)
+
+    def _finish(self, frontier) -> SearchResult:
+        now = time.perf_counter()
+        bound = self._lower_bound(frontier)
+        objective = None if self.labels is None else self.incumbent
+        status, message = self._status(objective, bound)
+        for node in frontier.nodes():
+            self.tree.set(node.id, bound=node.bound)  # open nodes keep status "open"
+        result = SearchResult(status=status, labels=self.labels, objective=objective,
+                              lower_bound=None if bound == -math.inf else bound,
+                              nodes=self.nodes, open_nodes=len(frontier),
+                              seconds=now - self.start, incumbent_source=self.source,
+                              message=message, tree=self.tree.graph)
+        self.log(_format_row(self.nodes, len(frontier), self.incumbent, bound, now - self.start))
+        self.log(_summary(result))
+        return result
+
+    def _status(self, objective: Optional[float], bound: float) -> tuple[str, str]:
+        found = objective is not None
+        if self.stop == "interrupted":
+            return ("feasible" if found else "error"), "interrupted"
+        if self.stop == "time limit":
+            return "time_limit", "time limit reached"
+        if self.stop == "node limit":
+            return (("feasible", "node limit") if found
+                    else ("error", "node limit, before any labeling was found"))
+        if not found:
+            what = "meets the balance count" if self.P is not None else "has a finite objective"
+            return "infeasible", f"no labeling {what}"
+        if bound < objective:
+            return "feasible", f"gap tolerance reached (gap {_gap(objective, bound):.3g})"
+        return "optimal", ""
+
+
+_HEADER = f"{'nodes':>10} {'open':>9} {'incumbent':>14} {'best bound':>14} {'gap':>9} {'time':>9}"
+
+
+def _format_row(nodes: int, open_nodes: int, incumbent: float, bound: float,
+                seconds: float) -> str:
+    gap = _gap(incumbent, bound) if math.isfinite(incumbent) else None
+    gap_text = "-" if gap is None or not math.isfinite(gap) else f"{gap:.2%}"
+    return (f"{nodes:>10} {open_nodes:>9} {_num(incumbent):>14} {_num(bound):>14} "
+            f"{gap_text:>9} {seconds:>8.1f}s")
+
+
+def _num(value: Optional[float]) -> str:
+    return f"{value:.8g}" if value is not None and math.isfinite(value) else "-"
+
+
+def _summary(result: SearchResult) -> str:
+    text = (f"{result.status}: objective {_num(result.objective)}, "
+            f"bound {_num(result.lower_bound)}, {result.nodes} nodes, "
+            f"{result.open_nodes} open, {result.seconds:.2f} s")
+    if result.incumbent_source is not None:
+        text += f", incumbent from {result.incumbent_source}"
+    return text + (f" ({result.message})" if result.message else "")
+
+
+class BuiltinBackend(Backend):
+    """``--solver builtin``: this driver, for formulations whose bounds need no other solver.
+
+    The ``svm`` problem class (the ``bb`` formulation, its SVM bounds computed in numpy) has this
+    one solver; the model it takes is a :class:`LabelingProblem`, and :meth:`solve` searches it
+    with the profile's time limit and relative gap. No solution is loaded anywhere: formulations
+    call :func:`search` themselves for the labeling.
+    """
+
+    name = "builtin"
+    provides_duals = False
+    model_kind = "labeling"
+
+    @classmethod
+    def unavailable_reason(cls) -> Optional[str]:
+        return None
+
+    def solve(self, model: LabelingProblem, profile) -> Outcome:
+        result = search(model, time_limit=profile.time_limit,
+                        rel_gap=profile.mip_rel_gap or 0.0, keep_tree=False)
+        return Outcome(status=result.status, objective=result.objective,
+                       bound=result.lower_bound, nodes=result.nodes, seconds=result.seconds,
+                       message=result.message, has_solution=result.labels is not None)
