@@ -6,6 +6,8 @@ import time
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
+import numpy as np
+
 from .data import Instance
 from .errors import InputError
 from .files import check_writable
@@ -36,6 +38,9 @@ class Formulation(ABC):
     settings_used : tuple of str
         The :class:`Settings` fields the formulation reads; a setting given explicitly to a
         formulation that ignores it is an error, not silently dropped.
+    uses_groups : bool
+        Whether the formulation honours the data's ``group`` column (equivalence and
+        inequivalence constraints); a formulation that does not refuses data that has groups.
     """
 
     name: ClassVar[str]
@@ -44,6 +49,7 @@ class Formulation(ABC):
     export_formats: ClassVar[tuple] = ()
     needs_labels: ClassVar[bool] = True
     needs_unlabeled: ClassVar[bool] = True
+    uses_groups: ClassVar[bool] = False
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin",
                                       "balance", "positives", "mu", "nu")
 
@@ -53,6 +59,11 @@ class Formulation(ABC):
             instance.require_both_classes_labeled()
         if self.needs_unlabeled:
             instance.require_unlabeled()
+        if not self.uses_groups and instance.group is not None and np.any(instance.group != 0):
+            # Dropping the constraints silently would solve another problem than the data states.
+            raise InputError(f"formulation {self.name!r} does not take the 'group' column "
+                             "(equivalence constraints): use sdp, sdp-subspace or sdp-lowrank, "
+                             "or drop the column")
         if settings.balance == "count":
             settings.positive_count(instance)
 

@@ -79,6 +79,7 @@ class ConicFormulation(Formulation):
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "hard_margin",
                                       "balance", "positives")
     is_relaxation: ClassVar[bool] = True
+    uses_groups: ClassVar[bool] = True
     # Written from the MOSEK Fusion model (no licence needed to build or write it).
     export_formats: ClassVar[tuple] = ("cbf", "ptf")
 

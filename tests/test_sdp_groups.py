@@ -316,3 +316,20 @@ def test_cli_contradictory_groups_exit_2_naming_rows(capsys, tmp_path, small, co
     assert f"rows {a} and {b}" in lines[0] and "numbered from 1" in lines[0]
     assert not os.path.exists(target)
     assert sorted(os.listdir(tmp_path)) == ["bad.csv"]
+
+
+@pytest.mark.parametrize("formulation", ["rlp", "bd-mip", "vs3vm"])
+def test_formulations_without_groups_refuse_a_group_column(capsys, tmp_path, small, formulation):
+    group = np.zeros(small.n, dtype=int)
+    group[small.unlabeled[:2]] = 7
+    data = write_grouped_csv(tmp_path / "grouped.csv", small, group)
+    status = cli.main(["solve", data, "-f", formulation, "--json"])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "group" in err
+
+
+def test_an_all_zero_group_column_is_no_constraint(capsys, tmp_path, small):
+    data = write_grouped_csv(tmp_path / "nogroups.csv", small, np.zeros(small.n, dtype=int))
+    assert cli.main(["solve", data, "-f", "rlp", "--json"]) == 0
+    capsys.readouterr()
