@@ -11,11 +11,14 @@ FORMULATIONS = {
     "rlp": "s3vm_models.rlp:RLP",
     "svm1": "s3vm_models.svm1:SVM1",
     "bd-mip": "s3vm_models.bd_mip:BennettDemirizMIP",
+    "bb-mip": "s3vm_models.bb_mip:BranchAndBoundMIP",
     "vs3vm": "s3vm_models.vs3vm:VS3VM",
     "cvs3vm": "s3vm_models.cvs3vm:CVS3VM",
     "sdp": "s3vm_models.sdp:SDPRelaxation",
+    "bb-sdp": "s3vm_models.bb_sdp:BranchAndBoundSDP",
     "sdp-subspace": "s3vm_models.sdp_subspace:SubspaceSDP",
     "sdp-lowrank": "s3vm_models.sdp_lowrank:LowRankSDP",
+    "l2-miqp": "s3vm_models.l2_miqp:L2MIQP",
 }
 
 

@@ -358,3 +358,15 @@ def test_cli_solves_the_family(capsys, small_csv, argv):
         assert result["lower_bound"] is not None
     else:
         assert result["lower_bound"] is None and result["status"] == "feasible"
+
+
+def test_scs_stopped_by_its_time_limit_reports_time_limit():
+    # u = 80 takes SCS seconds; a 0.2 s limit stops it with an inaccurate iterate, which must
+    # not pass for a converged solve.
+    from s3vm_models.generators import two_moons
+
+    inst = two_moons(n_per_class_labeled=2, n_unlabeled_per_class=40, noise=0.1, seed=3)
+    result = api.solve(inst, "sdp", kernel="rbf", sigma=0.5, hard_margin=True, solver="scs",
+                       time_limit=0.2)
+    assert result.status == "time_limit"
+    assert result.lower_bound is None

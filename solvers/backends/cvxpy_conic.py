@@ -26,6 +26,15 @@ def map_cvxpy_status(status: str) -> str:
     return "error"
 
 
+def _hit_time_limit(profile, seconds: float, stats) -> bool:
+    """Whether a solve ended by the profile's time limit (by the solver's clock or ours)."""
+    limit = profile.time_limit
+    if limit is None:
+        return False
+    solve_time = getattr(stats, "solve_time", None) or 0.0
+    return max(seconds, float(solve_time)) >= 0.98 * float(limit)
+
+
 class CvxpyBackend(Backend):
     """A backend that calls ``problem.solve(solver=cvxpy_name, ...)``."""
 
@@ -63,7 +72,12 @@ class CvxpyBackend(Backend):
         except cp.error.SolverError as exc:
             return Outcome(status="error", seconds=time.perf_counter() - start,
                            message=f"{self.cvxpy_name}: {exc}".splitlines()[0])
+        seconds = time.perf_counter() - start
         status = map_cvxpy_status(problem.status)
+        if status == "feasible" and _hit_time_limit(profile, seconds, problem.solver_stats):
+            # SCS and Clarabel stopped by their clock report an inaccurate "solution", which
+            # CVXPY maps to OPTIMAL_INACCURATE: that is a time limit, not a converged solve.
+            status = "time_limit"
         value = problem.value
         objective = float(value) if value is not None and math.isfinite(value) else None
         stats = problem.solver_stats
@@ -71,5 +85,5 @@ class CvxpyBackend(Backend):
         return Outcome(status=status, objective=objective,
                        bound=objective if status == "optimal" else None,
                        iterations=int(iterations) if iterations is not None else None,
-                       seconds=time.perf_counter() - start, message=str(problem.status),
+                       seconds=seconds, message=str(problem.status),
                        has_solution=objective is not None and status != "infeasible")

@@ -1,0 +1,58 @@
+"""``bb-mip``: the Bennett-Demiriz MIP (DESIGN.md Problem 3) solved by the project's own
+branch-and-bound driver, each node bounded by the LP relaxation of the same Pyomo model that
+``bd-mip`` hands to a MIP solver.
+
+    min  e'y + mu e'z + nu e'(r + s)
+    s.t. D(A w - e g) + y >= e,  -z <= w <= z,
+         B w - e g + r + M (e - d) >= e,   -B w + e g + s + M d >= e,
+         y, z, r, s >= 0,  d in {0, 1}^u  (optionally e'd = P)
+
+d_j = 1 labels unlabeled point j as +1. A node fixes some d_j (label +1: d_j = 1, label -1:
+d_j = 0); its bound is the LP with the other d_j in [0, 1], re-solved from the last basis by a
+persistent LP session (:mod:`solvers.bnb.lp_bound`). The optimum equals the MIP optimum of
+``bd-mip`` on the same model; the search, its options and its log are those of ``bb``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .branch_and_bound import BranchAndBoundFormulation
+from .errors import InputError
+from .problem3 import Problem3Data, build_problem3
+
+
+class BranchAndBoundMIP(BranchAndBoundFormulation):
+    """The Bennett-Demiriz MIP by branch and bound on its LP relaxation.
+
+    Takes the options of :class:`BranchAndBoundFormulation`; the LP solver is ``--solver``
+    (any solver of the ``lp`` class, HiGHS by default; a persistent session where the backend
+    has one).
+    """
+
+    name: ClassVar[str] = "bb-mip"
+    summary: ClassVar[str] = ("Bennett-Demiriz MIP by branch and bound on its LP relaxation "
+                              "(--mu, --nu, --balance count)")
+    problem_class: ClassVar[str] = "lp"
+    settings_used: ClassVar[tuple] = ("kernel", "sigma", "mu", "nu", "balance", "positives")
+
+    def check(self, instance, settings):
+        super().check(instance, settings)
+        if settings.mu <= 0:
+            raise InputError("bb-mip needs mu > 0: the big-M bound derives from the 1-norm "
+                             "penalty")
+
+    def labeling_problem(self, instance, settings, profile):
+        """A :class:`solvers.bnb.lp_bound.LPRelaxationProblem` on the model of ``bd-mip``."""
+        from solvers.bnb.lp_bound import LPRelaxationProblem
+        from solvers.registry import get_backend
+
+        positives = settings.positive_count(instance) if settings.balance == "count" else None
+        model = build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,
+                               unlabeled="mip", nu=settings.nu, positives=positives)
+        backend = get_backend(profile.solver, self.problem_class)
+        return LPRelaxationProblem(model, backend, profile, positives)
+
+    def result_primal(self, problem, labels) -> dict:
+        """w, b and the labeled slacks y of the MIP's solution at the final labeling."""
+        return problem.primal(labels)
