@@ -11,6 +11,7 @@ FORMULATIONS = {
     "rlp": "s3vm_models.rlp:RLP",
     "svm1": "s3vm_models.svm1:SVM1",
     "bd-mip": "s3vm_models.bd_mip:BennettDemirizMIP",
+    "bb": "s3vm_models.bb:BranchAndBound",
     "bb-mip": "s3vm_models.bb_mip:BranchAndBoundMIP",
     "vs3vm": "s3vm_models.vs3vm:VS3VM",
     "cvs3vm": "s3vm_models.cvs3vm:CVS3VM",

@@ -482,7 +482,7 @@ def test_no_tree_when_not_kept():
     ({"time_limit": -3}, "time limit must be > 0"),
     ({"node_limit": 0}, "node_limit"),
     ({"node_limit": 2.5}, "node_limit"),
-    ({"log_every": 0}, "log_every"),
+    ({"log_every": 1.5}, "log_every"),
 ])
 def test_invalid_options_are_input_errors(kwargs, match):
     with pytest.raises(InputError, match=match):
@@ -581,3 +581,10 @@ def test_builtin_solver_is_registered():
     assert outcome.status == "optimal" and outcome.objective == pytest.approx(best)
     with pytest.raises(InputError, match="does not solve"):
         get_backend("builtin", "lp")
+
+
+def test_log_every_zero_writes_no_log_lines():
+    lines = []
+    result = search(random_problem(1, u=10), log_every=0, log=lines.append,
+                    progress=lambda row: None)
+    assert result.status == "optimal" and lines == []

@@ -100,6 +100,10 @@ def _gap(objective, lower_bound) -> Optional[float]:
     return max(0.0, objective - lower_bound) / max(1.0, abs(objective))
 
 
+def _discard(line: str) -> None:
+    """The log of a search asked for no log lines."""
+
+
 def validate_search_options(node_selection: str = "depth", abs_gap: float = 0.0,
                             rel_gap: float = 0.0, time_limit: Optional[float] = None,
                             node_limit: Optional[int] = None,
@@ -116,8 +120,8 @@ def validate_search_options(node_selection: str = "depth", abs_gap: float = 0.0,
         raise InputError(f"time limit must be > 0, got {time_limit!r}")
     if node_limit is not None and (not _is_int(node_limit) or node_limit < 1):
         raise InputError(f"node_limit must be a positive integer, got {node_limit!r}")
-    if log_every is not None and (not _is_int(log_every) or log_every < 1):
-        raise InputError(f"log_every must be a positive integer, got {log_every!r}")
+    if log_every is not None and (not _is_int(log_every) or log_every < 0):
+        raise InputError(f"log_every must be an integer >= 0 (0: no log lines), got {log_every!r}")
 
 
 def _is_real(value) -> bool:
@@ -155,7 +159,8 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
         Stop before the next expansion once this many nodes were evaluated (an expansion
         evaluates up to two, so the count may pass the limit by one).
     log_every : int, optional
-        A log line every this many nodes (and at least every 5 s); None: only every 5 s.
+        A log line every this many nodes (and at least every 5 s); None: only every 5 s; 0: no
+        log lines at all (the progress display is separate).
     log : callable, optional
         Takes each log line (header, rows, final lines); default: ``logging.getLogger(
         "s3vm.bnb").info``.
@@ -320,7 +325,9 @@ class _Search:
         self.created = 0
         self.expansions = 0
         self.stop: Optional[str] = None
-        self.next_log = log_every if log_every is not None else math.inf
+        self.next_log = log_every if log_every else math.inf
+        if log_every == 0:
+            self.log = _discard
         self.last_log = self.last_progress = start
 
     # -- incumbent and pruning ------------------------------------------------------------
@@ -471,7 +478,7 @@ class _Search:
             row = self._row(frontier, now)
             self.log(row)
             self.last_log = now
-            if self.log_every is not None:
+            if self.log_every:
                 self.next_log = (self.nodes // self.log_every + 1) * self.log_every
         if now - self.last_progress >= PROGRESS_SECONDS:
             self.progress(row if row is not None else self._row(frontier, now))
