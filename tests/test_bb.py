@@ -1,245 +1,172 @@
-"""``bb``: S3VM-L2 by branch and bound with the seed's SVM bound (DESIGN.md Problem 1).
-
-Expected values are computed here, independently of the search:
-
-- J at a full labeling is the squared-hinge SVM written from the definition and solved with
-  CVXPY + Clarabel (``cvxpy_J``); the project's exact Newton solver (``S3VMObjective``) is checked
-  against it on random labelings, and then used to enumerate every feasible labeling;
-- the optimum of ``bb`` must equal that enumerated minimum, with a labeling that attains it;
-- on two instances it is also checked against the MIQP ``l2-miqp`` solved by SCIP.
-"""
-
-from __future__ import annotations
+"""bb (exact S3VM-L2 by branch and bound): the L2 SVM against CVXPY, bb against enumeration."""
 
 import itertools
 import json
+import subprocess
+import sys
 
+import cvxpy as cp
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import given, settings as hsettings, strategies as st
 
-from s3vm_models import api, cli
 from s3vm_models.data import Instance
-from s3vm_models.errors import InputError
-from s3vm_models.generators import gaussian_blobs, noisy_linear, two_moons
-from s3vm_models.l2_svm import S3VMObjective
+from s3vm_models.generators import gaussian_blobs, two_moons
+from s3vm_models.kernels import kernel_matrix
+from s3vm_models.l2_svm import S3VMObjective, squared_hinge_svm
+from s3vm_models.registry import get_formulation
 from s3vm_models.settings import Settings
 from solvers.bnb.driver import search
+from solvers.bnb.heuristics import LabelSwitching
 from solvers.bnb.svm_bound import SVMBoundProblem
 
-RTOL = 1e-6
 
-
-def rbf(X, sigma):
-    diff = X[:, None, :] - X[None, :, :]
-    return np.exp(-(diff ** 2).sum(axis=2) / (2.0 * sigma ** 2))
-
-
-def cvxpy_J(instance, settings, labels_U):
-    """J from the definition: min 1/2 |w|^2 + sum_i C_i max(0, 1 - y_i (w.phi(x_i) + b))^2,
-    with w = G'beta for K = G G' (an eigen-factor computed here)."""
-    import cvxpy as cp
-
-    X = instance.X
-    K = X @ X.T if settings.kernel == "linear" else rbf(X, settings.sigma)
+def cvxpy_value(K, y, C, bias):
+    """The primal of the squared-hinge SVM with an explicit feature map of K."""
     vals, vecs = np.linalg.eigh(K)
-    keep = vals > 1e-10 * vals.max()
-    G = vecs[:, keep] * np.sqrt(vals[keep])
-    y = instance.label.astype(float)
-    y[instance.unlabeled] = labels_U
-    C = np.where(instance.label != 0, settings.C, settings.C_unlabeled)
+    G = vecs * np.sqrt(np.maximum(vals, 0.0))
     w = cp.Variable(G.shape[1])
-    b = cp.Variable() if settings.bias else 0.0
-    loss = cp.pos(1 - cp.multiply(y, G @ w + b))
-    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C @ cp.square(loss)))
+    b = cp.Variable() if bias else 0.0
+    f = G @ w + b
+    loss = cp.sum(cp.multiply(C, cp.square(cp.pos(1 - cp.multiply(y, f)))))
+    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + loss))
     problem.solve(solver="CLARABEL")
-    return float(problem.value)
+    return problem.value
 
 
-def feasible_labelings(u, positives):
-    S = np.array(list(itertools.product((-1, 1), repeat=u)), dtype=int)
-    if positives is not None:
-        S = S[(S == 1).sum(axis=1) == positives]
-    return S
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("bias", [True, False])
+def test_l2_svm_matches_cvxpy(seed, bias):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(4, 25))
+    X = rng.normal(size=(m, 2)) + np.where(rng.random(m) < 0.5, 1.5, -1.5)[:, None]
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=m) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    C = rng.uniform(0.1, 20.0, size=m)
+    K = kernel_matrix(X, kernel="rbf" if seed % 2 else "linear", sigma=0.8)
+    sol = squared_hinge_svm(K, y, C, bias)
+    assert sol.value == pytest.approx(cvxpy_value(K, y, C, bias), rel=1e-6, abs=1e-7)
+    # The reported outputs are those of the reported expansion.
+    assert np.allclose(sol.outputs, K @ sol.beta + sol.b)
+    if not bias:
+        assert sol.b == 0.0
 
 
-def enumerated(instance, settings):
-    """(minimum of J over the feasible labelings, all values, the labelings)."""
-    J = S3VMObjective(instance, settings)
-    P = settings.positive_count(instance) if settings.balance == "count" else None
-    S = feasible_labelings(instance.u, P)
-    values = np.array([J(s) for s in S])
-    return values.min(), values, S
-
-
-CASES = {
-    "moons-rbf-count": (lambda: two_moons(1, 5, noise=0.1, seed=1),
-                        dict(kernel="rbf", sigma=0.5, C=10.0, C_star=10.0, balance="count",
-                             positives="truth")),
-    "moons-rbf-nobias": (lambda: two_moons(1, 5, noise=0.1, seed=2),
-                         dict(kernel="rbf", sigma=0.5, C=10.0, C_star=10.0, bias=False,
-                              balance="count", positives="truth")),
-    "blobs-linear-none": (lambda: gaussian_blobs(n=14, p=2, separation=1.0,
-                                                 n_labeled_per_class=2, seed=4),
-                          dict(kernel="linear", C=1.0, C_star=0.5, balance="none")),
-    "noisy-linear-count": (lambda: noisy_linear(per_class=2, u=10, p=3, noise=1.5, seed=5),
-                           dict(kernel="linear", C=2.0, C_star=1.0, balance="count")),
-    "noisy-rbf-nobias-none": (lambda: noisy_linear(per_class=2, u=9, p=2, noise=1.0, seed=6),
-                              dict(kernel="rbf", sigma=1.5, C=5.0, C_star=1.0, bias=False,
-                                   balance="none")),
-    "moons-rbf-u12": (lambda: two_moons(1, 6, noise=0.15, seed=7),
-                      dict(kernel="rbf", sigma=0.5, C=10.0, C_star=10.0, balance="count",
-                           positives="truth")),
-}
-
-
-def case(name):
-    build, kw = CASES[name]
-    inst = build()
-    assert inst.u <= 12
-    return inst, Settings(**kw)
-
-
-@pytest.mark.parametrize("name", ["moons-rbf-count", "blobs-linear-none", "noisy-rbf-nobias-none"])
-def test_exact_objective_matches_cvxpy(name):
-    inst, settings = case(name)
-    rng = np.random.default_rng(0)
-    J = S3VMObjective(inst, settings)
-    for _ in range(4):
-        labels = rng.choice([-1, 1], size=inst.u)
-        expected = cvxpy_J(inst, settings, labels)
-        assert J(labels) == pytest.approx(expected, rel=1e-5, abs=1e-7)
-
-
-@pytest.mark.parametrize("node_selection", ["depth", "best", "best-dive"])
-@pytest.mark.parametrize("name", list(CASES))
-def test_optimum_equals_enumeration(name, node_selection):
-    inst, settings = case(name)
-    best, values, S = enumerated(inst, settings)
-    result = api.solve(inst, "bb", settings, options={"node_selection": node_selection,
-                                                      "log_every": 0})
-    assert result.status == "optimal"
-    assert result.objective == pytest.approx(best, rel=RTOL, abs=1e-9)
-    assert result.lower_bound <= best * (1 + RTOL) + 1e-9
-    # The labeling returned attains the optimum (and meets the balance count).
-    hit = np.flatnonzero((S == result.labels).all(axis=1))
-    assert hit.size == 1 and values[hit[0]] == pytest.approx(best, rel=RTOL, abs=1e-9)
-    assert result.nodes >= 1
-
-
-@pytest.mark.parametrize("name", ["moons-rbf-count", "noisy-linear-count", "blobs-linear-none"])
-def test_every_node_bound_is_below_its_best_completion(name):
-    inst, settings = case(name)
-    _, values, S = enumerated(inst, settings)
-    P = settings.positive_count(inst) if settings.balance == "count" else None
-    problem = SVMBoundProblem(S3VMObjective(inst, settings), positives=P)
-    rng = np.random.default_rng(1)
-    for _ in range(25):
-        partial = rng.choice([-1, 0, 0, 1], size=inst.u)
-        fits = np.all((S == partial) | (partial == 0), axis=1)
-        if not fits.any():
+def enumerate_optimum(objective, positives):
+    best, best_labels = np.inf, None
+    for bits in itertools.product((-1, 1), repeat=objective.u):
+        labels = np.array(bits)
+        if positives is not None and np.sum(labels == 1) != positives:
             continue
-        bound = problem.bound(partial).value
-        assert bound <= values[fits].min() * (1 + RTOL) + 1e-9
+        value = objective(labels)
+        if value < best:
+            best, best_labels = value, labels
+    return best, best_labels
 
 
-def test_root_bound_is_the_svm_on_the_labeled_points():
-    inst, settings = case("moons-rbf-count")
-    problem = SVMBoundProblem(S3VMObjective(inst, settings))
-    lab = inst.labeled
-    sub = Instance(inst.X[lab], inst.label[lab])
-    # J of the labeled points alone = the SVM of the root, computed from the definition.
-    expected = cvxpy_J(Instance(np.vstack([sub.X, sub.X[:1]]),
-                                np.append(sub.label, 0)),
-                       Settings(kernel="rbf", sigma=0.5, C=10.0, C_star=1e-12),
-                       np.array([1]))
-    assert problem.bound(np.zeros(inst.u, dtype=int)).value == pytest.approx(expected,
-                                                                             rel=1e-4)
+def small_instances():
+    cases = []
+    for seed in range(2):
+        moons = two_moons(1, 5, seed=seed)
+        blobs = gaussian_blobs(n=12, separation=2.0, n_labeled_per_class=1, seed=seed)
+        for inst, kernel in ((moons, "rbf"), (blobs, "linear"), (blobs, "rbf")):
+            for bias in (True, False):
+                for balance in ("count", "none"):
+                    cases.append((inst, Settings(kernel=kernel, sigma=0.5, C=10.0, C_star=5.0,
+                                                 bias=bias, balance=balance,
+                                                 positives="truth" if balance == "count" else None)))
+    return cases
 
 
-def test_agrees_with_the_miqp_solved_by_scip():
-    pytest.importorskip("pyscipopt")
-    inst, settings = case("moons-rbf-u12")
-    bb = api.solve(inst, "bb", settings, options={"log_every": 0})
-    miqp = api.solve(inst, "l2-miqp", settings)
-    assert bb.status == miqp.status == "optimal"
-    assert bb.objective == pytest.approx(miqp.objective, rel=1e-5)
-
-
-@hsettings(max_examples=25, deadline=None, derandomize=True,
-           suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), u=st.integers(2, 8), bias=st.booleans(),
-       balance=st.sampled_from(["count", "none"]), c_star=st.sampled_from([0.3, 1.0, 10.0]))
-def test_property_random_instances(seed, u, bias, balance, c_star):
-    inst = noisy_linear(per_class=2, u=u, p=2, noise=1.0, seed=seed)
-    settings = Settings(kernel="rbf", sigma=1.0, C=3.0, C_star=c_star, bias=bias,
-                        balance=balance)
-    best, _, _ = enumerated(inst, settings)
-    result = api.solve(inst, "bb", settings, options={"log_every": 0})
+@pytest.mark.parametrize("case", small_instances())
+def test_bb_matches_enumeration(case):
+    instance, settings = case
+    objective = S3VMObjective(instance, settings)
+    positives = settings.positive_count(instance) if settings.balance == "count" else None
+    best, _ = enumerate_optimum(objective, positives)
+    problem = SVMBoundProblem(objective, positives, LabelSwitching())
+    root = problem.bound(np.zeros(objective.u, dtype=int))
+    assert root.value <= best + 1e-9
+    result = search(problem, keep_tree=False, log=lambda s: None, progress=lambda s: None)
     assert result.status == "optimal"
-    assert result.objective == pytest.approx(best, rel=RTOL, abs=1e-9)
-    assert result.lower_bound <= best * (1 + RTOL) + 1e-9
+    assert result.objective == pytest.approx(best, rel=1e-7, abs=1e-9)
+    assert objective(result.labels) == pytest.approx(best, rel=1e-7, abs=1e-9)
+    assert result.lower_bound <= best + 1e-7
+    if positives is not None:
+        assert np.sum(result.labels == 1) == positives
 
 
-def test_node_limit_gives_an_anytime_result():
-    inst, settings = case("moons-rbf-u12")
-    best, _, _ = enumerated(inst, settings)
-    result = api.solve(inst, "bb", settings, options={"node_limit": 3, "log_every": 0,
-                                                      "heuristic": "switching"})
-    assert result.status in ("feasible", "optimal")
-    assert result.lower_bound <= best * (1 + RTOL) + 1e-9 <= result.objective * (1 + 2 * RTOL) + 2e-9
+def check_node_bounds(objective, positives, rng, trials=20):
+    """Each node bound (incremental from a random parent) is at most every completion's J."""
+    problem = SVMBoundProblem(objective, positives)
+    u = objective.u
+    for _ in range(trials):
+        order = rng.permutation(u)
+        depth = int(rng.integers(1, u))
+        partial = np.zeros(u, dtype=int)
+        state = problem.bound(partial).state
+        for j in order[:depth]:
+            partial = partial.copy()
+            partial[j] = rng.choice([-1, 1])
+            info = problem.bound(partial, state)
+            state = info.state if info.state is not None else state
+            fresh = problem.bound(partial)  # no parent: solved from scratch
+            assert info.value == pytest.approx(fresh.value, rel=1e-8, abs=1e-10)
+        free = np.flatnonzero(partial == 0)
+        for bits in itertools.product((-1, 1), repeat=free.size):
+            labels = partial.copy()
+            labels[free] = bits
+            assert info.value <= objective(labels) + 1e-9
 
 
-def test_unmeetable_count_is_infeasible_with_exit_0(capsys, tmp_path):
-    inst, _ = case("moons-rbf-count")
-    data = tmp_path / "m.csv"
-    inst.to_csv(str(data))
-    status = cli.main(["solve", str(data), "-f", "bb", "--kernel", "rbf", "--sigma", "0.5",
-                       "--balance", "count", "--positives", str(inst.u + 1), "--json", "-q"])
-    out, err = capsys.readouterr()
-    if status == 2:  # a count beyond u is refused as bad input before any search
-        assert "positives" in err or "count" in err
-        return
-    assert status == 0 and json.loads(out)["status"] == "infeasible"
+@pytest.mark.parametrize("bias", [True, False])
+def test_node_bounds_are_lower_bounds(bias):
+    instance = two_moons(1, 4, seed=3)
+    objective = S3VMObjective(instance, Settings(kernel="rbf", sigma=0.5, C=10.0, bias=bias))
+    check_node_bounds(objective, None, np.random.default_rng(0))
 
 
-def test_cli_json_contract_and_tree(capsys, tmp_path):
-    import networkx as nx
-
-    inst, _ = case("moons-rbf-count")
-    data, tree = tmp_path / "m.csv", tmp_path / "tree.graphml"
-    inst.to_csv(str(data))
-    status = cli.main(["solve", str(data), "-f", "bb", "--kernel", "rbf", "--sigma", "0.5",
-                       "--C", "10", "--C-star", "10", "--balance", "count", "--positives",
-                       "truth", "--tree", str(tree), "--json", "-q"])
-    out, err = capsys.readouterr()
-    assert status == 0 and err == ""
-    doc = json.loads(out)
-    assert doc["status"] == "optimal" and doc["solver"] == "builtin"
-    assert len(doc["labels"]) == inst.u and len(doc["decision_values"]) == inst.u
-    assert doc["nodes"] >= 1 and doc["lower_bound"] <= doc["objective"] + 1e-9
-    assert nx.read_graphml(str(tree)).number_of_nodes() >= 1
-
-
-@pytest.mark.parametrize("argv, words", [
-    (["--time-limit", "0"], "time limit"),
-    (["--time-limit", "-1"], "time limit"),
-    (["--heuristic", "greedy"], "heuristic"),
-    (["--node-selection", "random"], "node-selection"),
-    (["--solver", "highs"], "highs"),
-    (["--mu", "0.1"], "mu"),
-])
-def test_bad_input_exits_2_with_one_line(capsys, tmp_path, argv, words):
-    inst, _ = case("moons-rbf-count")
-    data, tree = tmp_path / "m.csv", tmp_path / "t.graphml"
-    inst.to_csv(str(data))
-    status = cli.main(["solve", str(data), "-f", "bb", "--tree", str(tree), "--json"] + argv)
-    out, err = capsys.readouterr()
-    assert status == 2 and out == ""
-    assert len(err.strip().splitlines()) == 1 and words in err
-    assert not tree.exists()
+@hsettings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), u=st.integers(2, 7), bias=st.booleans(),
+       kernel=st.sampled_from(["linear", "rbf"]), count=st.booleans())
+def test_bb_random_instances(seed, u, bias, kernel, count):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(u + 2, 2))
+    label = np.zeros(u + 2, dtype=int)
+    label[:2] = [1, -1]
+    instance = Instance(X, label)
+    settings = Settings(kernel=kernel, sigma=1.0, C=float(rng.uniform(0.5, 10)),
+                        C_star=float(rng.uniform(0.5, 10)), bias=bias)
+    objective = S3VMObjective(instance, settings)
+    positives = int(rng.integers(0, u + 1)) if count else None
+    best, _ = enumerate_optimum(objective, positives)
+    problem = SVMBoundProblem(objective, positives, LabelSwitching())
+    result = search(problem, keep_tree=False, log=lambda s: None, progress=lambda s: None)
+    assert result.status == "optimal"
+    assert result.objective == pytest.approx(best, rel=1e-7, abs=1e-9)
 
 
-def test_heuristic_option_is_validated():
-    with pytest.raises(InputError, match="heuristic"):
-        api.solve(case("moons-rbf-count")[0], "bb", options={"heuristic": "x"})
+def test_cli_json(tmp_path):
+    instance = two_moons(1, 4, seed=1)
+    path = tmp_path / "moons.csv"
+    instance.to_csv(str(path))
+    out = subprocess.run([sys.executable, "-m", "s3vm_models.cli", "solve", str(path),
+                          "--formulation", "bb", "--kernel", "rbf", "--sigma", "0.5",
+                          "--C", "10", "--balance", "count", "--positives", "truth", "--json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["status"] == "optimal"
+    assert data["formulation"] == "bb"
+    assert data["nodes"] >= 1
+    assert len(data["labels"]) == instance.u == len(data["decision_values"])
+    objective = S3VMObjective(instance, Settings(kernel="rbf", sigma=0.5, C=10.0))
+    best, _ = enumerate_optimum(objective, int(np.sum(instance.truth_U == 1)))
+    assert data["objective"] == pytest.approx(best, rel=1e-6)
+
+
+def test_bad_heuristic_is_an_input_error():
+    from s3vm_models.errors import InputError
+
+    with pytest.raises(InputError):
+        get_formulation("bb", heuristic="bogus")

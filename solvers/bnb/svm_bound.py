@@ -98,7 +98,6 @@ class SVMBoundProblem(LabelingProblem):
         # The best value of the labelings this problem handed to the driver (its incumbent,
         # since the driver has no other source): branching aims at what can still be pruned.
         self.incumbent = np.inf
-        self.rule = "product"
 
     # -- the driver's interface ----------------------------------------------------------
     def bound(self, partial: np.ndarray, parent_state: Any = None) -> NodeBound:
@@ -227,14 +226,9 @@ class SVMBoundProblem(LabelingProblem):
     def branching(self, node: SVMNode, free: np.ndarray, fR: np.ndarray) -> tuple[int, int]:
         """Rule (7): the free point whose unlikely label raises s most; its likely label first."""
         S = self.add_one_in(node, self.unlabeled[free])
-        if self.rule == "seed":
-            rise = (1.0 + np.abs(fR)) ** 2 / (2.0 * S)
-        else:
-            room = self.incumbent - node.value
-            hi = np.minimum((1.0 + np.abs(fR)) ** 2 / (2.0 * S), room)
-            lo = np.minimum(np.maximum(0.0, 1.0 - np.abs(fR)) ** 2 / (2.0 * S), room)
-            eps = 1e-6 * (room if np.isfinite(room) else 1.0)
-            rise = np.maximum(hi, eps) * np.maximum(lo, eps)
+        # (A strong-branching-like product of both rises made the two moons trees 5-20 times
+        # larger: the seed's rule, whose unlikely child is pruned at once, is kept.)
+        rise = (1.0 + np.abs(fR)) ** 2 / (2.0 * S)
         k = int(np.argmax(rise))
         return int(free[k]), (1 if fR[k] >= 0 else -1)
 

@@ -1,0 +1,186 @@
+"""``bb`` through the API and the command line: every node selection, limits, bad input.
+
+Expected values are computed here, independently of the search:
+
+- J at a full labeling is the project's exact Newton solver (``S3VMObjective``), itself checked
+  against CVXPY in tests/test_bb.py, evaluated on every feasible labeling (enumeration);
+  ``cvxpy_J`` (the definition, solved by Clarabel) checks the optimum once more;
+- the optimum of ``bb`` must equal that enumerated minimum, with a labeling that attains it;
+- on two instances it is also checked against the MIQP ``l2-miqp`` solved by SCIP.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from s3vm_models import api, cli
+from s3vm_models.errors import InputError
+from s3vm_models.generators import gaussian_blobs, noisy_linear, two_moons
+from s3vm_models.l2_svm import S3VMObjective
+from s3vm_models.settings import Settings
+
+RTOL = 1e-6
+
+
+def rbf(X, sigma):
+    diff = X[:, None, :] - X[None, :, :]
+    return np.exp(-(diff ** 2).sum(axis=2) / (2.0 * sigma ** 2))
+
+
+def cvxpy_J(instance, settings, labels_U):
+    """J from the definition: min 1/2 |w|^2 + sum_i C_i max(0, 1 - y_i (w.phi(x_i) + b))^2,
+    with w = G'beta for K = G G' (an eigen-factor computed here)."""
+    import cvxpy as cp
+
+    X = instance.X
+    K = X @ X.T if settings.kernel == "linear" else rbf(X, settings.sigma)
+    vals, vecs = np.linalg.eigh(K)
+    keep = vals > 1e-10 * vals.max()
+    G = vecs[:, keep] * np.sqrt(vals[keep])
+    y = instance.label.astype(float)
+    y[instance.unlabeled] = labels_U
+    C = np.where(instance.label != 0, settings.C, settings.C_unlabeled)
+    w = cp.Variable(G.shape[1])
+    b = cp.Variable() if settings.bias else 0.0
+    loss = cp.pos(1 - cp.multiply(y, G @ w + b))
+    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C @ cp.square(loss)))
+    problem.solve(solver="CLARABEL")
+    return float(problem.value)
+
+
+def feasible_labelings(u, positives):
+    S = np.array(list(itertools.product((-1, 1), repeat=u)), dtype=int)
+    if positives is not None:
+        S = S[(S == 1).sum(axis=1) == positives]
+    return S
+
+
+def enumerated(instance, settings):
+    """(minimum of J over the feasible labelings, all values, the labelings)."""
+    J = S3VMObjective(instance, settings)
+    P = settings.positive_count(instance) if settings.balance == "count" else None
+    S = feasible_labelings(instance.u, P)
+    values = np.array([J(s) for s in S])
+    return values.min(), values, S
+
+
+CASES = {
+    "moons-rbf-count": (lambda: two_moons(1, 5, noise=0.1, seed=1),
+                        dict(kernel="rbf", sigma=0.5, C=10.0, C_star=10.0, balance="count",
+                             positives="truth")),
+    "moons-rbf-nobias": (lambda: two_moons(1, 5, noise=0.1, seed=2),
+                         dict(kernel="rbf", sigma=0.5, C=10.0, C_star=10.0, bias=False,
+                              balance="count", positives="truth")),
+    "blobs-linear-none": (lambda: gaussian_blobs(n=14, p=2, separation=1.0,
+                                                 n_labeled_per_class=2, seed=4),
+                          dict(kernel="linear", C=1.0, C_star=0.5, balance="none")),
+    "noisy-linear-count": (lambda: noisy_linear(per_class=2, u=10, p=3, noise=1.5, seed=5),
+                           dict(kernel="linear", C=2.0, C_star=1.0, balance="count")),
+    "noisy-rbf-nobias-none": (lambda: noisy_linear(per_class=2, u=9, p=2, noise=1.0, seed=6),
+                              dict(kernel="rbf", sigma=1.5, C=5.0, C_star=1.0, bias=False,
+                                   balance="none")),
+    "moons-rbf-u12": (lambda: two_moons(1, 6, noise=0.15, seed=7),
+                      dict(kernel="rbf", sigma=0.5, C=10.0, C_star=10.0, balance="count",
+                           positives="truth")),
+}
+
+
+def case(name):
+    build, kw = CASES[name]
+    inst = build()
+    assert inst.u <= 12
+    return inst, Settings(**kw)
+
+
+@pytest.mark.parametrize("node_selection", ["depth", "best", "best-dive"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_optimum_equals_enumeration(name, node_selection):
+    inst, settings = case(name)
+    best, values, S = enumerated(inst, settings)
+    result = api.solve(inst, "bb", settings, options={"node_selection": node_selection,
+                                                      "log_every": 0})
+    assert result.status == "optimal"
+    assert result.objective == pytest.approx(best, rel=RTOL, abs=1e-9)
+    assert result.lower_bound <= best * (1 + RTOL) + 1e-9
+    # The labeling returned attains the optimum (and meets the balance count).
+    hit = np.flatnonzero((S == result.labels).all(axis=1))
+    assert hit.size == 1 and values[hit[0]] == pytest.approx(best, rel=RTOL, abs=1e-9)
+    assert result.nodes >= 1
+    assert cvxpy_J(inst, settings, result.labels) == pytest.approx(best, rel=1e-5, abs=1e-7)
+
+
+def test_agrees_with_the_miqp_solved_by_scip():
+    pytest.importorskip("pyscipopt")
+    inst, settings = case("moons-rbf-u12")
+    bb = api.solve(inst, "bb", settings, options={"log_every": 0})
+    miqp = api.solve(inst, "l2-miqp", settings)
+    assert bb.status == miqp.status == "optimal"
+    assert bb.objective == pytest.approx(miqp.objective, rel=1e-5)
+
+
+def test_node_limit_gives_an_anytime_result():
+    inst, settings = case("moons-rbf-u12")
+    best, _, _ = enumerated(inst, settings)
+    result = api.solve(inst, "bb", settings, options={"node_limit": 3, "log_every": 0,
+                                                      "heuristic": "switching"})
+    assert result.status in ("feasible", "optimal")
+    assert result.lower_bound <= best * (1 + RTOL) + 1e-9 <= result.objective * (1 + 2 * RTOL) + 2e-9
+
+
+def test_unmeetable_count_is_infeasible_with_exit_0(capsys, tmp_path):
+    inst, _ = case("moons-rbf-count")
+    data = tmp_path / "m.csv"
+    inst.to_csv(str(data))
+    status = cli.main(["solve", str(data), "-f", "bb", "--kernel", "rbf", "--sigma", "0.5",
+                       "--balance", "count", "--positives", str(inst.u + 1), "--json", "-q"])
+    out, err = capsys.readouterr()
+    if status == 2:  # a count beyond u is refused as bad input before any search
+        assert "positives" in err or "count" in err
+        return
+    assert status == 0 and json.loads(out)["status"] == "infeasible"
+
+
+def test_cli_json_contract_and_tree(capsys, tmp_path):
+    import networkx as nx
+
+    inst, _ = case("moons-rbf-count")
+    data, tree = tmp_path / "m.csv", tmp_path / "tree.graphml"
+    inst.to_csv(str(data))
+    status = cli.main(["solve", str(data), "-f", "bb", "--kernel", "rbf", "--sigma", "0.5",
+                       "--C", "10", "--C-star", "10", "--balance", "count", "--positives",
+                       "truth", "--tree", str(tree), "--json", "-q"])
+    out, err = capsys.readouterr()
+    assert status == 0 and err == ""
+    doc = json.loads(out)
+    assert doc["status"] == "optimal" and doc["solver"] == "builtin"
+    assert len(doc["labels"]) == inst.u and len(doc["decision_values"]) == inst.u
+    assert doc["nodes"] >= 1 and doc["lower_bound"] <= doc["objective"] + 1e-9
+    assert nx.read_graphml(str(tree)).number_of_nodes() >= 1
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--time-limit", "0"], "time limit"),
+    (["--time-limit", "-1"], "time limit"),
+    (["--heuristic", "greedy"], "heuristic"),
+    (["--node-selection", "random"], "node-selection"),
+    (["--solver", "highs"], "highs"),
+    (["--mu", "0.1"], "mu"),
+])
+def test_bad_input_exits_2_with_one_line(capsys, tmp_path, argv, words):
+    inst, _ = case("moons-rbf-count")
+    data, tree = tmp_path / "m.csv", tmp_path / "t.graphml"
+    inst.to_csv(str(data))
+    status = cli.main(["solve", str(data), "-f", "bb", "--tree", str(tree), "--json"] + argv)
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and words in err
+    assert not tree.exists()
+
+
+def test_heuristic_option_is_validated():
+    with pytest.raises(InputError, match="heuristic"):
+        api.solve(case("moons-rbf-count")[0], "bb", options={"heuristic": "x"})
