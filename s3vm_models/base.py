@@ -38,6 +38,9 @@ class Formulation(ABC):
     settings_used : tuple of str
         The :class:`Settings` fields the formulation reads; a setting given explicitly to a
         formulation that ignores it is an error, not silently dropped.
+    unmeetable_count_is_infeasible : bool
+        Whether a balance count outside 0..u is a problem without feasible labelings (status
+        ``infeasible``) rather than bad input.
     uses_groups : bool
         Whether the formulation honours the data's ``group`` column (equivalence and
         inequivalence constraints); a formulation that does not refuses data that has groups.
@@ -50,6 +53,7 @@ class Formulation(ABC):
     needs_labels: ClassVar[bool] = True
     needs_unlabeled: ClassVar[bool] = True
     uses_groups: ClassVar[bool] = False
+    unmeetable_count_is_infeasible: ClassVar[bool] = False
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin",
                                       "balance", "positives", "mu", "nu")
 
@@ -65,7 +69,7 @@ class Formulation(ABC):
                              "(equivalence constraints): use sdp, sdp-subspace or sdp-lowrank, "
                              "or drop the column")
         if settings.balance == "count":
-            settings.positive_count(instance)
+            settings.positive_count(instance, in_range=not self.unmeetable_count_is_infeasible)
 
     @abstractmethod
     def build(self, instance: Instance, settings: Settings):

@@ -43,6 +43,7 @@ class BranchAndBoundFormulation(Formulation):
 
     problem_class: ClassVar[str] = "svm"
     export_formats: ClassVar[tuple] = ()
+    unmeetable_count_is_infeasible: ClassVar[bool] = True
 
     def __init__(self, node_selection: str = "depth", rel_gap: float = 0.0, abs_gap: float = 0.0,
                  node_limit: Optional[int] = None, log_every: int = 1000,
@@ -115,6 +116,14 @@ class BranchAndBoundFormulation(Formulation):
         if self.tree_file is not None:
             check_writable(self.tree_file)
         clock = Stopwatch()
+        if settings.balance == "count":
+            P = settings.positive_count(instance, in_range=False)
+            if not 0 <= P <= instance.u:
+                # A well-posed search with an empty feasible set: a result, not bad input.
+                return Result(formulation=self.name, solver=solver, status="infeasible",
+                              nodes=0, seconds=clock.seconds,
+                              message=f"no labeling of the {instance.u} unlabeled points has "
+                                      f"{P} labeled +1 (the balance count)")
         problem = self.labeling_problem(instance, settings, profile)
         build_seconds = clock.seconds
         found = search(problem, node_selection=self.node_selection, abs_gap=self.abs_gap,

@@ -96,8 +96,9 @@ class Settings:
         """A copy with the given fields replaced; ``None`` values are ignored."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
-    def positive_count(self, instance: Instance) -> int:
-        """The balance count P for ``instance``, checked to lie in 0..u."""
+    def positive_count(self, instance: Instance, in_range: bool = True) -> int:
+        """The balance count P for ``instance``, checked to lie in 0..u unless ``in_range`` is
+        False (a search over labelings reports such a count as infeasible instead)."""
         u = instance.u
         if self.positives == "truth":
             instance.require_truth("--positives truth")
@@ -108,7 +109,7 @@ class Settings:
             yL = instance.label[instance.labeled]
             frac = float(np.mean(yL == 1)) if yL.size else 0.5
             P = int(round(u * frac))
-        if not 0 <= P <= u:
+        if in_range and not 0 <= P <= u:
             raise InputError(f"positives must lie in 0..{u} (the number of unlabeled points), got {P}")
         return P
 

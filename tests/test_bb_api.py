@@ -131,17 +131,18 @@ def test_node_limit_gives_an_anytime_result():
     assert result.lower_bound <= best * (1 + RTOL) + 1e-9 <= result.objective * (1 + 2 * RTOL) + 2e-9
 
 
-def test_unmeetable_count_is_infeasible_with_exit_0(capsys, tmp_path):
+@pytest.mark.parametrize("formulation", ["bb", "bb-mip"])
+@pytest.mark.parametrize("excess", [1, -1])
+def test_unmeetable_count_is_infeasible_with_exit_0(capsys, tmp_path, formulation, excess):
     inst, _ = case("moons-rbf-count")
     data = tmp_path / "m.csv"
     inst.to_csv(str(data))
-    status = cli.main(["solve", str(data), "-f", "bb", "--kernel", "rbf", "--sigma", "0.5",
-                       "--balance", "count", "--positives", str(inst.u + 1), "--json", "-q"])
-    out, err = capsys.readouterr()
-    if status == 2:  # a count beyond u is refused as bad input before any search
-        assert "positives" in err or "count" in err
-        return
-    assert status == 0 and json.loads(out)["status"] == "infeasible"
+    P = inst.u + 1 if excess > 0 else -1
+    status = cli.main(["solve", str(data), "-f", formulation, "--balance", "count",
+                       "--positives", str(P), "--json", "-q"])
+    out, _ = capsys.readouterr()
+    doc = json.loads(out)
+    assert status == 0 and doc["status"] == "infeasible" and doc["labels"] is None
 
 
 def test_cli_json_contract_and_tree(capsys, tmp_path):
