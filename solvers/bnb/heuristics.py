@@ -26,18 +26,11 @@ import numpy as np
 
 from s3vm_models.l2_svm import S3VMObjective, squared_hinge_svm
 
+from .problem import labels_by_outputs
+
 #: Fractions of C* of the annealing stages (the last is C* itself).
 ANNEAL = tuple(2.0 ** -k for k in range(10, -1, -1))
 SWITCH_TOL = 1e-12  # outputs this close are not worth a switch (rounding could make it cycle)
-
-
-def labels_by_outputs(f: np.ndarray, positives: Optional[int]) -> np.ndarray:
-    """+1 for the ``positives`` largest outputs (ties by position), else by sign (0 -> +1)."""
-    if positives is None:
-        return np.where(f >= 0, 1, -1)
-    labels = -np.ones(f.size, dtype=int)
-    labels[np.argsort(-f, kind="stable")[:positives]] = 1
-    return labels
 
 
 def switch(labels: np.ndarray, f: np.ndarray, positives: Optional[int]) -> int:

@@ -32,7 +32,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .problem import LabelingProblem, NodeBound
+from .problem import LabelingProblem, NodeBound, labels_by_outputs
 
 INTEGRALITY_TOL = 1e-6  # a relaxed d_j this close to 0 or 1 counts as integral
 
@@ -158,7 +158,7 @@ class LPRelaxationProblem(LabelingProblem):
         root = self._solve(np.zeros(self.u, dtype=int))
         if root.status != "optimal":
             return None
-        labels = _round_scores(unlabeled_scores(self.model), self.positives)
+        labels = labels_by_outputs(unlabeled_scores(self.model), self.positives)
         value = self.objective(labels)
         if not np.isfinite(value):
             return None
@@ -179,12 +179,3 @@ class LPRelaxationProblem(LabelingProblem):
         out = primal_values(self.model)
         out.pop("d", None)
         return out
-
-
-def _round_scores(scores: np.ndarray, positives: Optional[int]) -> np.ndarray:
-    """sign(scores), or +1 on the ``positives`` largest scores when the count is fixed."""
-    if positives is None:
-        return np.where(scores >= 0, 1, -1).astype(int)
-    labels = -np.ones(len(scores), dtype=int)
-    labels[np.argsort(-scores, kind="stable")[:positives]] = 1
-    return labels

@@ -82,3 +82,12 @@ class LabelingProblem(ABC):
     def decision_values(self, labels: np.ndarray) -> Optional[np.ndarray]:
         """Scores of the unlabeled points (larger meaning +1) for the final labeling, or None."""
         return None
+
+
+def labels_by_outputs(f: np.ndarray, positives: Optional[int]) -> np.ndarray:
+    """+1 for the ``positives`` largest outputs (ties by position), else by sign (0 -> +1)."""
+    if positives is None:
+        return np.where(f >= 0, 1, -1).astype(int)
+    labels = -np.ones(f.size, dtype=int)
+    labels[np.argsort(-f, kind="stable")[:positives]] = 1
+    return labels

@@ -70,7 +70,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .problem import LabelingProblem, NodeBound
+from .problem import LabelingProblem, NodeBound, labels_by_outputs
 
 EIG_SAFETY = 64 * np.finfo(float).eps  # times |S|_F: rounding of the computed lambda_min
 MODEL_CACHE = 64  # compiled node SDPs kept (one per number of free points)
@@ -211,7 +211,7 @@ class SDPRelaxationProblem(LabelingProblem):
         a, H = solved
         gamma = H[0, 1:].copy()
         labels = partial.copy()
-        labels[free] = _round(gamma, remaining)
+        labels[free] = labels_by_outputs(gamma, remaining)
         labels_value = self.objective(labels)
         # Two certificates, both valid whatever their inputs: the solver's (a from the LMI's
         # dual, (lambda, eta) fitted to its H), and the rounded labeling's (its exact SVM dual
@@ -377,12 +377,3 @@ def _inner_bound(S: np.ndarray, linear: float) -> float:
     lowest = float(np.linalg.eigvalsh(S)[0])
     shift = max(0.0, -lowest) + EIG_SAFETY * float(np.linalg.norm(S))
     return linear + S.shape[0] * shift
-
-
-def _round(gamma: np.ndarray, remaining: Optional[int]) -> np.ndarray:
-    """sign(gamma), or +1 on the ``remaining`` largest entries under the count balance."""
-    if remaining is None:
-        return np.where(gamma >= 0, 1, -1).astype(int)
-    labels = -np.ones(len(gamma), dtype=int)
-    labels[np.argsort(-gamma, kind="stable")[:remaining]] = 1
-    return labels
