@@ -105,6 +105,10 @@ class BranchAndBoundFormulation(Formulation):
         """
         return {}
 
+    def result_info(self, problem) -> dict:
+        """Formulation-specific entries of ``Result.info`` after the search (none here)."""
+        return {}
+
     def solve(self, instance, settings, profile):
         """Search the labeling problem; the clock (and the time limit) includes building it."""
         from solvers.bnb.driver import search, write_graphml
@@ -145,7 +149,7 @@ class BranchAndBoundFormulation(Formulation):
                        "build_seconds": build_seconds,
                        "search_seconds": found.seconds - build_seconds, "rel_gap": self.rel_gap,
                        "abs_gap": self.abs_gap, "node_limit": self.node_limit,
-                       "positives": problem.positives}
+                       "positives": problem.positives, **self.result_info(problem)}
         result.seconds = clock.seconds
         return result
 

@@ -185,3 +185,16 @@ def test_bad_input_exits_2_with_one_line(capsys, tmp_path, argv, words):
 def test_heuristic_option_is_validated():
     with pytest.raises(InputError, match="heuristic"):
         api.solve(case("moons-rbf-count")[0], "bb", options={"heuristic": "x"})
+
+
+def test_result_reports_the_heuristic_labeling_and_its_objective():
+    inst, settings = case("moons-rbf-count")
+    best, values, S = enumerated(inst, settings)
+    result = api.solve(inst, "bb", settings, options={"log_every": 0})
+    start = result.info["heuristic"]
+    assert start["name"] == "switching"
+    hit = np.flatnonzero((S == np.array(start["labels"])).all(axis=1))
+    assert hit.size == 1 and start["objective"] == pytest.approx(values[hit[0]], rel=1e-7)
+    assert start["objective"] >= best * (1 - 1e-9)
+    none = api.solve(inst, "bb", settings, options={"log_every": 0, "heuristic": "none"})
+    assert "heuristic" not in none.info and none.objective == pytest.approx(best, rel=RTOL)

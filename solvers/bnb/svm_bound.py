@@ -98,6 +98,8 @@ class SVMBoundProblem(LabelingProblem):
         # The best value of the labelings this problem handed to the driver (its incumbent,
         # since the driver has no other source): branching aims at what can still be pruned.
         self.incumbent = np.inf
+        # The starting heuristic's labeling and objective, kept for the result's report.
+        self.heuristic_result: Optional[tuple] = None
 
     # -- the driver's interface ----------------------------------------------------------
     def bound(self, partial: np.ndarray, parent_state: Any = None) -> NodeBound:
@@ -135,6 +137,7 @@ class SVMBoundProblem(LabelingProblem):
         if self.heuristic is None:
             return None
         labels, value = self.heuristic(self.objective, self.positives)
+        self.heuristic_result = (labels, value)
         if self.positives is None or int(np.sum(labels == 1)) == self.positives:
             self.incumbent = min(self.incumbent, value)
         return labels, value, getattr(self.heuristic, "name", "heuristic")
