@@ -7,14 +7,18 @@ hand from these lines, see the section for the exact runs):
           bias, count balance at the true ratio; bb with --time-limit per run; for each u the
           median seconds and nodes over the seeds and how many runs were proved optimal.
   miqp    the same instances at u = 20, 30, 40: bb against l2-miqp (SCIP); ratio of medians.
+  sdpbound  bb --no-bias against bb-sdp on the same two-moons instances (no bias, otherwise as
+          scale): nodes and seconds each needs, and whether the optima agree.
   sdp     the instances of shared/data/sdp-s3vm-instances, smallest first, 30% of each class
-          labeled (load_sdp_instance, seed 0), rbf sigma 1 (their kernel and C come from their
-          cross-validation, which we do not rerun: we fix sigma = 1, C = C* = 1), count balance at
+          labeled (load_sdp_instance, seed 0), rbf with their default width gamma = 1/p (p
+          features), i.e. sigma = sqrt(p / 2), which is 1 on the 2-D sets (their kernel and C
+          come from a cross-validation we do not rerun; we fix C = C* = 1), count balance at
           the true count (they balance the mean output); bb (and bb-sdp with --with-bb-sdp), one
           at a time, --time-limit 600.
 
     .venv/bin/python benchmarks/bench_bb.py scale --sizes 50 100 150 200 300 --seeds 5 --time-limit 120
     .venv/bin/python benchmarks/bench_bb.py miqp --sizes 20 30 40 --seeds 3 --time-limit 600
+    .venv/bin/python benchmarks/bench_bb.py sdpbound --sizes 10 20 30 40 --seeds 3 --time-limit 600
     .venv/bin/python benchmarks/bench_bb.py sdp --time-limit 600
 """
 
@@ -78,6 +82,19 @@ def miqp(args):
                           "ratio": mm / mb}), flush=True)
 
 
+def sdpbound(args):
+    for u in args.sizes:
+        for seed in range(args.seeds):
+            inst = moons(u, seed)
+            kw = {**MOONS, "bias": False}
+            a = run(inst, "bb", args.time_limit, **kw)
+            b = run(inst, "bb-sdp", args.time_limit, **kw)
+            same = (a["status"] == b["status"] == "optimal"
+                    and abs(a["objective"] - b["objective"]) <= 1e-6 * max(1, abs(a["objective"])))
+            print(json.dumps({"part": "sdpbound", "u": u, "seed": seed, "bb": a, "bb-sdp": b,
+                              "same_optimum": same}), flush=True)
+
+
 def sdp(args):
     from s3vm_models.loaders import SDP_INSTANCES, load_sdp_instance
 
@@ -88,11 +105,12 @@ def sdp(args):
             print(json.dumps({"part": "sdp", "instance": name, "skipped": "budget"}), flush=True)
             continue
         inst = load_sdp_instance(name, 0.3, seed=0)
-        kw = dict(kernel="rbf", sigma=args.sigma, C=args.C, C_star=args.C, balance="count",
+        sigma = args.sigma or (inst.X.shape[1] / 2) ** 0.5
+        kw = dict(kernel="rbf", sigma=sigma, C=args.C, C_star=args.C, balance="count",
                   positives="truth")
         for form in ["bb"] + (["bb-sdp"] if args.with_bb_sdp else []):
             extra = {"bias": False} if form == "bb-sdp" else {}
-            row = {"part": "sdp", "instance": name, "n": inst.n, "u": inst.u,
+            row = {"part": "sdp", "instance": name, "n": inst.n, "u": inst.u, "sigma": sigma,
                    **run(inst, form, args.time_limit, **kw, **extra)}
             spent += row["wall"]
             print(json.dumps(row), flush=True)
@@ -100,17 +118,18 @@ def sdp(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("part", choices=("scale", "miqp", "sdp"))
+    ap.add_argument("part", choices=("scale", "miqp", "sdpbound", "sdp"))
     ap.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 150, 200, 300])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--budget", type=float, default=3600.0, help="sdp: total seconds")
-    ap.add_argument("--sigma", type=float, default=1.0)
+    ap.add_argument("--sigma", type=float, default=None,
+                    help="sdp: rbf width (default sqrt(p / 2), their gamma = 1/p)")
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--skip", type=int, default=0, help="sdp: skip the first K instances")
     ap.add_argument("--with-bb-sdp", action="store_true")
     args = ap.parse_args()
-    {"scale": scale, "miqp": miqp, "sdp": sdp}[args.part](args)
+    {"scale": scale, "miqp": miqp, "sdpbound": sdpbound, "sdp": sdp}[args.part](args)
 
 
 if __name__ == "__main__":

@@ -17,10 +17,13 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from s3vm_models.data import Instance  # noqa: E402
 from s3vm_models.generators import gaussian_blobs, two_moons  # noqa: E402
-from s3vm_models.loaders import load_dataset  # noqa: E402
+from s3vm_models.loaders import load_dataset, load_sdp_instance  # noqa: E402
 
 SEED = 0
 UCI_SETS = ("sonar", "ionosphere", "pima", "heart", "housing", "breast-cancer", "musk1", "wdbc")
+# The two-dimensional SDP-S3VM instances (small files; the others are loaded from
+# data/sdp-s3vm-instances with loaders.load_sdp_instance).
+SDP_SETS = ("art100", "art150", "2moons")
 
 
 def write_csv(instance: Instance, path: str) -> None:
@@ -82,6 +85,21 @@ def main() -> None:
         })
         check = pd.read_csv(os.path.join(data, f"{stem}_10pct.csv"))
         assert np.array_equal(check[list(inst.feature_names)].to_numpy(float), inst.X), name
+
+    for name in SDP_SETS:
+        inst = load_sdp_instance(name, labeled_fraction=0.3, seed=SEED)
+        stem = f"sdp_{name}"
+        write_csv(inst, os.path.join(data, f"{stem}_30pct.csv"))
+        write_toml(os.path.join(HERE, f"{stem}.toml"), {
+            "name": f"{stem}_30pct",
+            "description": f"SDP-S3VM standardized instance {name}: {inst.n} x {inst.p}, 30% of each "
+                           f"class labeled (l = {inst.l}, our seeded draw: loaders.load_sdp_instance "
+                           f"seed {SEED}); rbf with their default width gamma = 1/p (sigma = 1); "
+                           "see data/sdp-s3vm-instances/SOURCE.md",
+            "data": f"data/{stem}_30pct.csv",
+            "kernel": "rbf", "sigma": 1.0, "C": 1.0, "C_star": 1.0, "bias": True,
+            "balance": "count", "mu": 0.1, "nu": 1.0,
+        })
 
 
 if __name__ == "__main__":

@@ -249,3 +249,16 @@ def test_bundled_specific_instances():
     assert np.array_equal(sonar.X, load_features("sonar")[0])  # %.10g keeps the values exactly
     for csv in glob.glob(os.path.join(ROOT, "instances", "data", "*.csv")):
         assert os.path.getsize(csv) < 1_000_000
+
+
+@pytest.mark.parametrize("name", ["art100", "art150", "2moons"])
+def test_bundled_sdp_instances_match_their_source(name):
+    """The instance files hold the source file's points and classes, 30% of each class labeled."""
+    inst, s = load_instance(os.path.join(ROOT, "instances", f"sdp_{name}.toml"))
+    raw = np.loadtxt(os.path.join(ROOT, "instances", "data", "sdp-s3vm-instances", f"{name}.txt"))
+    np.testing.assert_allclose(inst.X, raw[:, :-1], rtol=1e-9, atol=1e-12)
+    assert np.array_equal(inst.truth, raw[:, -1].astype(int))
+    for cls in (-1, 1):
+        n_c = int(np.sum(raw[:, -1] == cls))
+        assert int(np.sum(inst.label == cls)) == int(np.floor(0.3 * n_c + 0.5))
+    assert (s.kernel, s.sigma, s.balance) == ("rbf", 1.0, "count")
