@@ -52,3 +52,8 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
     def result_primal(self, problem, labels) -> dict:
         """The SVM at the final labeling: expansion coefficients beta (f = K beta) and b = 0."""
         return problem.primal(labels)
+
+    def result_info(self, problem) -> dict:
+        """SDP solves (all, and those redone at the profile's accuracy) and the solver's time."""
+        return {"sdp_solves": problem.sdp_solves, "tight_solves": problem.tight_solves,
+                "sdp_seconds": problem.sdp_seconds}

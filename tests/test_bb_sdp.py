@@ -30,7 +30,7 @@ from s3vm_models.registry import FORMULATIONS
 from s3vm_models.sdp import SDPRelaxation
 from s3vm_models.settings import Settings
 from s3vm_models.svm_dual import svm_dual_value
-from solvers.bnb.sdp_bound import SDPRelaxationProblem, certified_value
+from solvers.bnb.sdp_bound import LOOSE_EPS, SDPRelaxationProblem, certified_value
 from solvers.profiles import get_profile
 from solvers.registry import get_backend
 
@@ -251,6 +251,39 @@ def test_node_bounds_are_below_every_completion(name, solver):
             assert node.labels_value == pytest.approx(ref.J(node.labels), rel=RTOL)
         if node.branch_index is not None:
             assert partial[node.branch_index] == 0
+
+
+def test_loose_first_solves_only_with_scs_at_its_default_accuracy():
+    instance, settings = case("rbf_u10_count")
+    scs = get_profile("scs", None, "sdp")
+    assert node_problem(instance, settings, "scs").loose_profile.options["eps_abs"] == LOOSE_EPS
+    assert node_problem(instance, settings, "clarabel").loose_profile is None
+    chosen = SDPRelaxationProblem.from_instance(
+        instance, settings, get_backend("scs", "sdp"), scs.updated(options={"eps_rel": 1e-6}))
+    assert chosen.loose_profile is None  # the user's accuracy is kept for every node
+
+
+def test_loose_solve_is_continued_unless_it_prunes():
+    """A node whose loose certificate reaches the cutoff gets one SCS solve; any other node a
+    second one at the profile's accuracy, whose certificate is kept when larger
+    and whose labels the node uses. Every bound stays below every completion."""
+    name = "rbf_u10_count"
+    instance, settings = case(name)
+    ref = reference(name)
+    root = np.zeros(instance.u, dtype=int)
+    open_node = node_problem(instance, settings, "scs")  # no incumbent: nothing can be pruned
+    tight = open_node.bound(root)
+    assert open_node.sdp_solves == 2 and open_node.tight_solves == 1
+    loose_value = open_node.relaxation_values[0]
+    pruned = node_problem(instance, settings, "scs")
+    pruned.notify_cutoff(0.5 * loose_value)  # below the loose certificate
+    loose = pruned.bound(root)
+    assert pruned.sdp_solves == 1 and pruned.tight_solves == 0
+    assert loose.value >= 0.5 * loose_value
+    assert below(loose.value, ref.best) and below(tight.value, ref.best)
+    assert tight.value >= loose.value - 1e-6 * abs(loose.value)
+    # Tightly, the certificate is within SCS's default accuracy of the relaxation.
+    assert tight.value == pytest.approx(open_node.relaxation_values[-1], rel=1e-3)
 
 
 @pytest.mark.parametrize("name", ["rbf_u8_none", "rbf_u10_count"])

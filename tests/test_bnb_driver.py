@@ -288,6 +288,28 @@ def test_initial_incumbent_and_bound_labelings_are_used():
     assert again.objective == pytest.approx(best)
 
 
+@pytest.mark.parametrize("gaps", [{}, {"abs_gap": 0.5}, {"rel_gap": 0.1}])
+def test_problem_is_told_each_new_cutoff(gaps):
+    """notify_cutoff gets the driver's pruning threshold (the incumbent less the gap
+    tolerance), once per improvement, decreasing, the last one from the final incumbent."""
+    seen = []
+
+    class Listening(QuadProblem):
+        def notify_cutoff(self, cutoff):
+            seen.append(cutoff)
+
+    base = random_problem(11)
+    problem = Listening(base.Q, base.c, heuristic=np.ones(8, dtype=int))
+    result = quiet(problem, **gaps)
+
+    def cutoff(value):
+        return value - max(gaps.get("abs_gap", 0.0), gaps.get("rel_gap", 0.0) * abs(value))
+
+    assert seen and all(b < a for a, b in zip(seen, seen[1:]))
+    assert seen[0] == pytest.approx(cutoff(problem.objective(np.ones(8))), abs=1e-6)
+    assert seen[-1] == pytest.approx(cutoff(result.objective), abs=1e-6)
+
+
 def test_heuristic_off_the_count_is_ignored():
     problem = random_problem(6, positives=3, heuristic=np.ones(8, dtype=int))
     result = quiet(problem)

@@ -346,6 +346,7 @@ class _Search:
         if value < self.incumbent:  # False for NaN
             self.incumbent, self.cutoff = value, self._cutoff(value)
             self.labels, self.source = labels.astype(int), source
+            self.problem.notify_cutoff(self.cutoff)
 
     def _prune(self, node_id: int, bound: float) -> None:
         self.floor = min(self.floor, bound)

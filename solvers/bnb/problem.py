@@ -75,6 +75,11 @@ class LabelingProblem(ABC):
     def objective(self, labels: np.ndarray) -> float:
         """The objective of a full labeling (+1/-1, length u)."""
 
+    def notify_cutoff(self, cutoff: float) -> None:
+        """The driver's pruning threshold changed: a node whose bound reaches ``cutoff`` is
+        pruned. A problem may use it to decide how much effort a bound deserves; by default it
+        is ignored."""
+
     def initial_incumbent(self) -> Optional[tuple[np.ndarray, float, str]]:
         """A starting labeling, its objective and the name of the heuristic, or None."""
         return None
