@@ -64,8 +64,8 @@ Since any solver output gives a valid bound, SCS first solves each node at a loo
 the node (it reaches the driver's cutoff, :meth:`notify_cutoff`), the node is done. Otherwise
 SCS solves it again at the profile's accuracy (CVXPY's warm start from the loose point saved no
 iterations in a check, so the second solve starts afresh), and the node's bound, rounded labels
-and branching come from that second solve. The tree is therefore the one
-tight solves give; only pruned nodes are cheaper. (Branching and bounds from loose solves alone
+and branching come from that second solve (of the two rounded labelings, the better is offered
+as an incumbent). The tree is therefore the one tight solves give; only pruned nodes are cheaper. (Branching and bounds from loose solves alone
 were tried: the search then grew up to 13 times larger on two moons with u = 40 and exploded at
 eps 3e-2.) A profile that sets SCS's ``eps_abs``/``eps_rel`` (or any other solver) disables
 this: each node is solved once, as the profile says.
@@ -237,7 +237,7 @@ class SDPRelaxationProblem(LabelingProblem):
         order = np.concatenate([S, self.unl[free]])
         Kn = self.Kp[np.ix_(order, order)]
         count = None if remaining is None else 2 * remaining - free.size
-        node = (partial, free, remaining, order, Kn, yS, count)
+        data = (partial, free, remaining, order, Kn, yS, count)
         solved = None
         if self.loose_profile is not None:
             solved = self._solve_node(Kn, yS, count, self.loose_profile)
@@ -245,14 +245,15 @@ class SDPRelaxationProblem(LabelingProblem):
             solved = self._solve_node(Kn, yS, count, self.profile)
         if solved is None:  # the solver failed: the parent's bound still holds
             return NodeBound(value=parent, state=parent, branch_index=int(free[0]))
-        certified, labels, labels_value, gamma = self._certify(node, solved)
-        if solved[3] is self.loose_profile and certified / 2.0 < self.cutoff:
+        certified, labels, labels_value, gamma = self._certify(data, solved)
+        if solved[2] is self.loose_profile and max(certified / 2.0, parent) < self.cutoff:
             tight = self._solve_node(Kn, yS, count, self.profile)
             if tight is not None:
                 self.tight_solves += 1
-                again = self._certify(node, tight)
-                certified = max(certified, again[0])
-                _, labels, labels_value, gamma = again
+                again, labels_t, value_t, gamma = self._certify(data, tight)
+                certified = max(certified, again)
+                if value_t <= labels_value:  # offer the better of the two rounded labelings
+                    labels, labels_value = labels_t, value_t
         value = max(certified / 2.0, parent)
         node = NodeBound(value=value, state=value, labels=labels, labels_value=labels_value)
         k = int(np.argmin(np.abs(gamma)))
@@ -260,10 +261,10 @@ class SDPRelaxationProblem(LabelingProblem):
         node.first_label = 1 if gamma[k] >= 0 else -1
         return node
 
-    def _certify(self, node, solved):
+    def _certify(self, data, solved):
         """The certified bound on the node's relaxed D from one solve, with the rounded labeling
         (labels, its J) and the relaxed labels gamma."""
-        partial, free, remaining, order, Kn, yS, count = node
+        partial, free, remaining, order, Kn, yS, count = data
         a, H = solved[0], solved[1]
         gamma = H[0, 1:].copy()
         labels = partial.copy()
@@ -292,8 +293,8 @@ class SDPRelaxationProblem(LabelingProblem):
         return model
 
     def _solve_node(self, Kn: np.ndarray, yS: np.ndarray, count: Optional[int], profile):
-        """Solve the node's SDP with ``profile``: (a, H) as :meth:`NodeSDP.solution`, the
-        solver's value of D and the profile; None on failure."""
+        """Solve the node's SDP with ``profile``: (a, H) as :meth:`NodeSDP.solution` and the
+        profile used; None on failure."""
         model = self._node_model(Kn.shape[0] - len(yS))
         model.set(Kn, yS, count)
         outcome = self.backend.solve(model.problem, profile)
@@ -302,9 +303,8 @@ class SDPRelaxationProblem(LabelingProblem):
         solution = model.solution() if outcome.has_solution else None
         if solution is None:
             return None
-        raw = float(model.problem.value)
-        self.relaxation_values.append(raw / 2.0)
-        return solution[0], solution[1], raw, profile
+        self.relaxation_values.append(float(model.problem.value) / 2.0)
+        return solution[0], solution[1], profile
 
 
 class NodeSDP:
