@@ -9,7 +9,7 @@ hand from these lines, see the section for the exact runs):
   miqp    the same instances at u = 20, 30, 40: bb against l2-miqp (SCIP); ratio of medians.
   sdpbound  bb --no-bias against bb-sdp on the same two-moons instances (no bias, otherwise as
           scale): nodes and seconds each needs, and whether the optima agree; bb-sdp both with its
-          default SCS use (a loose solve per node, redone tightly near the cutoff) and with every
+          default SCS use (a loose solve per node, redone tightly unless it prunes) and with every
           node solved at CVXPY's default SCS accuracy (eps 1e-4: the baseline, same run).
   sdp     the instances of shared/data/sdp-s3vm-instances, smallest first, 30% of each class
           labeled (load_sdp_instance, seed 0), rbf with their default width gamma = 1/p (p
@@ -86,11 +86,17 @@ def miqp(args):
 
 
 def sdpbound(args):
+    import os
     import tempfile
 
-    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as fh:
-        fh.write('solver = "scs"\n[options]\neps_abs = 1e-4\neps_rel = 1e-4\n')
-        tight = fh.name
+    with tempfile.TemporaryDirectory() as folder:
+        tight = os.path.join(folder, "scs-tight.toml")
+        with open(tight, "w") as fh:
+            fh.write('solver = "scs"\n[options]\neps_abs = 1e-4\neps_rel = 1e-4\n')
+        _sdpbound_runs(args, tight)
+
+
+def _sdpbound_runs(args, tight):
     for u in args.sizes:
         for seed in range(args.seeds):
             inst = moons(u, seed)
@@ -106,7 +112,7 @@ def sdpbound(args):
 
 
 def sdp(args):
-    from s3vm_models.loaders import SDP_INSTANCES, load_sdp_instance
+    from s3vm_models.loaders import SDP_INSTANCES, load_sdp_instance, sdp_rbf_sigma
 
     names = sorted(SDP_INSTANCES, key=lambda k: SDP_INSTANCES[k][0] * (1 + SDP_INSTANCES[k][1] / 100))
     spent = 0.0
@@ -115,7 +121,7 @@ def sdp(args):
             print(json.dumps({"part": "sdp", "instance": name, "skipped": "budget"}), flush=True)
             continue
         inst = load_sdp_instance(name, 0.3, seed=0)
-        sigma = args.sigma or (inst.X.shape[1] / 2) ** 0.5
+        sigma = args.sigma or sdp_rbf_sigma(inst.p)
         kw = dict(kernel="rbf", sigma=sigma, C=args.C, C_star=args.C, balance="count",
                   positives="truth")
         # bb-sdp has no bias: beside it, bb without bias is the like-for-like comparison.

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from s3vm_models.data import Instance  # noqa: E402
 from s3vm_models.generators import gaussian_blobs, two_moons  # noqa: E402
-from s3vm_models.loaders import load_dataset, load_sdp_instance  # noqa: E402
+from s3vm_models.loaders import load_dataset, load_sdp_instance, sdp_rbf_sigma  # noqa: E402
 
 SEED = 0
 UCI_SETS = ("sonar", "ionosphere", "pima", "heart", "housing", "breast-cancer", "musk1", "wdbc")
@@ -94,10 +94,10 @@ def main() -> None:
             "name": f"{stem}_30pct",
             "description": f"SDP-S3VM standardized instance {name}: {inst.n} x {inst.p}, 30% of each "
                            f"class labeled (l = {inst.l}, our seeded draw: loaders.load_sdp_instance "
-                           f"seed {SEED}); rbf with their default width gamma = 1/p (sigma = 1); "
-                           "see data/sdp-s3vm-instances/SOURCE.md",
+                           f"seed {SEED}); rbf with their default width gamma = 1/p (sigma = "
+                           f"{sdp_rbf_sigma(inst.p):g}); see data/sdp-s3vm-instances/SOURCE.md",
             "data": f"data/{stem}_30pct.csv",
-            "kernel": "rbf", "sigma": 1.0, "C": 1.0, "C_star": 1.0, "bias": True,
+            "kernel": "rbf", "sigma": sdp_rbf_sigma(inst.p), "C": 1.0, "C_star": 1.0, "bias": True,
             "balance": "count", "mu": 0.1, "nu": 1.0,
         })
 

@@ -35,7 +35,8 @@ from .generators import select_labeled
 
 __all__ = [
     "DATASETS", "SSL_SETS", "SDP_INSTANCES", "data_dir", "load_features", "load_dataset",
-    "load_ssl_split", "load_sdp_instance", "load_coil20_cars", "load_usps", "scale_features",
+    "load_ssl_split", "load_sdp_instance", "sdp_rbf_sigma", "load_coil20_cars", "load_usps",
+    "scale_features",
 ]
 
 #: name -> short description (used by ``s3vm datasets``).
@@ -426,6 +427,12 @@ def load_sdp_instance(name: str, labeled_fraction: Optional[float] = 0.3, seed=0
     _check(name, X, y, n, p, n_pos)
     names = tuple(f"x{j + 1}" for j in range(p))
     return _instance(X, y, names, f"sdp_{name}", labeled_fraction, None, seed, scale)
+
+
+def sdp_rbf_sigma(p: int) -> float:
+    """The SDP-S3VM solver's default rbf width for p features: gamma = 1/p in
+    exp(-gamma |x - x'|^2), i.e. sigma = sqrt(p / 2) in our exp(-|x - x'|^2 / (2 sigma^2))."""
+    return (p / 2.0) ** 0.5
 
 
 COIL20_CARS = (3, 6, 19)

@@ -65,9 +65,9 @@ the node (it reaches the driver's cutoff, :meth:`notify_cutoff`), the node is do
 SCS solves it again at the profile's accuracy (CVXPY's warm start from the loose point saved no
 iterations in a check, so the second solve starts afresh), and the node's bound, rounded labels
 and branching come from that second solve (of the two rounded labelings, the better is offered
-as an incumbent). The tree is therefore the one tight solves give; only pruned nodes are cheaper. (Branching and bounds from loose solves alone
-were tried: the search then grew up to 13 times larger on two moons with u = 40 and exploded at
-eps 3e-2.) A profile that sets SCS's ``eps_abs``/``eps_rel`` (or any other solver) disables
+as an incumbent). The tree is therefore the one tight solves give; only pruned nodes are
+cheaper. (Branching and bounds from loose solves alone were tried: the search then grew up to
+13 times larger on two moons with u = 40 and exploded at eps 3e-2.) A profile that sets SCS's ``eps_abs``/``eps_rel`` (or any other solver) disables
 this: each node is solved once, as the profile says.
 
 Candidate incumbent at every node: the free points' relaxed labels H_0k rounded (the P' largest to
@@ -238,15 +238,15 @@ class SDPRelaxationProblem(LabelingProblem):
         Kn = self.Kp[np.ix_(order, order)]
         count = None if remaining is None else 2 * remaining - free.size
         data = (partial, free, remaining, order, Kn, yS, count)
-        solved = None
-        if self.loose_profile is not None:
-            solved = self._solve_node(Kn, yS, count, self.loose_profile)
+        loose = self.loose_profile is not None
+        solved = self._solve_node(Kn, yS, count, self.loose_profile) if loose else None
         if solved is None:
+            loose = False
             solved = self._solve_node(Kn, yS, count, self.profile)
         if solved is None:  # the solver failed: the parent's bound still holds
             return NodeBound(value=parent, state=parent, branch_index=int(free[0]))
         certified, labels, labels_value, gamma = self._certify(data, solved)
-        if solved[2] is self.loose_profile and max(certified / 2.0, parent) < self.cutoff:
+        if loose and max(certified / 2.0, parent) < self.cutoff:
             tight = self._solve_node(Kn, yS, count, self.profile)
             if tight is not None:
                 self.tight_solves += 1
@@ -265,7 +265,7 @@ class SDPRelaxationProblem(LabelingProblem):
         """The certified bound on the node's relaxed D from one solve, with the rounded labeling
         (labels, its J) and the relaxed labels gamma."""
         partial, free, remaining, order, Kn, yS, count = data
-        a, H = solved[0], solved[1]
+        a, H = solved
         gamma = H[0, 1:].copy()
         labels = partial.copy()
         labels[free] = labels_by_outputs(gamma, remaining)
@@ -292,19 +292,19 @@ class SDPRelaxationProblem(LabelingProblem):
             self._models.pop(next(iter(self._models)))
         return model
 
-    def _solve_node(self, Kn: np.ndarray, yS: np.ndarray, count: Optional[int], profile):
-        """Solve the node's SDP with ``profile``: (a, H) as :meth:`NodeSDP.solution` and the
-        profile used; None on failure."""
+    def _solve_node(self, Kn: np.ndarray, yS: np.ndarray, count: Optional[int],
+                    profile) -> Optional[tuple[np.ndarray, np.ndarray]]:
+        """Solve the node's SDP with ``profile``: (a, H) as :meth:`NodeSDP.solution`, or None
+        on failure."""
         model = self._node_model(Kn.shape[0] - len(yS))
         model.set(Kn, yS, count)
         outcome = self.backend.solve(model.problem, profile)
         self.sdp_solves += 1
         self.sdp_seconds += outcome.seconds
         solution = model.solution() if outcome.has_solution else None
-        if solution is None:
-            return None
-        self.relaxation_values.append(float(model.problem.value) / 2.0)
-        return solution[0], solution[1], profile
+        if solution is not None:
+            self.relaxation_values.append(float(model.problem.value) / 2.0)
+        return solution
 
 
 class NodeSDP:
