@@ -131,15 +131,16 @@ def test_node_limit_gives_an_anytime_result():
     assert result.lower_bound <= best * (1 + RTOL) + 1e-9 <= result.objective * (1 + 2 * RTOL) + 2e-9
 
 
-@pytest.mark.parametrize("formulation", ["bb", "bb-mip"])
+@pytest.mark.parametrize("formulation", ["bb", "bb-mip", "bb-sdp"])
 @pytest.mark.parametrize("excess", [1, -1])
 def test_unmeetable_count_is_infeasible_with_exit_0(capsys, tmp_path, formulation, excess):
     inst, _ = case("moons-rbf-count")
     data = tmp_path / "m.csv"
     inst.to_csv(str(data))
     P = inst.u + 1 if excess > 0 else -1
+    no_bias = ["--no-bias"] if formulation == "bb-sdp" else []
     status = cli.main(["solve", str(data), "-f", formulation, "--balance", "count",
-                       "--positives", str(P), "--json", "-q"])
+                       "--positives", str(P), "--json", "-q"] + no_bias)
     out, _ = capsys.readouterr()
     doc = json.loads(out)
     assert status == 0 and doc["status"] == "infeasible" and doc["labels"] is None
