@@ -50,8 +50,8 @@ REC: dict = {}
 # The project's path, instrumented (timing wrappers only; the calls made are unchanged)
 
 def instrument_project():
-    from s3vm_models.svm1 import SVM1
-    from solvers.backends import highs as highs_backend
+    from s3vm.svm1 import SVM1
+    from s3vm.solvers.backends import highs as highs_backend
 
     source = inspect.getsource(highs_backend.HighsBackend.solve)
     assert "HighsSession(self, model, profile).resolve()" in source, \
@@ -79,7 +79,7 @@ def instrument_project():
 
 
 def run_pyomo(SVM1, compile_seconds, instance, settings, form, collect=True):
-    from solvers.profiles import SolverProfile
+    from s3vm.solvers.profiles import SolverProfile
 
     REC.clear()
     compile_seconds.clear()
@@ -150,7 +150,7 @@ def dual_arrays(XL, d, mu, inf):
 
 def session_algorithm(n_rows: int) -> dict:
     """What HighsSession._choose_lp_algorithm picks for the first solve of an LP."""
-    from solvers.backends.highs import LARGE_LP_ROWS
+    from s3vm.solvers.backends.highs import LARGE_LP_ROWS
 
     if n_rows >= LARGE_LP_ROWS:
         return {"solver": "ipm", "run_crossover": "on"}
@@ -205,9 +205,9 @@ def check_layout(n=300, seed=1):
     import highspy
     import scipy.sparse as sp
 
-    from s3vm_models.problem3 import Problem3Data, build_problem3, build_problem3_dual
-    from solvers.backends.highs import HighsBackend, HighsSession
-    from solvers.profiles import SolverProfile
+    from s3vm.problem3 import Problem3Data, build_problem3, build_problem3_dual
+    from s3vm.solvers.backends.highs import HighsBackend, HighsSession
+    from s3vm.solvers.profiles import SolverProfile
 
     instance = make_instance(n, seed)
     data = Problem3Data.from_instance(instance)
@@ -231,8 +231,8 @@ def check_layout(n=300, seed=1):
 
 
 def make_instance(n, seed, separation=2.0):
-    from s3vm_models.data import Instance
-    from s3vm_models.generators import gaussian_blobs
+    from s3vm.data import Instance
+    from s3vm.generators import gaussian_blobs
 
     blobs = gaussian_blobs(n=n, p=P, separation=separation, seed=seed)
     return Instance(blobs.X, blobs.truth, blobs.truth, feature_names=blobs.feature_names,
@@ -288,10 +288,10 @@ def main():
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
     args = ap.parse_args()
 
-    from s3vm_models.settings import Settings
+    from s3vm.settings import Settings
 
     import pyomo.environ  # noqa: F401  (imports outside every clock)
-    from solvers.registry import get_backend
+    from s3vm.solvers.registry import get_backend
 
     get_backend("highs", "lp")
     SVM1, compile_seconds = instrument_project()

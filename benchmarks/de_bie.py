@@ -42,14 +42,14 @@ import time
 
 import numpy as np
 
-from s3vm_models.data import Instance
-from s3vm_models.kernels import kernel_matrix
-from s3vm_models.loaders import data_dir
-from s3vm_models.registry import get_formulation
-from s3vm_models.settings import Settings
-from s3vm_models.spectral import nearest_neighbour_sigma
-from s3vm_models.svm_dual import svm_dual_value
-from solvers.profiles import SolverProfile
+from s3vm.data import Instance
+from s3vm.kernels import kernel_matrix
+from s3vm.loaders import data_dir
+from s3vm.registry import get_formulation
+from s3vm.settings import Settings
+from s3vm.spectral import nearest_neighbour_sigma
+from s3vm.svm_dual import svm_dual_value
+from s3vm.solvers.profiles import SolverProfile
 
 DIGITS_POS, DIGITS_NEG = (0, 1), (2, 3)
 
@@ -64,7 +64,7 @@ def auc(truth, scores) -> float:
 
 def usps_digits():
     """(X, digit) of the 7291-point training part, pixels in the ESL upright order, values in
-    [0, 1]: the same arrays as :func:`s3vm_models.loaders.load_usps` (which keeps no digit)."""
+    [0, 1]: the same arrays as :func:`s3vm.loaders.load_usps` (which keeps no digit)."""
     import scipy.io
 
     m = scipy.io.loadmat(str(data_dir() / "usps" / "usps.mat"))
@@ -103,7 +103,7 @@ def clip_subspace(quantile: float) -> None:
     """Ablation (seed 001, footnote 4: "to reduce the influence from outliers, large entries of
     the v_i can be thresholded"): wrap the spectral step so that each column of V is clipped at
     the ``quantile`` of its absolute values. Symmetric, so labeled rows stay +c / -c."""
-    from s3vm_models import sdp_lowrank, sdp_subspace
+    from s3vm import sdp_lowrank, sdp_subspace
 
     original = sdp_subspace.subspace_basis
 

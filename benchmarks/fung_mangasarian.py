@@ -37,11 +37,11 @@ from importlib import metadata
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from s3vm_models.data import Instance
-from s3vm_models.loaders import load_dataset
-from s3vm_models.registry import get_formulation
-from s3vm_models.settings import Settings
-from solvers.profiles import get_profile
+from s3vm.data import Instance
+from s3vm.loaders import load_dataset
+from s3vm.registry import get_formulation
+from s3vm.settings import Settings
+from s3vm.solvers.profiles import get_profile
 
 # (label in the seed's table, our loader name, seed's dimension, points, CVS3VM, 10% RLP, Full RLP)
 SETS = [

@@ -7,7 +7,7 @@ from typing import Iterable, Optional, Union
 import numpy as np
 
 from .data import Instance
-from .errors import InputError
+from .solvers.errors import InputError
 from .registry import formulation_options, get_formulation
 from .settings import Settings, load_instance
 
@@ -37,7 +37,7 @@ def check_overrides(forms, overrides: dict, settings: Settings) -> None:
 
 def _profile(form, solver: Optional[str], profile: Optional[str], time_limit: Optional[float]):
     """The profile for one formulation: the named solver or file, else its class's default."""
-    from solvers.profiles import get_profile
+    from .solvers.profiles import get_profile
 
     return get_profile(solver, profile, form.problem_class).updated(time_limit=time_limit)
 
@@ -52,11 +52,11 @@ def solve(data: Union[str, Instance], formulation: str, settings: Optional[Setti
     data : str or Instance
         A CSV data file, a TOML instance file, or an :class:`Instance`.
     formulation : str
-        A name from :func:`s3vm_models.registry.formulation_names`.
+        A name from :func:`s3vm.registry.formulation_names`.
     settings : Settings, optional
         Replaces the settings of a TOML file (defaults for a CSV file).
     solver, profile : str, optional
-        A solver name or a profile file (see :mod:`solvers.profiles`).
+        A solver name or a profile file (see :mod:`s3vm.solvers.profiles`).
     time_limit : float, optional
         Seconds; overrides the profile's limit.
     options : dict, optional
@@ -66,7 +66,7 @@ def solve(data: Union[str, Instance], formulation: str, settings: Optional[Setti
 
     Returns
     -------
-    solvers.results.Result
+    s3vm.solvers.results.Result
     """
     instance, settings = _resolve(data, settings, overrides)
     form = get_formulation(formulation, **(options or {}))

@@ -9,8 +9,8 @@ from typing import ClassVar
 import numpy as np
 
 from .data import Instance
-from .errors import InputError
-from .files import check_writable
+from .solvers.errors import InputError
+from .solvers.files import check_writable
 from .settings import Settings
 
 
@@ -18,7 +18,7 @@ class Formulation(ABC):
     """A named S3VM formulation.
 
     Subclasses state the problem once, in :meth:`build`, and turn a solved model into a
-    :class:`solvers.results.Result` in :meth:`solve`. ``solve`` is the only entry point the
+    :class:`s3vm.solvers.results.Result` in :meth:`solve`. ``solve`` is the only entry point the
     command line uses; drivers call ``build`` and work on the model themselves.
 
     Class attributes
@@ -77,7 +77,7 @@ class Formulation(ABC):
 
     @abstractmethod
     def solve(self, instance: Instance, settings: Settings, profile):
-        """Solve and return a :class:`solvers.results.Result`."""
+        """Solve and return a :class:`s3vm.solvers.results.Result`."""
 
     def export(self, instance: Instance, settings: Settings, path: str, fmt: str) -> None:
         """Write the model to ``path`` in format ``fmt`` (one of :attr:`export_formats`)."""

@@ -1,9 +1,9 @@
 """bb: exact S3VM-L2 by branch and bound (Chapelle, Sindhwani and Keerthi, NIPS 2006; seed 000).
 
 The bound at a node is the squared-hinge SVM on the node's labeled set, kept incremental
-(:mod:`solvers.bnb.svm_bound`); the branching rule is the seed's (7) with the add-one-in estimate
+(:mod:`s3vm.svm_bound`); the branching rule is the seed's (7) with the add-one-in estimate
 of its Proposition 1; the starting incumbent comes from annealed label switching
-(:mod:`solvers.bnb.heuristics`). The objective is J of Problem 1 (DESIGN.md).
+(:mod:`s3vm.label_switching`). The objective is J of Problem 1 (DESIGN.md).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import ClassVar, Optional
 
 from .branch_and_bound import BranchAndBoundFormulation
-from .errors import InputError
+from .solvers.errors import InputError
 from .l2_svm import S3VMObjective
 
 HEURISTICS = ("switching", "none")
@@ -48,8 +48,8 @@ class BranchAndBound(BranchAndBoundFormulation):
             raise InputError("bb needs C > 0 and C* > 0")
 
     def labeling_problem(self, instance, settings, profile):
-        from solvers.bnb.heuristics import LabelSwitching
-        from solvers.bnb.svm_bound import SVMBoundProblem
+        from .label_switching import LabelSwitching
+        from .svm_bound import SVMBoundProblem
 
         positives = settings.positive_count(instance) if settings.balance == "count" else None
         heuristic = LabelSwitching() if self.heuristic == "switching" else None

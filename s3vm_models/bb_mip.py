@@ -9,7 +9,7 @@ branch-and-bound driver, each node bounded by the LP relaxation of the same Pyom
 
 d_j = 1 labels unlabeled point j as +1. A node fixes some d_j (label +1: d_j = 1, label -1:
 d_j = 0); its bound is the LP with the other d_j in [0, 1], re-solved from the last basis by a
-persistent LP session (:mod:`solvers.bnb.lp_bound`). The optimum equals the MIP optimum of
+persistent LP session (:mod:`s3vm.lp_bound`). The optimum equals the MIP optimum of
 ``bd-mip`` on the same model; the search, its options and its log are those of ``bb``.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from .branch_and_bound import BranchAndBoundFormulation
-from .errors import InputError
+from .solvers.errors import InputError
 from .problem3 import Problem3Data, build_problem3
 
 
@@ -43,9 +43,9 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
                              "penalty")
 
     def labeling_problem(self, instance, settings, profile):
-        """A :class:`solvers.bnb.lp_bound.LPRelaxationProblem` on the model of ``bd-mip``."""
-        from solvers.bnb.lp_bound import LPRelaxationProblem
-        from solvers.registry import get_backend
+        """A :class:`s3vm.lp_bound.LPRelaxationProblem` on the model of ``bd-mip``."""
+        from .lp_bound import LPRelaxationProblem
+        from .solvers.registry import get_backend
 
         positives = settings.positive_count(instance) if settings.balance == "count" else None
         model = build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,

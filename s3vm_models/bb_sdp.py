@@ -6,8 +6,8 @@ For a full labeling, J(y) = D(y) / 2 with D the hard-margin dual on K' (the squa
 margin on K'); the relaxation replaces yy' by a PSD matrix with unit diagonal, so half its optimum
 bounds J from below over the node's subtree. The bound actually used is certified by weak duality
 from the solver's output, so that an inexact SDP solve can weaken it but never make it exceed the
-optimum (:mod:`solvers.bnb.sdp_bound`). Full labelings are scored exactly by the squared-hinge SVM
-of :mod:`s3vm_models.l2_svm`. ``bb --no-bias`` solves the same problem with the SVM bound of seed
+optimum (:mod:`s3vm.sdp_bound`). Full labelings are scored exactly by the squared-hinge SVM
+of :mod:`s3vm.l2_svm`. ``bb --no-bias`` solves the same problem with the SVM bound of seed
 000; both reach the same optimum.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from .branch_and_bound import BranchAndBoundFormulation
-from .errors import InputError
+from .solvers.errors import InputError
 
 
 class BranchAndBoundSDP(BranchAndBoundFormulation):
@@ -42,9 +42,9 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
                              "diag(1/(2C)))")
 
     def labeling_problem(self, instance, settings, profile):
-        """A :class:`solvers.bnb.sdp_bound.SDPRelaxationProblem` for ``instance``."""
-        from solvers.bnb.sdp_bound import SDPRelaxationProblem
-        from solvers.registry import get_backend
+        """A :class:`s3vm.sdp_bound.SDPRelaxationProblem` for ``instance``."""
+        from .sdp_bound import SDPRelaxationProblem
+        from .solvers.registry import get_backend
 
         backend = get_backend(profile.solver, self.problem_class)
         return SDPRelaxationProblem.from_instance(instance, settings, backend, profile)

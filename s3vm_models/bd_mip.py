@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import InputError
+from .solvers.errors import InputError
 from .problem3 import Problem3Data, build_problem3, primal_values, unlabeled_scores
 from .pyomo_formulation import PyomoFormulation
 

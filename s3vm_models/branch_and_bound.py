@@ -1,9 +1,9 @@
 """The formulations solved by branch and bound over labelings (bb, bb-mip, bb-sdp).
 
-A subclass states its bound once, as a :class:`~solvers.bnb.problem.LabelingProblem` built in
+A subclass states its bound once, as a :class:`~s3vm.solvers.bnb.problem.LabelingProblem` built in
 :meth:`BranchAndBoundFormulation.labeling_problem`; this class owns the rest: the options of the
 search (node selection, gap tolerances, node limit, log frequency, tree file), the time limit of
-the profile, the choice of solver, and the :class:`~solvers.results.Result`.
+the profile, the choice of solver, and the :class:`~s3vm.solvers.results.Result`.
 
 Solvers. ``problem_class`` names the class of solver the bounds use: ``"lp"`` (bb-mip's LP
 relaxations), ``"sdp"`` (bb-sdp), or ``"svm"`` (bb, whose SVM bounds are computed in numpy). The
@@ -17,19 +17,19 @@ from abc import abstractmethod
 from typing import ClassVar, Optional
 
 from .base import Formulation, Stopwatch
-from .errors import InputError
-from .files import check_writable
+from .solvers.errors import InputError
+from .solvers.files import check_writable
 
 BUILTIN = "builtin"
 
 
 class BranchAndBoundFormulation(Formulation):
-    """A formulation solved by the branch-and-bound driver (:mod:`solvers.bnb.driver`).
+    """A formulation solved by the branch-and-bound driver (:mod:`s3vm.solvers.bnb.driver`).
 
     Parameters
     ----------
     node_selection : {"depth", "best", "best-dive"}
-        Which open node to expand next (see :func:`solvers.bnb.driver.search`).
+        Which open node to expand next (see :func:`s3vm.solvers.bnb.driver.search`).
     rel_gap, abs_gap : float
         Stop proving once no open node can improve the best labeling by more than
         ``max(abs_gap, rel_gap * |objective|)``; the status is then ``feasible``.
@@ -48,7 +48,7 @@ class BranchAndBoundFormulation(Formulation):
     def __init__(self, node_selection: str = "depth", rel_gap: float = 0.0, abs_gap: float = 0.0,
                  node_limit: Optional[int] = None, log_every: int = 1000,
                  tree_file: Optional[str] = None):
-        from solvers.bnb.driver import validate_search_options
+        from .solvers.bnb.driver import validate_search_options
 
         validate_search_options(node_selection=node_selection, abs_gap=abs_gap, rel_gap=rel_gap,
                                 node_limit=node_limit, log_every=log_every)
@@ -62,7 +62,7 @@ class BranchAndBoundFormulation(Formulation):
 
     @abstractmethod
     def labeling_problem(self, instance, settings, profile):
-        """The :class:`~solvers.bnb.problem.LabelingProblem` of ``instance`` under ``settings``.
+        """The :class:`~s3vm.solvers.bnb.problem.LabelingProblem` of ``instance`` under ``settings``.
 
         ``profile`` names the solver of the bounds (for ``problem_class`` lp or sdp) and its
         options; the problem's ``positives`` is the balance count when ``settings.balance`` is
@@ -71,7 +71,7 @@ class BranchAndBoundFormulation(Formulation):
 
     def build(self, instance, settings):
         """The labeling problem, its bounds using the default solver of the problem class."""
-        from solvers.profiles import get_profile
+        from .solvers.profiles import get_profile
 
         return self.labeling_problem(instance, settings,
                                      get_profile(None, None, self.problem_class))
@@ -91,7 +91,7 @@ class BranchAndBoundFormulation(Formulation):
                                  f"solver, got --solver {profile.solver} (omit it, or use "
                                  f"--solver {BUILTIN})")
             return BUILTIN
-        from solvers.registry import DEFAULT_SOLVERS, backend_class
+        from .solvers.registry import DEFAULT_SOLVERS, backend_class
 
         name = profile.solver if profile.solver is not None else DEFAULT_SOLVERS[self.problem_class]
         backend_class(name, self.problem_class)  # an unknown or unfit name is an InputError
@@ -111,8 +111,8 @@ class BranchAndBoundFormulation(Formulation):
 
     def solve(self, instance, settings, profile):
         """Search the labeling problem; the clock (and the time limit) includes building it."""
-        from solvers.bnb.driver import search, write_graphml
-        from solvers.results import Result
+        from .solvers.bnb.driver import search, write_graphml
+        from .solvers.results import Result
 
         self.check(instance, settings)
         solver = self.solver_name(profile)

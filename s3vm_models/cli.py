@@ -13,8 +13,8 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from .errors import InputError, S3VMError
-from .files import atomic_output, check_writable
+from .solvers.errors import InputError, S3VMError
+from .solvers.files import atomic_output, check_writable
 
 PROG = "s3vm"
 
@@ -217,7 +217,7 @@ def _cmd_export(args) -> int:
 
 
 def _cmd_list(args) -> int:
-    from solvers.registry import BACKENDS, unavailable_reason
+    from .solvers.registry import BACKENDS, unavailable_reason
 
     from .registry import FORMULATIONS, get_formulation
 

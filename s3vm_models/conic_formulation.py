@@ -10,8 +10,8 @@ import numpy as np
 
 from .base import Formulation, Stopwatch
 from .data import Instance
-from .errors import InputError
-from .files import atomic_output
+from .solvers.errors import InputError
+from .solvers.files import atomic_output
 from .kernels import kernel_matrix
 from .settings import Settings
 from .svm_dual import svm_dual_value
@@ -150,8 +150,8 @@ class ConicFormulation(Formulation):
         return value, alpha, None
 
     def solve(self, instance: Instance, settings: Settings, profile):
-        from solvers.registry import get_backend
-        from solvers.results import Result
+        from .solvers.registry import get_backend
+        from .solvers.results import Result
 
         self.check(instance, settings)
         backend = get_backend(profile.solver, self.problem_class)

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from .base import Stopwatch
-from .errors import InputError
+from .solvers.errors import InputError
 from .kmedian import k_median, points_near_centers
 from .vs3vm import VS3VM
 
@@ -89,8 +89,8 @@ class CVS3VM(VS3VM):
         return labeled, fresh
 
     def solve(self, instance, settings, profile):
-        from solvers.registry import get_backend
-        from solvers.slp import successive_lp
+        from .solvers.registry import get_backend
+        from .solvers.slp import successive_lp
 
         from .vs3vm import ConcaveS3VM
 

@@ -15,7 +15,7 @@ from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from .errors import InputError
+from .solvers.errors import InputError
 
 RESERVED_COLUMNS = ("label", "truth", "group")
 

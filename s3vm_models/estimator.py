@@ -15,7 +15,7 @@ from typing import Optional
 import numpy as np
 
 from .data import Instance
-from .errors import InputError
+from .solvers.errors import InputError
 from .kernels import kernel_matrix
 from .settings import SETTING_KEYS, Settings
 
@@ -39,7 +39,7 @@ class S3VMClassifier:
 
     Attributes
     ----------
-    result_ : solvers.results.Result
+    result_ : s3vm.solvers.results.Result
     transduction_ : ndarray of shape (n,)
         Given labels on labeled rows, the formulation's labels on the others.
     coef_ : ndarray

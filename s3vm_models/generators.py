@@ -1,7 +1,7 @@
 """Seeded synthetic problems and the stratified choice of labeled points.
 
 Every function here is deterministic given its ``seed`` (``numpy.random.default_rng(seed)``) and
-returns an :class:`~s3vm_models.data.Instance` with the hidden class of every point in ``truth``,
+returns an :class:`~s3vm.data.Instance` with the hidden class of every point in ``truth``,
 ``label`` = ``truth`` on the labeled points and 0 elsewhere. Each class has at least one labeled
 point.
 """
@@ -14,7 +14,7 @@ from typing import Optional
 import numpy as np
 
 from .data import Instance
-from .errors import InputError
+from .solvers.errors import InputError
 
 __all__ = ["two_moons", "gaussian_blobs", "noisy_linear", "select_labeled"]
 

@@ -10,7 +10,7 @@ from typing import Optional
 
 import numpy as np
 
-from .errors import InputError
+from .solvers.errors import InputError
 
 
 def rbf_gamma(sigma: float) -> float:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from .errors import InputError
+from .solvers.errors import InputError
 
 
 @dataclass

@@ -15,7 +15,7 @@ of the points, w = sum_i beta_i phi(x_i); writing v = G' beta gives f = G v + b 
 which moves J by about that relative amount. The factor form keeps the quadratic a plain sum of squares, which is
 better conditioned than 1/2 beta' K beta with a nearly singular rbf K. The model is the generic,
 solver-agnostic anchor that the branch-and-bound driver is measured against; SCIP solves it
-through pyscipopt (:data:`solvers.registry.DEFAULT_SOLVERS` ``["miqp"]``), and ``s3vm export``
+through pyscipopt (:data:`s3vm.solvers.registry.DEFAULT_SOLVERS` ``["miqp"]``), and ``s3vm export``
 writes it as LP or MPS (Pyomo writes the quadratic objective in both: the LP file's
 ``[ ... ] / 2`` block, the MPS file's QUADOBJ section; SCIP reads both back, the LP file after
 :func:`_repair_for_scip`).
@@ -51,8 +51,8 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import InputError
-from .files import atomic_output
+from .solvers.errors import InputError
+from .solvers.files import atomic_output
 from .kernels import kernel_matrix
 from .l2_svm import S3VMObjective, squared_hinge_svm
 from .pyomo_formulation import PyomoFormulation

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .data import Instance
-from .errors import InputError
+from .solvers.errors import InputError
 from .problem3 import (Problem3Data, build_problem3, build_problem3_dual, primal_values,
                        unlabeled_scores)
 from .pyomo_formulation import PyomoFormulation, labels_from_scores

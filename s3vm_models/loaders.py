@@ -29,7 +29,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .data import Instance
-from .errors import InputError
+from .solvers.errors import InputError
 from .scaling import scale_features as _scale
 from .generators import select_labeled
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from .base import Formulation, Stopwatch
 from .data import Instance
-from .files import atomic_output
+from .solvers.files import atomic_output
 from .settings import Settings
 
 
@@ -21,8 +21,8 @@ class PyomoFormulation(Formulation):
     export_formats = ("mps", "lp")
 
     def solve(self, instance: Instance, settings: Settings, profile):
-        from solvers.registry import get_backend
-        from solvers.results import Result
+        from .solvers.registry import get_backend
+        from .solvers.results import Result
 
         self.check(instance, settings)
         # The backend import (Pyomo and the solver library, ~1 s) stays outside the clock, so

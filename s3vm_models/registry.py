@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import inspect
 
-from .errors import InputError
-from .lazy import lookup
+from .solvers.errors import InputError
+from .solvers.lazy import lookup
 
 FORMULATIONS = {
-    "rlp": "s3vm_models.rlp:RLP",
-    "svm1": "s3vm_models.svm1:SVM1",
-    "bd-mip": "s3vm_models.bd_mip:BennettDemirizMIP",
-    "bb": "s3vm_models.bb:BranchAndBound",
-    "bb-mip": "s3vm_models.bb_mip:BranchAndBoundMIP",
-    "vs3vm": "s3vm_models.vs3vm:VS3VM",
-    "cvs3vm": "s3vm_models.cvs3vm:CVS3VM",
-    "sdp": "s3vm_models.sdp:SDPRelaxation",
-    "bb-sdp": "s3vm_models.bb_sdp:BranchAndBoundSDP",
-    "sdp-subspace": "s3vm_models.sdp_subspace:SubspaceSDP",
-    "sdp-lowrank": "s3vm_models.sdp_lowrank:LowRankSDP",
-    "l2-miqp": "s3vm_models.l2_miqp:L2MIQP",
+    "rlp": "s3vm.rlp:RLP",
+    "svm1": "s3vm.svm1:SVM1",
+    "bd-mip": "s3vm.bd_mip:BennettDemirizMIP",
+    "bb": "s3vm.bb:BranchAndBound",
+    "bb-mip": "s3vm.bb_mip:BranchAndBoundMIP",
+    "vs3vm": "s3vm.vs3vm:VS3VM",
+    "cvs3vm": "s3vm.cvs3vm:CVS3VM",
+    "sdp": "s3vm.sdp:SDPRelaxation",
+    "bb-sdp": "s3vm.bb_sdp:BranchAndBoundSDP",
+    "sdp-subspace": "s3vm.sdp_subspace:SubspaceSDP",
+    "sdp-lowrank": "s3vm.sdp_lowrank:LowRankSDP",
+    "l2-miqp": "s3vm.l2_miqp:L2MIQP",
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .data import Instance
-from .errors import InputError
+from .solvers.errors import InputError
 
 SCALINGS = ("standard", "minmax")
 

@@ -2,7 +2,7 @@
 
 The reduced form of Propositions 7.3 and 7.4, with the equivalence and inequivalence constraints
 of section 7.3.1. Every point's label is a signed copy of a representative's,
-y_i = s_i z_(r_i) (:class:`s3vm_models.data.LabelMap`): representative 0 is the labeled class
+y_i = s_i z_(r_i) (:class:`s3vm.data.LabelMap`): representative 0 is the labeled class
 (z_0 = +1), the others are the free groups (without groups: the unlabeled points). So the label
 matrix is Gamma = L Gamma_c L' with L (n x (1 + m)) holding s_i at (i, r_i), and
 

@@ -10,14 +10,14 @@ and max over a and dualising the inner max over {M PSD, v_i'M v_i <= 1} gives
 
 whose optimum is the optimum of ``sdp-subspace`` (same V, K = G G'). It is written as the CVXPY
 minimum of the negative (``info["objective_sign"] = -1``), and M is the dual matrix of the LMI's
-top-left block. The count balance s'M v+ = 2P - u (see :mod:`s3vm_models.sdp_subspace`) adds a free
+top-left block. The count balance s'M v+ = 2P - u (see :mod:`s3vm.sdp_subspace`) adds a free
 multiplier eta: the top-left block becomes V' diag(lam) V + eta B with B = (v+ s' + s v+')/2 and the
 objective loses eta (2P - u).
 
 At scale nothing n x n is formed: vec(W) = B_W a with B_W (r d x n) whose column i is
 vec(g_i v_i') = v_i kron g_i, and vec(V' diag(lam) V) = B_V lam likewise
 (:func:`lowrank_operators`).
-The spectral step takes its sparse path beyond :data:`s3vm_models.spectral.DENSE_MAX_N` points.
+The spectral step takes its sparse path beyond :data:`s3vm.spectral.DENSE_MAX_N` points.
 
 Two things make it fast with SCS (both leave the optimum unchanged): the LMI is scaled by the
 congruence diag(I_d, beta I_r) with beta^2 near the optimum (:func:`dual_scale`), and beyond
@@ -33,7 +33,7 @@ import numpy as np
 
 from .conic_formulation import ConicModel, problem2_penalties
 from .data import Instance
-from .errors import InputError
+from .solvers.errors import InputError
 from .kernels import kernel_matrix
 from .sdp_subspace import (DEFAULT_DIM, SubspaceFamily, balance_row, subspace_basis,
                            subspace_readers)
@@ -131,7 +131,7 @@ def lowrank_dual_model(G: np.ndarray, V: np.ndarray, C: Optional[np.ndarray],
     C : ndarray (m,) or None
         Upper bounds of a (None: hard margin).
     balance : (s, v+, rhs), optional
-        The count balance s'M v+ = rhs (s, v+ from :func:`s3vm_models.sdp_subspace.balance_row`,
+        The count balance s'M v+ = rhs (s, v+ from :func:`s3vm.sdp_subspace.balance_row`,
         over all unlabeled points even when the rows are a working set).
     beta : float
         Scale of the LMI by the congruence diag(I_d, beta I_r):
@@ -196,7 +196,7 @@ class LowRankSDP(SubspaceFamily):
         rbf kernel: number of Nystroem landmarks r (default 100, capped at n; rank = n is the
         exact factor). rank > n is an error. The linear kernel uses its features (exact).
     rounding : {"gamma", "eigenvector"}
-        As :class:`s3vm_models.sdp_subspace.SubspaceSDP`.
+        As :class:`s3vm.sdp_subspace.SubspaceSDP`.
     seed : int
         Seed of the landmark sample and of the first working set.
     working_set : int, optional

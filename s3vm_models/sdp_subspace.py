@@ -1,7 +1,7 @@
 """``sdp-subspace``: the subspace approximation of the SDP relaxation (seed 003, 7.2; seed 001, 3).
 
 The label matrix is restricted to Gamma = V M V' with V (n x d) from the constrained spectral
-problem (7.6) (:mod:`s3vm_models.spectral`) and M (d x d) PSD:
+problem (7.6) (:mod:`s3vm.spectral`) and M (d x d) PSD:
 
     min  t
     s.t. M PSD,   diag(V M V') <= 1,   mu >= 0,  nu >= 0,
@@ -37,7 +37,7 @@ import numpy as np
 from .conic_formulation import (ConicFormulation, ConicModel, problem2_penalties, round_scores,
                                 svm_lmi)
 from .data import Instance
-from .errors import InputError
+from .solvers.errors import InputError
 from .settings import Settings
 from .spectral import spectral_subspace
 
@@ -69,7 +69,7 @@ def subspace_basis(instance: Instance, dim: int, **spectral_options) -> np.ndarr
     """V (n x d, instance row order) of the constrained spectral problem on the instance.
 
     The affinity is the spectral step's own rbf (width: mean nearest-neighbour distance), not the
-    SVM kernel; ``spectral_options`` go to :func:`s3vm_models.spectral.spectral_subspace`.
+    SVM kernel; ``spectral_options`` go to :func:`s3vm.spectral.spectral_subspace`.
     """
     return spectral_subspace(instance.X, instance.label, dim, group=instance.group,
                              **spectral_options)

@@ -26,7 +26,7 @@ from typing import Optional, Union
 import numpy as np
 
 from .data import Instance, read_csv
-from .errors import InputError
+from .solvers.errors import InputError
 
 KERNELS = ("linear", "rbf")
 BALANCES = ("none", "count")

@@ -19,7 +19,7 @@ coefficient of the constant column) is set to 0 before forming v_i. Then every c
 +c on the labeled positives and -c on the labeled negatives, so the columns of Gamma = V M V' of
 opposite labeled points are opposite.
 
-With the groups of seed 003, 7.3.1 (signed ``group`` ids, :class:`s3vm_models.data.LabelMap`),
+With the groups of seed 003, 7.3.1 (signed ``group`` ids, :class:`s3vm.data.LabelMap`),
 L = [1, E] where E holds s_i at (i, r_i): column 1 is the labeled class (and the unlabeled rows a
 group ties to it), then one column per free group. Without groups E = [[y_L, 0], [0, I_u]] and L
 is the seed's. Each column of V is then s_i times one value on every group, so Gamma = V M V'
@@ -43,7 +43,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from .data import label_map
-from .errors import InputError
+from .solvers.errors import InputError
 
 METHODS = ("auto", "dense", "sparse")
 DENSE_MAX_N = 1000        # "auto" takes the dense path up to this many points
@@ -83,14 +83,14 @@ def label_constraint_matrix(label, group=None) -> sp.csr_matrix:
     label : array_like (n,)
         +1/-1 on labeled rows, 0 on unlabeled rows (labeled and unlabeled rows may interleave).
     group : array_like (n,), optional
-        Signed group ids (:class:`s3vm_models.data.Instance`): equivalence and inequivalence
+        Signed group ids (:class:`s3vm.data.Instance`): equivalence and inequivalence
         constraints (seed 003, 7.3.1).
 
     Returns
     -------
     scipy.sparse.csr_matrix
         Column 0 is all ones; column 1 + k is the signed indicator of representative k of
-        :func:`s3vm_models.data.label_map` (s_i on its rows): column 1 is the label on the
+        :func:`s3vm.data.label_map` (s_i on its rows): column 1 is the label on the
         labeled rows (and on the unlabeled rows tied to them by a group), column 2 + k the k-th
         free group. Without groups m = u and column 2 + k is the indicator of the k-th unlabeled
         row (in row order): the seed's L.

@@ -32,7 +32,7 @@ def svm_dual_value(K: np.ndarray, y: np.ndarray, C: Optional[np.ndarray]) -> tup
 
 def svm_dual_value_factor(G: np.ndarray, y: np.ndarray, C: Optional[np.ndarray]
                           ) -> tuple[float, Optional[np.ndarray]]:
-    """D(y) on the kernel G G' (see :func:`s3vm_models.svm_dual.svm_dual_value`), from the factor
+    """D(y) on the kernel G G' (see :func:`s3vm.svm_dual.svm_dual_value`), from the factor
     (no n x n matrix): max 2 1'a - |G' (y o a)|^2 over 0 <= a (<= C), with Clarabel."""
     import cvxpy as cp
 

@@ -17,7 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from .base import Stopwatch
-from .errors import InputError
+from .solvers.errors import InputError
 from .linear_svm import DualFormLP
 from .problem3 import Problem3Data, build_problem3, build_problem3_dual, solution_wg
 from .pyomo_formulation import PyomoFormulation, labels_from_scores
@@ -125,8 +125,8 @@ class VS3VM(DualFormLP, PyomoFormulation):
                                    mu=settings.mu, unlabeled="lp", nu=settings.nu)
 
     def solve(self, instance, settings, profile):
-        from solvers.registry import get_backend
-        from solvers.slp import successive_lp
+        from .solvers.registry import get_backend
+        from .solvers.slp import successive_lp
 
         self.check(instance, settings)
         # The backend import (Pyomo and the solver library, ~1 s) stays outside the clock, so
@@ -147,7 +147,7 @@ class VS3VM(DualFormLP, PyomoFormulation):
         return session
 
     def result_from_trace(self, trace, model, backend, clock):
-        from solvers.results import Result
+        from .solvers.results import Result
 
         result = Result(formulation=self.name, solver=backend.name, status=trace.status,
                         iterations=trace.n_lps, message=trace.stop or trace.message)

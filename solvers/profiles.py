@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Optional
 
-from s3vm_models.errors import InputError
+from .errors import InputError
 
 PROFILE_KEYS = ("solver", "time_limit", "mip_rel_gap", "threads", "verbose", "options",
                 "description")
@@ -37,7 +37,7 @@ class SolverProfile:
     ----------
     solver : str, optional
         Backend name (``highs``, ``scip``, ``cbc``, ``glpk``, ``gurobi``, ``cplex``, ``mosek``, ...);
-        None means the default solver of the problem class (:data:`solvers.registry.DEFAULT_SOLVERS`).
+        None means the default solver of the problem class (:data:`s3vm.solvers.registry.DEFAULT_SOLVERS`).
     time_limit : float, optional
         Seconds; None for no limit.
     mip_rel_gap : float, optional
@@ -79,7 +79,7 @@ class SolverProfile:
 
 def shipped_profiles() -> dict[str, str]:
     """Names of the profiles shipped with the package, mapped to their paths."""
-    folder = resources.files("solvers") / "profiles"
+    folder = resources.files("s3vm.solvers") / "profiles"
     return {entry.name[:-5]: str(entry) for entry in folder.iterdir()
             if entry.name.endswith(".toml")}
 

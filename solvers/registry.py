@@ -10,27 +10,27 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional
 
-from s3vm_models.errors import InputError, SolverUnavailableError
-from s3vm_models.lazy import lookup
+from .errors import InputError, SolverUnavailableError
+from .lazy import lookup
 
 _PYOMO = ("lp", "mip")
 # name -> {problem class -> "module:Class"}
 BACKENDS = {
-    "highs": dict.fromkeys(_PYOMO, "solvers.backends.highs:HighsBackend"),
-    "scip": dict.fromkeys(_PYOMO + ("miqp",), "solvers.backends.scip:ScipBackend"),
-    "cbc": dict.fromkeys(_PYOMO, "solvers.backends.cbc:CbcBackend"),
-    "glpk": dict.fromkeys(_PYOMO, "solvers.backends.glpk:GlpkBackend"),
-    "gurobi": dict.fromkeys(_PYOMO + ("miqp",), "solvers.backends.gurobi:GurobiBackend"),
-    "cplex": dict.fromkeys(_PYOMO + ("miqp",), "solvers.backends.cplex:CplexBackend"),
-    "mosek": {**dict.fromkeys(_PYOMO, "solvers.backends.mosek:MosekBackend"),
-              "sdp": "solvers.backends.cvxpy_mosek:CvxpyMosekBackend"},
-    "scs": {"sdp": "solvers.backends.scs:ScsBackend"},
-    "clarabel": {"sdp": "solvers.backends.clarabel:ClarabelBackend"},
-    "cvxopt": {"sdp": "solvers.backends.cvxopt:CvxoptBackend"},
-    "sdpa": {"sdp": "solvers.backends.sdpa:SdpaBackend"},
-    "mosek-fusion": {"sdp": "solvers.backends.mosek_fusion:MosekFusionBackend"},
+    "highs": dict.fromkeys(_PYOMO, "s3vm.solvers.backends.highs:HighsBackend"),
+    "scip": dict.fromkeys(_PYOMO + ("miqp",), "s3vm.solvers.backends.scip:ScipBackend"),
+    "cbc": dict.fromkeys(_PYOMO, "s3vm.solvers.backends.cbc:CbcBackend"),
+    "glpk": dict.fromkeys(_PYOMO, "s3vm.solvers.backends.glpk:GlpkBackend"),
+    "gurobi": dict.fromkeys(_PYOMO + ("miqp",), "s3vm.solvers.backends.gurobi:GurobiBackend"),
+    "cplex": dict.fromkeys(_PYOMO + ("miqp",), "s3vm.solvers.backends.cplex:CplexBackend"),
+    "mosek": {**dict.fromkeys(_PYOMO, "s3vm.solvers.backends.mosek:MosekBackend"),
+              "sdp": "s3vm.solvers.backends.cvxpy_mosek:CvxpyMosekBackend"},
+    "scs": {"sdp": "s3vm.solvers.backends.scs:ScsBackend"},
+    "clarabel": {"sdp": "s3vm.solvers.backends.clarabel:ClarabelBackend"},
+    "cvxopt": {"sdp": "s3vm.solvers.backends.cvxopt:CvxoptBackend"},
+    "sdpa": {"sdp": "s3vm.solvers.backends.sdpa:SdpaBackend"},
+    "mosek-fusion": {"sdp": "s3vm.solvers.backends.mosek_fusion:MosekFusionBackend"},
     # The branch-and-bound driver itself, for bb: its SVM bounds need no external solver.
-    "builtin": {"svm": "solvers.bnb.driver:BuiltinBackend"},
+    "builtin": {"svm": "s3vm.solvers.bnb.driver:BuiltinBackend"},
 }
 
 # The solver used when none is named, per problem class.

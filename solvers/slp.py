@@ -58,7 +58,7 @@ def successive_lp(problem: ConcaveProblem, session, *, max_lps: int = 50, tol: f
     Parameters
     ----------
     problem : ConcaveProblem
-    session : solvers.backends.base.Session
+    session : s3vm.solvers.backends.base.Session
         Solves the model in place; its ``resolve()`` returns an Outcome.
     max_lps : int
         Cap on the number of LPs, the starting LP included.

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from s3vm_models.data import Instance
-from s3vm_models.generators import gaussian_blobs, two_moons
-from s3vm_models.kernels import kernel_matrix
-from s3vm_models.l2_svm import S3VMObjective, squared_hinge_svm
-from s3vm_models.registry import get_formulation
-from s3vm_models.settings import Settings
-from solvers.bnb.driver import search
-from solvers.bnb.heuristics import LabelSwitching
-from solvers.bnb.svm_bound import SVMBoundProblem
+from s3vm.data import Instance
+from s3vm.generators import gaussian_blobs, two_moons
+from s3vm.kernels import kernel_matrix
+from s3vm.l2_svm import S3VMObjective, squared_hinge_svm
+from s3vm.registry import get_formulation
+from s3vm.settings import Settings
+from s3vm.solvers.bnb.driver import search
+from s3vm.label_switching import LabelSwitching
+from s3vm.svm_bound import SVMBoundProblem
 
 
 def cvxpy_value(K, y, C, bias):
@@ -150,7 +150,7 @@ def test_cli_json(tmp_path):
     instance = two_moons(1, 4, seed=1)
     path = tmp_path / "moons.csv"
     instance.to_csv(str(path))
-    out = subprocess.run([sys.executable, "-m", "s3vm_models.cli", "solve", str(path),
+    out = subprocess.run([sys.executable, "-m", "s3vm.cli", "solve", str(path),
                           "--formulation", "bb", "--kernel", "rbf", "--sigma", "0.5",
                           "--C", "10", "--balance", "count", "--positives", "truth", "--json"],
                          capture_output=True, text=True)
@@ -166,7 +166,7 @@ def test_cli_json(tmp_path):
 
 
 def test_bad_heuristic_is_an_input_error():
-    from s3vm_models.errors import InputError
+    from s3vm.solvers.errors import InputError
 
     with pytest.raises(InputError):
         get_formulation("bb", heuristic="bogus")

@@ -17,11 +17,11 @@ import json
 import numpy as np
 import pytest
 
-from s3vm_models import api, cli
-from s3vm_models.errors import InputError
-from s3vm_models.generators import gaussian_blobs, noisy_linear, two_moons
-from s3vm_models.l2_svm import S3VMObjective
-from s3vm_models.settings import Settings
+from s3vm import api, cli
+from s3vm.solvers.errors import InputError
+from s3vm.generators import gaussian_blobs, noisy_linear, two_moons
+from s3vm.l2_svm import S3VMObjective
+from s3vm.settings import Settings
 
 RTOL = 1e-6
 

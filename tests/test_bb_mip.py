@@ -22,15 +22,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 from scipy.optimize import linprog
 
-from s3vm_models import api, cli
-from s3vm_models.data import Instance
-from s3vm_models.errors import InputError
-from s3vm_models.generators import gaussian_blobs, noisy_linear
-from s3vm_models.problem3 import Problem3Data, build_problem3
-from s3vm_models.settings import Settings
-from solvers.bnb.lp_bound import LPRelaxationProblem
-from solvers.profiles import get_profile
-from solvers.registry import get_backend
+from s3vm import api, cli
+from s3vm.data import Instance
+from s3vm.solvers.errors import InputError
+from s3vm.generators import gaussian_blobs, noisy_linear
+from s3vm.problem3 import Problem3Data, build_problem3
+from s3vm.settings import Settings
+from s3vm.lp_bound import LPRelaxationProblem
+from s3vm.solvers.profiles import get_profile
+from s3vm.solvers.registry import get_backend
 
 RTOL = 1e-6
 

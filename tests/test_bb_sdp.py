@@ -7,7 +7,7 @@ The reference is computed here, independently of the code under test: J(y) = D(y
 which with Q = R'R (Cholesky) is the nonnegative least-squares problem min_{a >= 0} |R a - b|^2,
 b = R^{-T} 1, D = |b|^2 - min (scipy.optimize.nnls); the optimum of bb-sdp is compared with the
 minimum of J over every labeling that meets the count. (bb-sdp scores labelings with the primal
-Newton solver of s3vm_models.l2_svm and bounds with CVXPY, neither of which is used here.)
+Newton solver of s3vm.l2_svm and bounds with CVXPY, neither of which is used here.)
 """
 
 from __future__ import annotations
@@ -22,17 +22,17 @@ from hypothesis import HealthCheck, given, settings as hsettings, strategies as 
 from scipy.linalg import cholesky, solve_triangular
 from scipy.optimize import nnls
 
-from s3vm_models import api, cli
-from s3vm_models.data import Instance
-from s3vm_models.errors import InputError
-from s3vm_models.generators import gaussian_blobs, noisy_linear, two_moons
-from s3vm_models.registry import FORMULATIONS
-from s3vm_models.sdp import SDPRelaxation
-from s3vm_models.settings import Settings
-from s3vm_models.svm_dual import svm_dual_value
-from solvers.bnb.sdp_bound import LOOSE_EPS, SDPRelaxationProblem, certified_value
-from solvers.profiles import get_profile
-from solvers.registry import get_backend
+from s3vm import api, cli
+from s3vm.data import Instance
+from s3vm.solvers.errors import InputError
+from s3vm.generators import gaussian_blobs, noisy_linear, two_moons
+from s3vm.registry import FORMULATIONS
+from s3vm.sdp import SDPRelaxation
+from s3vm.settings import Settings
+from s3vm.svm_dual import svm_dual_value
+from s3vm.sdp_bound import LOOSE_EPS, SDPRelaxationProblem, certified_value
+from s3vm.solvers.profiles import get_profile
+from s3vm.solvers.registry import get_backend
 
 RTOL = 1e-6
 

@@ -24,14 +24,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from s3vm_models.branch_and_bound import BranchAndBoundFormulation
-from s3vm_models.data import Instance
-from s3vm_models.errors import InputError
-from s3vm_models.settings import Settings
-from solvers.bnb.driver import NODE_SELECTIONS, search, validate_search_options, write_graphml
-from solvers.bnb.problem import LabelingProblem, NodeBound
-from solvers.profiles import SolverProfile, get_profile
-from solvers.registry import get_backend, unavailable_reason
+from s3vm.branch_and_bound import BranchAndBoundFormulation
+from s3vm.data import Instance
+from s3vm.solvers.errors import InputError
+from s3vm.settings import Settings
+from s3vm.solvers.bnb.driver import NODE_SELECTIONS, search, validate_search_options, write_graphml
+from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound
+from s3vm.solvers.profiles import SolverProfile, get_profile
+from s3vm.solvers.registry import get_backend, unavailable_reason
 
 STATUSES = {"pruned", "branched", "leaf", "infeasible", "open"}
 

@@ -1,6 +1,6 @@
 """The command-line contract of DESIGN.md, checked from outside.
 
-Most tests call ``s3vm_models.cli.main(argv)`` in-process (it returns the exit status) and read
+Most tests call ``s3vm.cli.main(argv)`` in-process (it returns the exit status) and read
 stdout/stderr with capsys; a few run the real console script in a subprocess to check a real
 process's streams and exit status. Data files are small CSVs written to tmp directories.
 """
@@ -18,10 +18,10 @@ import sys
 import numpy as np
 import pytest
 
-from s3vm_models import cli
-from s3vm_models.registry import FORMULATIONS
-from s3vm_models.settings import load_instance
-from solvers.registry import BACKENDS, installed_solvers, unavailable_reason
+from s3vm import cli
+from s3vm.registry import FORMULATIONS
+from s3vm.settings import load_instance
+from s3vm.solvers.registry import BACKENDS, installed_solvers, unavailable_reason
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOBS = os.path.join(ROOT, "instances", "blobs_small.toml")
@@ -576,7 +576,7 @@ def _command():
     script = os.path.join(os.path.dirname(sys.executable), "s3vm")
     if os.path.isfile(script) and os.access(script, os.X_OK):
         return [script]
-    return [sys.executable, "-m", "s3vm_models.cli"]
+    return [sys.executable, "-m", "s3vm.cli"]
 
 
 def _env():

@@ -1,4 +1,4 @@
-"""The command line's stderr handler for drivers' log lines (``s3vm_models.cli._StderrLog``)."""
+"""The command line's stderr handler for drivers' log lines (``s3vm.cli._StderrLog``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from s3vm_models.cli import _StderrLog
+from s3vm.cli import _StderrLog
 
 
 class _Tty(io.StringIO):
@@ -57,7 +57,7 @@ def test_progress_is_redrawn_in_place_on_a_terminal():
 
 
 def test_quiet_installs_no_handler():
-    from s3vm_models.cli import _configure_logging
+    from s3vm.cli import _configure_logging
 
     class Args:
         quiet = True

@@ -19,13 +19,13 @@ import os
 import numpy as np
 import pytest
 
-from s3vm_models import cli
-from s3vm_models.data import Instance
-from s3vm_models.sdp import SDPRelaxation
-from s3vm_models.settings import Settings
-from solvers.backends.mosek import mosek_licence_problem
-from solvers.profiles import SolverProfile
-from solvers.registry import BACKENDS, installed_solvers
+from s3vm import cli
+from s3vm.data import Instance
+from s3vm.sdp import SDPRelaxation
+from s3vm.settings import Settings
+from s3vm.solvers.backends.mosek import mosek_licence_problem
+from s3vm.solvers.profiles import SolverProfile
+from s3vm.solvers.registry import BACKENDS, installed_solvers
 
 mf = pytest.importorskip("mosek.fusion", reason="the mosek package is not installed")
 
@@ -298,7 +298,7 @@ def test_build_without_licence_gives_scalar_variables_in_two_lmis(instance):
 def test_readers_rebuild_gamma_like_the_cvxpy_model(monkeypatch, instance):
     """gamma_u / gamma_full of the Fusion model, fed the CVXPY solution's values (no licence
     needed: the level reader is replaced), give the CVXPY model's gamma_u / gamma_full."""
-    import s3vm_models.fusion.sdp as fsdp
+    import s3vm.fusion.sdp as fsdp
 
     settings = CASES["soft-rbf-C*-count"]
     ref = SDPRelaxation().build(instance, settings, "cvxpy")
@@ -384,8 +384,8 @@ SUBSPACE_CASES = {
 @pytest.fixture(scope="module")
 def subspace_parts(instance):
     """(V, {case: G}) shared by the CVXPY and Fusion builders, so both solve the same problem."""
-    sub = pytest.importorskip("s3vm_models.sdp_subspace")
-    low = pytest.importorskip("s3vm_models.sdp_lowrank")
+    sub = pytest.importorskip("s3vm.sdp_subspace")
+    low = pytest.importorskip("s3vm.sdp_lowrank")
     V = sub.subspace_basis(instance, SUBSPACE_DIM)
     form = low.LowRankSDP(dim=SUBSPACE_DIM)
     return V, {case: form.factor(instance, st)[0] for case, st in SUBSPACE_CASES.items()}
@@ -406,10 +406,10 @@ def _cbf_optimum(built, path):
 
 @pytest.mark.parametrize("case", list(SUBSPACE_CASES))
 def test_subspace_and_lowrank_cbf_have_the_cvxpy_optima(tmp_path, instance, subspace_parts, case):
-    from s3vm_models.fusion.sdp_lowrank import build_lowrank
-    from s3vm_models.fusion.sdp_subspace import build_subspace
-    from s3vm_models.sdp_lowrank import LowRankSDP
-    from s3vm_models.sdp_subspace import SubspaceSDP
+    from s3vm.fusion.sdp_lowrank import build_lowrank
+    from s3vm.fusion.sdp_subspace import build_subspace
+    from s3vm.sdp_lowrank import LowRankSDP
+    from s3vm.sdp_subspace import SubspaceSDP
 
     V, factors = subspace_parts
     settings = SUBSPACE_CASES[case]
@@ -431,8 +431,8 @@ def test_subspace_and_lowrank_cbf_have_the_cvxpy_optima(tmp_path, instance, subs
 
 
 def test_subspace_readers_rebuild_m_like_the_cvxpy_model(monkeypatch, instance, subspace_parts):
-    import s3vm_models.fusion.sdp_subspace as fsub
-    from s3vm_models.sdp_subspace import SubspaceSDP
+    import s3vm.fusion.sdp_subspace as fsub
+    from s3vm.sdp_subspace import SubspaceSDP
 
     V, _ = subspace_parts
     settings = SUBSPACE_CASES["soft-rbf-C*-count"]
@@ -453,8 +453,8 @@ def test_subspace_readers_rebuild_m_like_the_cvxpy_model(monkeypatch, instance, 
 # -- the backend -----------------------------------------------------------------------------
 
 def test_backend_is_registered_for_sdp_only():
-    assert BACKENDS["mosek-fusion"] == {"sdp": "solvers.backends.mosek_fusion:MosekFusionBackend"}
-    from solvers.backends.mosek_fusion import MosekFusionBackend
+    assert BACKENDS["mosek-fusion"] == {"sdp": "s3vm.solvers.backends.mosek_fusion:MosekFusionBackend"}
+    from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
 
     assert MosekFusionBackend.name == "mosek-fusion" and MosekFusionBackend.model_kind == "fusion"
     assert MosekFusionBackend.extra == "mosek"
@@ -478,7 +478,7 @@ def test_solve_without_licence_exits_2_naming_installed_sdp_solvers(capsys, tmp_
 @pytest.mark.skipif(LICENCE is None, reason="MOSEK is licensed here")
 def test_backend_without_licence_returns_an_error_outcome(instance):
     """Called directly (the registry would refuse first), a solve fails as an Outcome."""
-    from solvers.backends.mosek_fusion import MosekFusionBackend
+    from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
 
     built = SDPRelaxation().build(instance, CASES["soft-linear"], "fusion")
     try:
@@ -491,8 +491,8 @@ def test_backend_without_licence_returns_an_error_outcome(instance):
 
 
 def test_backend_rejects_an_unknown_parameter_before_solving(instance):
-    from s3vm_models.errors import InputError
-    from solvers.backends.mosek_fusion import MosekFusionBackend
+    from s3vm.solvers.errors import InputError
+    from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
 
     built = SDPRelaxation().build(instance, CASES["soft-linear"], "fusion")
     try:
@@ -549,7 +549,7 @@ class FakeSolvedModel:
 def test_backend_status_mapping(problem, primal, response, status, has_solution):
     import mosek
 
-    from solvers.backends.mosek_fusion import MosekFusionBackend
+    from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
 
     model = FakeSolvedModel(getattr(mf.ProblemStatus, problem), getattr(mf.SolutionStatus, primal),
                             int(getattr(mosek.rescode, response)))
@@ -568,7 +568,7 @@ def test_backend_status_mapping(problem, primal, response, status, has_solution)
 @needs_licence
 @pytest.mark.parametrize("case", list(CASES))
 def test_mosek_fusion_solve_matches_cvxpy(instance, cvxpy_optima, case):
-    from solvers.backends.mosek_fusion import MosekFusionBackend
+    from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
 
     form = SDPRelaxation()
     built = form.build(instance, CASES[case], "fusion")
@@ -602,11 +602,11 @@ def test_mosek_fusion_through_the_formulation(instance, cvxpy_optima):
 
 @needs_licence
 def test_mosek_fusion_solves_subspace_and_lowrank(instance, subspace_parts):
-    from s3vm_models.fusion.sdp_lowrank import build_lowrank
-    from s3vm_models.fusion.sdp_subspace import build_subspace
-    from s3vm_models.sdp_lowrank import LowRankSDP
-    from s3vm_models.sdp_subspace import SubspaceSDP
-    from solvers.backends.mosek_fusion import MosekFusionBackend
+    from s3vm.fusion.sdp_lowrank import build_lowrank
+    from s3vm.fusion.sdp_subspace import build_subspace
+    from s3vm.sdp_lowrank import LowRankSDP
+    from s3vm.sdp_subspace import SubspaceSDP
+    from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
 
     V, factors = subspace_parts
     settings = SUBSPACE_CASES["soft-rbf-C*-count"]

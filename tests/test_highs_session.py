@@ -4,8 +4,8 @@ bounds, fixing and unfixing; and it reports iterations of either LP algorithm.""
 import pyomo.environ as pyo
 import pytest
 
-from solvers.backends.highs import HighsBackend
-from solvers.profiles import SolverProfile
+from s3vm.solvers.backends.highs import HighsBackend
+from s3vm.solvers.profiles import SolverProfile
 
 
 def small_lp():

@@ -15,13 +15,13 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from s3vm_models import api, cli
-from s3vm_models.cvs3vm import CVS3VM
-from s3vm_models.data import Instance
-from s3vm_models.errors import InputError
-from s3vm_models.kmedian import k_median, points_near_centers
-from s3vm_models.settings import Settings
-from solvers.profiles import get_profile
+from s3vm import api, cli
+from s3vm.cvs3vm import CVS3VM
+from s3vm.data import Instance
+from s3vm.solvers.errors import InputError
+from s3vm.kmedian import k_median, points_near_centers
+from s3vm.settings import Settings
+from s3vm.solvers.profiles import get_profile
 
 
 # --------------------------------------------------------------------------------------------

@@ -24,15 +24,15 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from s3vm_models import api
-from s3vm_models.data import Instance
-from s3vm_models.errors import InputError
-from s3vm_models.generators import gaussian_blobs, noisy_linear, two_moons
-from s3vm_models.problem3 import Problem3Data, big_m
-from s3vm_models.registry import get_formulation
-from s3vm_models.settings import Settings
-from solvers.profiles import get_profile
-from solvers.registry import installed_solvers
+from s3vm import api
+from s3vm.data import Instance
+from s3vm.solvers.errors import InputError
+from s3vm.generators import gaussian_blobs, noisy_linear, two_moons
+from s3vm.problem3 import Problem3Data, big_m
+from s3vm.registry import get_formulation
+from s3vm.settings import Settings
+from s3vm.solvers.profiles import get_profile
+from s3vm.solvers.registry import installed_solvers
 
 MIP_SOLVERS = installed_solvers("mip")
 LP_SOLVERS = installed_solvers("lp")

@@ -13,18 +13,18 @@ import pytest
 import scipy.sparse as sp
 from scipy.linalg import subspace_angles
 
-from s3vm_models import api, cli
-from s3vm_models.data import Instance
-from s3vm_models.errors import InputError
-from s3vm_models.generators import gaussian_blobs, two_moons
-from s3vm_models.kernels import kernel_matrix
-from s3vm_models.sdp_lowrank import LowRankSDP, kernel_factor, lowrank_operators
-from s3vm_models.sdp_subspace import SubspaceSDP, subspace_basis
-from s3vm_models.settings import Settings
-from s3vm_models.spectral import (constrained_spectral, knn_affinity, label_constraint_matrix,
+from s3vm import api, cli
+from s3vm.data import Instance
+from s3vm.solvers.errors import InputError
+from s3vm.generators import gaussian_blobs, two_moons
+from s3vm.kernels import kernel_matrix
+from s3vm.sdp_lowrank import LowRankSDP, kernel_factor, lowrank_operators
+from s3vm.sdp_subspace import SubspaceSDP, subspace_basis
+from s3vm.settings import Settings
+from s3vm.spectral import (constrained_spectral, knn_affinity, label_constraint_matrix,
                                   nearest_neighbour_sigma, rbf_affinity, spectral_subspace)
-from s3vm_models.svm_dual import svm_dual_value
-from solvers.registry import installed_solvers
+from s3vm.svm_dual import svm_dual_value
+from s3vm.solvers.registry import installed_solvers
 
 SDP_SOLVERS = installed_solvers("sdp")
 ACCURATE = {"clarabel": 1e-6, "mosek": 1e-6}   # relative tolerance per solver; others 2e-3
@@ -363,7 +363,7 @@ def test_cli_solves_the_family(capsys, small_csv, argv):
 def test_scs_stopped_by_its_time_limit_reports_time_limit():
     # u = 80 takes SCS seconds; a 0.2 s limit stops it with an inaccurate iterate, which must
     # not pass for a converged solve.
-    from s3vm_models.generators import two_moons
+    from s3vm.generators import two_moons
 
     inst = two_moons(n_per_class_labeled=2, n_unlabeled_per_class=40, noise=0.1, seed=3)
     result = api.solve(inst, "sdp", kernel="rbf", sigma=0.5, hard_margin=True, solver="scs",

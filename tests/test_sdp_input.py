@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from s3vm_models import cli
-from s3vm_models.data import Instance
-from s3vm_models.generators import gaussian_blobs
+from s3vm import cli
+from s3vm.data import Instance
+from s3vm.generators import gaussian_blobs
 
 N, U = 10, 6
 

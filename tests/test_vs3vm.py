@@ -27,17 +27,17 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from s3vm_models import api
-from s3vm_models.data import Instance
-from s3vm_models.errors import InputError
-from s3vm_models.generators import gaussian_blobs, noisy_linear, two_moons
-from s3vm_models.problem3 import (Problem3Data, build_problem3, build_problem3_dual,
+from s3vm import api
+from s3vm.data import Instance
+from s3vm.solvers.errors import InputError
+from s3vm.generators import gaussian_blobs, noisy_linear, two_moons
+from s3vm.problem3 import (Problem3Data, build_problem3, build_problem3_dual,
                                   solution_wg)
-from s3vm_models.registry import get_formulation
-from s3vm_models.settings import Settings
-from s3vm_models.vs3vm import VS3VM
-from solvers.profiles import get_profile
-from solvers.registry import get_backend, installed_solvers
+from s3vm.registry import get_formulation
+from s3vm.settings import Settings
+from s3vm.vs3vm import VS3VM
+from s3vm.solvers.profiles import get_profile
+from s3vm.solvers.registry import get_backend, installed_solvers
 
 LP_SOLVERS = installed_solvers("lp")
 
@@ -458,7 +458,7 @@ def test_warm_start_reuses_the_basis(lp_form):
 def test_supergradient_of_the_concave_term():
     """ConcaveS3VM's costs are nu times the seed's supergradient of e' min(r, s): r_j where
     r_j < s_j, s_j where r_j > s_j, half each at an exact tie (lambda = 0.5)."""
-    from s3vm_models.vs3vm import ConcaveS3VM, Iterate
+    from s3vm.vs3vm import ConcaveS3VM, Iterate
 
     data = Problem3Data.from_instance(instance("small_blobs_1"))
     model = build_problem3(data, mu=0.1, unlabeled="lp", nu=1.6)
@@ -564,7 +564,7 @@ class FakeSession:
         self.problem, self.outcomes = problem, list(outcomes)
 
     def resolve(self):
-        from solvers.backends.base import Outcome
+        from s3vm.solvers.backends.base import Outcome
 
         status = self.outcomes.pop(0)
         if status == "optimal":
@@ -595,7 +595,7 @@ class FakeConcave:
                                               ("infeasible", "infeasible"),
                                               ("error", "error")])
 def test_slp_driver_keeps_the_last_iterate_when_an_lp_fails(status, expected):
-    from solvers.slp import successive_lp
+    from s3vm.solvers.slp import successive_lp
 
     problem = FakeConcave()
     session = FakeSession(problem, ["optimal", "optimal", status])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SolverUnavailableError
+from ..solvers.errors import SolverUnavailableError
 
 
 def fusion():

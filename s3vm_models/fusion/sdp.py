@@ -1,7 +1,7 @@
 """The reduced SDP relaxation of Problem 2 (``sdp``) as a MOSEK Fusion model.
 
-The same problem as :meth:`s3vm_models.sdp.SDPRelaxation.build_cvxpy`, with the same groups
-(Gamma = L Gamma_c L', :class:`s3vm_models.data.LabelMap`):
+The same problem as :meth:`s3vm.sdp.SDPRelaxation.build_cvxpy`, with the same groups
+(Gamma = L Gamma_c L', :class:`s3vm.data.LabelMap`):
 
     min  t
     s.t. [[1, g'], [g, G]] PSD,   diag(G) = 1,   mu >= 0,  nu >= 0,
@@ -38,7 +38,7 @@ def build_sdp(K: np.ndarray, C: Optional[np.ndarray], instance: Instance, settin
     C : ndarray (n,) or None
         Per-point upper bounds of the dual variables (None: hard margin).
     instance : Instance
-        Gives the labels and the groups (its :meth:`~s3vm_models.data.Instance.label_map`).
+        Gives the labels and the groups (its :meth:`~s3vm.data.Instance.label_map`).
     settings : Settings
         Its ``balance``: with ``count``, sum_(j in U) y_j = 2P - u as a row in g.
     """

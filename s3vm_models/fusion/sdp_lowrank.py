@@ -1,6 +1,6 @@
 """The low-rank dual of the subspace SDP (``sdp-lowrank``) as a MOSEK Fusion model.
 
-The same problem as :meth:`s3vm_models.sdp_lowrank.LowRankSDP.build_cvxpy`, written as the
+The same problem as :meth:`s3vm.sdp_lowrank.LowRankSDP.build_cvxpy`, written as the
 minimum of the negative (``info["objective_sign"] = -1``):
 
     min  1'lam - 2 1'a  (+ eta (2P - u) with the count balance)
@@ -26,7 +26,7 @@ from . import Lmi, fusion, levels, variable
 
 def build_lowrank(form, instance: Instance, settings: Settings, V: Optional[np.ndarray] = None,
                   G: Optional[np.ndarray] = None, name: str = "sdp_lowrank") -> ConicModel:
-    """The Fusion model of ``form`` (a :class:`~s3vm_models.sdp_lowrank.LowRankSDP`); ``V`` and
+    """The Fusion model of ``form`` (a :class:`~s3vm.sdp_lowrank.LowRankSDP`); ``V`` and
     ``G`` default to the spectral subspace and ``form.factor``, as in its CVXPY builder."""
     from ..sdp_subspace import balance_row, subspace_readers
 

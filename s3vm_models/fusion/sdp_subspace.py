@@ -1,6 +1,6 @@
 """The subspace SDP (``sdp-subspace``) as a MOSEK Fusion model.
 
-The same problem as :meth:`s3vm_models.sdp_subspace.SubspaceSDP.build_cvxpy`:
+The same problem as :meth:`s3vm.sdp_subspace.SubspaceSDP.build_cvxpy`:
 
     min  t
     s.t. M PSD,   diag(V M V') <= 1,   mu >= 0,  nu >= 0,
@@ -9,7 +9,7 @@ The same problem as :meth:`s3vm_models.sdp_subspace.SubspaceSDP.build_cvxpy`:
 
 M is NOT a Fusion PSD matrix variable: it is the vector ``M`` of its d(d+1)/2 upper-triangle
 entries (scalar variables), and "M PSD" is an LMI of size d on them. So M enters the main LMI as
-scalars and the CBF file holds two PSDCONs and no PSDVAR (see :mod:`s3vm_models.fusion`).
+scalars and the CBF file holds two PSDCONs and no PSDVAR (see :mod:`s3vm.fusion`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def sym_matrix(values: np.ndarray, d: int) -> np.ndarray:
 
 def build_subspace(form, instance: Instance, settings: Settings,
                    V: Optional[np.ndarray] = None, name: str = "sdp_subspace") -> ConicModel:
-    """The Fusion model of ``form`` (a :class:`~s3vm_models.sdp_subspace.SubspaceSDP`);
+    """The Fusion model of ``form`` (a :class:`~s3vm.sdp_subspace.SubspaceSDP`);
     ``V`` defaults to the spectral subspace, as in its CVXPY builder."""
     from ..sdp_subspace import balance_row, subspace_readers
 

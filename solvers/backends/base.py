@@ -2,7 +2,7 @@
 
 A backend is one module in ``solvers/backends``; the registry (``solvers/registry.py``) maps a
 solver name to it. All backends of a problem class take the same arguments: a model built by a
-formulation and a :class:`~solvers.profiles.SolverProfile`. Solution values are loaded into the
+formulation and a :class:`~s3vm.solvers.profiles.SolverProfile`. Solution values are loaded into the
 model; the returned :class:`Outcome` carries status and the solver's numbers.
 """
 

@@ -100,7 +100,7 @@ class HighsSession(Session):
             h.setOptionValue("threads", int(profile.threads))
         for key, value in profile.options.items():
             if h.setOptionValue(str(key), value) != highspy.HighsStatus.kOk:
-                from s3vm_models.errors import InputError
+                from ..errors import InputError
 
                 raise InputError(f"HiGHS rejected option {key} = {value!r}")
         empty_i, empty_f = np.array([], dtype=np.int32), np.array([], dtype=float)

@@ -33,7 +33,7 @@ class MosekFusionBackend(NeedsMosekLicence, Backend):
         """Time limit, threads, log and the profile's own options, as Fusion solver parameters."""
         import mosek.fusion as mf
 
-        from s3vm_models.errors import InputError
+        from ..errors import InputError
 
         params = {}
         if profile.time_limit is not None:

@@ -1,6 +1,6 @@
 """The branch-and-bound search over partial labelings: tree, incumbent, node selection, limits, log.
 
-The driver knows nothing of SVMs: a :class:`~solvers.bnb.problem.LabelingProblem` bounds nodes and
+The driver knows nothing of SVMs: a :class:`~s3vm.solvers.bnb.problem.LabelingProblem` bounds nodes and
 evaluates full labelings; the driver decides which node to expand, prunes, keeps the best
 labeling, enforces the balance count and reports.
 
@@ -27,8 +27,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from s3vm_models.errors import InputError
-from solvers.backends.base import Backend, Outcome
+from ..errors import InputError
+from ..backends.base import Backend, Outcome
 
 from .problem import LabelingProblem
 from .tree import NoTree, TreeRecorder, write_graphml
@@ -74,7 +74,7 @@ class SearchResult:
     message : str
         Why the search stopped, when not because the tree closed at zero gap.
     tree : networkx.DiGraph, optional
-        The explored tree (see :mod:`solvers.bnb.tree`), when kept.
+        The explored tree (see :mod:`s3vm.solvers.bnb.tree`), when kept.
     """
 
     status: str

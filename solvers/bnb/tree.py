@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from s3vm_models.files import atomic_output
+from ..files import atomic_output
 
 
 class TreeRecorder:
@@ -87,9 +87,9 @@ def write_graphml(tree, path: str) -> None:
     Parameters
     ----------
     tree : networkx.DiGraph
-        The tree of :attr:`solvers.bnb.driver.SearchResult.tree`.
+        The tree of :attr:`s3vm.solvers.bnb.driver.SearchResult.tree`.
     path : str
-        The file to write; its folder must exist (:class:`s3vm_models.errors.InputError`
+        The file to write; its folder must exist (:class:`s3vm.solvers.errors.InputError`
         otherwise).
     """
     import networkx as nx

@@ -6,7 +6,7 @@ drop out, which is C* = 0 for them): every completion's J is at least this, sinc
 nonnegative losses to the same objective. At a leaf s(L_node) = J exactly.
 
 Going down the tree one point joins the training set. The node keeps the Cholesky factor of its
-active set's system (:class:`s3vm_models.l2_svm.ActiveFactor`); a child whose new point lies
+active set's system (:class:`s3vm.l2_svm.ActiveFactor`); a child whose new point lies
 outside the margin inherits the parent's solution unchanged, otherwise the factor grows by one
 row (block formula) and only when the active set changes does a Newton solve run, warm started
 from it.
@@ -29,9 +29,9 @@ from typing import Any, Optional
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from s3vm_models.l2_svm import MARGIN_TOL, ActiveFactor, S3VMObjective, squared_hinge_svm
+from .l2_svm import MARGIN_TOL, ActiveFactor, S3VMObjective, squared_hinge_svm
 
-from .problem import LabelingProblem, NodeBound
+from .solvers.bnb.problem import LabelingProblem, NodeBound
 
 
 class SVMNode:

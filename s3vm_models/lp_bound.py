@@ -1,6 +1,6 @@
 """Lower bounds for the Bennett-Demiriz MIP (DESIGN.md Problem 3) from its LP relaxation.
 
-The MIP of :func:`s3vm_models.problem3.build_problem3` (``unlabeled="mip"``) is
+The MIP of :func:`s3vm.problem3.build_problem3` (``unlabeled="mip"``) is
 
     min  e'y + mu e'z + nu e'(r + s)
     s.t. D(A w - e g) + y >= e,   -z <= w <= z,
@@ -17,11 +17,11 @@ Every completion of the node is a feasible point of this LP, so its optimum is a
 the MIP over the node's subtree. When the LP's free d_j come out integral, the LP solution is
 feasible for the MIP at that labeling and attains the bound: the labeling is optimal in the
 subtree and is returned as a candidate incumbent. With all d fixed the LP is the one of a single
-labeling (the big-M side is slack at every optimum, :func:`s3vm_models.problem3.big_m`), so
+labeling (the big-M side is slack at every optimum, :func:`s3vm.problem3.big_m`), so
 :meth:`LPRelaxationProblem.objective` is the MIP objective of that labeling.
 
 The model is relaxed once (the binaries' domain becomes [0, 1]) and solved through a persistent
-session (:class:`solvers.backends.highs.HighsSession` by default): moving from one node to the
+session (:class:`s3vm.solvers.backends.highs.HighsSession` by default): moving from one node to the
 next fixes and frees only the d_j that differ, so HiGHS re-solves by dual simplex from the last
 basis.
 """
@@ -32,7 +32,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .problem import LabelingProblem, NodeBound, labels_by_outputs
+from .solvers.bnb.problem import LabelingProblem, NodeBound, labels_by_outputs
 
 INTEGRALITY_TOL = 1e-6  # a relaxed d_j this close to 0 or 1 counts as integral
 
@@ -57,9 +57,9 @@ class LPRelaxationProblem(LabelingProblem):
     model : pyomo.environ.ConcreteModel
         A Problem 3 model built with ``unlabeled="mip"`` (with its ``balance`` constraint when
         ``positives`` is given). Its binaries are relaxed here (:func:`relax_binaries`).
-    backend : solvers.backends.base.Backend
+    backend : s3vm.solvers.backends.base.Backend
         An LP backend; its :meth:`session` solves every node's LP.
-    profile : solvers.profiles.SolverProfile
+    profile : s3vm.solvers.profiles.SolverProfile
         Options of the LP solves.
     positives : int, optional
         The balance count (exactly P unlabeled points labeled +1), as in the model.
@@ -153,7 +153,7 @@ class LPRelaxationProblem(LabelingProblem):
     def initial_incumbent(self):
         """The root LP's scores B w - g rounded to a labeling (the count respected), and its
         objective: one LP for the root and one for the labeling."""
-        from s3vm_models.problem3 import unlabeled_scores
+        from .problem3 import unlabeled_scores
 
         root = self._solve(np.zeros(self.u, dtype=int))
         if root.status != "optimal":
@@ -166,14 +166,14 @@ class LPRelaxationProblem(LabelingProblem):
 
     def decision_values(self, labels: np.ndarray) -> np.ndarray:
         """f(x_j) = B_j w - g of the LP at the labeling (the MIP's solution there)."""
-        from s3vm_models.problem3 import unlabeled_scores
+        from .problem3 import unlabeled_scores
 
         self.objective(labels)
         return unlabeled_scores(self.model)
 
     def primal(self, labels: np.ndarray) -> dict:
         """w, b and the labeled slacks of the MIP's solution at ``labels``."""
-        from s3vm_models.problem3 import primal_values
+        from .problem3 import primal_values
 
         self.objective(labels)
         out = primal_values(self.model)

@@ -24,9 +24,9 @@ from typing import Optional
 
 import numpy as np
 
-from s3vm_models.l2_svm import S3VMObjective, squared_hinge_svm
+from .l2_svm import S3VMObjective, squared_hinge_svm
 
-from .problem import labels_by_outputs
+from .solvers.bnb.problem import labels_by_outputs
 
 #: Fractions of C* of the annealing stages (the last is C* itself).
 ANNEAL = tuple(2.0 ** -k for k in range(10, -1, -1))

@@ -12,7 +12,7 @@ points (labels y_S), F the f free ones, and points ordered S then F, every compl
 
 Relaxing H to {H PSD, diag(H) = 1, sum_k H_0k = 2P' - f} (the last constraint is the count
 balance with P' positives still to place; absent without balance) gives the reduced SDP of seed
-003 (Propositions 7.3/7.4; the form of :class:`s3vm_models.sdp.SDPRelaxation` with T made
+003 (Propositions 7.3/7.4; the form of :class:`s3vm.sdp.SDPRelaxation` with T made
 explicit)::
 
     min t   s.t.  [[K'_node o (T H T'), 1 + nu], [(1 + nu)', t]] PSD,   nu >= 0,   H in the set,
@@ -72,7 +72,7 @@ this: each node is solved once, as the profile says.
 
 Candidate incumbent at every node: the free points' relaxed labels H_0k rounded (the P' largest to
 +1 under the count balance), scored exactly by the squared-hinge SVM without bias
-(:func:`s3vm_models.l2_svm.squared_hinge_svm`, finite Newton), each labeling once.
+(:func:`s3vm.l2_svm.squared_hinge_svm`, finite Newton), each labeling once.
 Branching: the free point with the smallest |H_0k| (the one the relaxation is least sure of),
 the child with the label sign(H_0k) first.
 """
@@ -83,7 +83,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .problem import LabelingProblem, NodeBound, labels_by_outputs
+from .solvers.bnb.problem import LabelingProblem, NodeBound, labels_by_outputs
 
 EIG_SAFETY = 64 * np.finfo(float).eps  # times |S|_F: rounding of the computed lambda_min
 MODEL_CACHE = 64  # compiled node SDPs kept (one per number of free points)
@@ -120,9 +120,9 @@ class SDPRelaxationProblem(LabelingProblem):
         +1/-1 on labeled points, 0 on unlabeled ones.
     C : float or ndarray of shape (n,)
         Per-point penalties C_i (C on labeled, C* on unlabeled points).
-    backend : solvers.backends.cvxpy_conic.CvxpyBackend
+    backend : s3vm.solvers.backends.cvxpy_conic.CvxpyBackend
         The SDP solver of every node.
-    profile : solvers.profiles.SolverProfile
+    profile : s3vm.solvers.profiles.SolverProfile
     positives : int, optional
         The balance count: exactly P unlabeled points labeled +1.
 
@@ -161,7 +161,7 @@ class SDPRelaxationProblem(LabelingProblem):
     @classmethod
     def from_instance(cls, instance, settings, backend, profile) -> "SDPRelaxationProblem":
         """The problem of ``instance`` with ``settings`` (kernel, C, C*, balance)."""
-        from s3vm_models.kernels import kernel_matrix
+        from .kernels import kernel_matrix
 
         K = kernel_matrix(instance.X, None, settings.kernel, settings.sigma)
         C = np.full(instance.n, float(settings.C))
@@ -177,7 +177,7 @@ class SDPRelaxationProblem(LabelingProblem):
         return y
 
     def _solve_labeling(self, labels: np.ndarray):
-        from s3vm_models.l2_svm import squared_hinge_svm
+        from .l2_svm import squared_hinge_svm
 
         key = np.asarray(labels, dtype=np.int8).tobytes()
         if self._last is None or self._last[0] != key:
