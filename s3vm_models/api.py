@@ -1,110 +1,178 @@
-"""The Python API: solve, compare and export. The command line is a thin layer over these."""
+"""The Python API: solve, compare and export. The command line is a thin layer over these.
+
+Settings come from three places, in increasing priority: the defaults of :class:`Settings`, an
+instance file (or a ``settings`` argument), and settings given explicitly (keywords such as
+``C=10``, the command line's flags). A file's settings are defaults: a formulation that does not
+read one ignores it. An explicit setting is meant: a formulation that cannot honour it refuses it
+(in a comparison, an explicit setting goes to the formulations that read it, and
+``per_formulation`` gives one formulation its own).
+"""
 
 from __future__ import annotations
 
+import os
 from typing import Iterable, Optional, Union
 
 import numpy as np
 
 from .data import Instance
+from .registry import formulation_class, formulation_options, get_formulation
+from .settings import SETTINGS_TABLE, Settings, load_instance
 from .solvers.errors import InputError
-from .registry import formulation_options, get_formulation
-from .settings import Settings, load_instance
+
+Data = Union[str, os.PathLike, Instance]
 
 
-def _resolve(data: Union[str, Instance], settings: Optional[Settings], overrides: dict):
+def load(data: Data) -> tuple[Instance, Settings]:
+    """The instance and the settings ``data`` gives (defaults for data without settings).
+
+    ``data`` is an :class:`Instance`, a CSV data file, a TOML instance file, or the name of an
+    instance shipped with s3vm (``"two_moons"``).
+    """
     if isinstance(data, Instance):
-        instance, base = data, settings or Settings()
-    else:
-        instance, base = load_instance(str(data))
-        if settings is not None:
-            base = settings
-    return instance, base.updated(**overrides)
+        return data, Settings()
+    if isinstance(data, (str, os.PathLike)):
+        return load_instance(os.fspath(data))
+    raise InputError(f"data must be an Instance, a file path or a shipped instance name, got "
+                     f"{type(data).__name__}")
 
 
-def check_overrides(forms, overrides: dict, settings: Settings) -> None:
-    """Reject settings given explicitly that none of the formulations reads."""
-    for key in overrides:
-        if not any(key in form.settings_used for form in forms):
-            names = ", ".join(form.name for form in forms)
-            flag = "--" + key.replace("_", "-")
-            if key == "bias":
-                flag = "--no-bias"
-            raise InputError(f"{flag} does not apply to {names}")
-    if "positives" in overrides and settings.balance != "count":
-        raise InputError("--positives needs --balance count")
+def _base_settings(data_settings: Settings, settings: Optional[Settings]) -> Settings:
+    if settings is None:
+        return data_settings
+    if not isinstance(settings, Settings):
+        raise InputError(f"settings must be an s3vm Settings object, got "
+                         f"{type(settings).__name__} (give single settings as keywords: C=10)")
+    return settings
 
 
-def _profile(form, solver: Optional[str], profile: Optional[str], time_limit: Optional[float]):
+def _profile(form, solver: Optional[str], profile: Optional[str], time_limit: Optional[float],
+             verbose: Optional[bool] = None):
     """The profile for one formulation: the named solver or file, else its class's default."""
     from .solvers.profiles import get_profile
 
-    return get_profile(solver, profile, form.problem_class).updated(time_limit=time_limit)
+    return get_profile(solver, profile, form.problem_class).updated(time_limit=time_limit,
+                                                                    verbose=verbose or None)
 
 
-def solve(data: Union[str, Instance], formulation: str, settings: Optional[Settings] = None, *,
+def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
           solver: Optional[str] = None, profile: Optional[str] = None,
-          time_limit: Optional[float] = None, options: Optional[dict] = None, **overrides):
+          time_limit: Optional[float] = None, options: Optional[dict] = None,
+          verbose: bool = False, **overrides):
     """Solve one formulation on one instance.
 
     Parameters
     ----------
-    data : str or Instance
-        A CSV data file, a TOML instance file, or an :class:`Instance`.
+    data : str, os.PathLike or Instance
+        A CSV data file, a TOML instance file, the name of a shipped instance, or an
+        :class:`Instance`.
     formulation : str
         A name from :func:`s3vm.registry.formulation_names`.
     settings : Settings, optional
-        Replaces the settings of a TOML file (defaults for a CSV file).
+        Replaces the settings of a TOML file (defaults for a CSV file); like them, defaults that
+        a formulation which does not read them ignores.
     solver, profile : str, optional
         A solver name or a profile file (see :mod:`s3vm.solvers.profiles`).
     time_limit : float, optional
-        Seconds; overrides the profile's limit.
+        Seconds, model building included; overrides the profile's limit.
     options : dict, optional
         The formulation's own options (``{"clusters": 3}`` for cvs3vm, ...).
+    verbose : bool
+        The solver's own log on stderr.
     **overrides
-        Fields of :class:`Settings` (``C=10``, ``kernel="rbf"``, ...); None values are ignored.
+        Fields of :class:`Settings` given explicitly (``C=10``, ``kernel="rbf"``, ...); None
+        values are ignored. One the formulation does not read is an :class:`InputError`.
 
     Returns
     -------
     s3vm.solvers.results.Result
     """
-    instance, settings = _resolve(data, settings, overrides)
+    instance, data_settings = load(data)
     form = get_formulation(formulation, **(options or {}))
-    check_overrides([form], overrides, settings)
-    return form.solve(instance, settings, _profile(form, solver, profile, time_limit))
+    effective = form.settings_for(_base_settings(data_settings, settings), overrides)
+    return form.solve(instance, effective, _profile(form, solver, profile, time_limit, verbose))
 
 
-def compare(data: Union[str, Instance], formulations: Iterable[str],
-            settings: Optional[Settings] = None, *, solver: Optional[str] = None,
-            profile: Optional[str] = None, time_limit: Optional[float] = None,
-            options: Optional[dict] = None, **overrides):
+def _split_per_formulation(names: list, per_formulation: Optional[dict]) -> dict:
+    """name -> (settings, options) of each formulation's own entries, checked."""
+    out = {name: ({}, {}) for name in names}
+    for name, entries in (per_formulation or {}).items():
+        if name not in out:
+            raise InputError(f"settings for {name!r}, which is not among the formulations "
+                             f"compared ({', '.join(names)})")
+        own = formulation_options(name)
+        for key, value in entries.items():
+            if key in SETTINGS_TABLE:
+                out[name][0][key] = value
+            elif key in own:
+                out[name][1][key] = value
+            else:
+                raise InputError(f"{name}.{key}: {key!r} is neither a setting nor an option of "
+                                 f"{name}")
+    return out
+
+
+def prepare_comparison(data: Data, formulations: Iterable[str],
+                       settings: Optional[Settings] = None, *, options: Optional[dict] = None,
+                       per_formulation: Optional[dict] = None, **overrides):
+    """Check a comparison before anything is solved: (instance, [(formulation, settings)]).
+
+    Options and explicit settings go to each formulation that takes them; one that none of
+    the formulations takes is an :class:`InputError`. ``per_formulation`` maps a formulation
+    name to its own settings and options (``{"vs3vm": {"balance": "none"}}``), which it must
+    honour.
+    """
+    instance, data_settings = load(data)
+    base = _base_settings(data_settings, settings)
+    names = list(formulations)
+    if not names:
+        raise InputError("no formulation to compare")
+    if len(set(names)) != len(names):
+        raise InputError(f"a formulation is named twice: {', '.join(names)}")
+    options = options or {}
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    own = _split_per_formulation(names, per_formulation)
+    classes = [formulation_class(name) for name in names]
+    unused = [k for k in options if not any(k in cls.option_table() for cls in classes)]
+    if unused:
+        raise InputError(f"{', '.join('--' + k.replace('_', '-') for k in unused)} applies to "
+                         "none of the formulations compared")
+    for key in overrides:
+        if not any(key in cls.settings_used for cls in classes):
+            flag = SETTINGS_TABLE[key].flag_name if key in SETTINGS_TABLE else key
+            raise InputError(f"{flag} does not apply to {', '.join(names)}")
+    prepared = []
+    for name, cls in zip(names, classes):
+        own_settings, own_options = own[name]
+        form = get_formulation(name, **{**{k: v for k, v in options.items()
+                                           if k in cls.option_table()}, **own_options})
+        cls.settings_for(base, own_settings)  # the formulation's own entries must apply
+        shared = {k: v for k, v in overrides.items() if k in cls.settings_used}
+        effective = cls.settings_for(base, {**shared, **own_settings}, strict=False)
+        form.check(instance, effective)
+        prepared.append((form, effective))
+    return instance, prepared
+
+
+def compare(data: Data, formulations: Iterable[str], settings: Optional[Settings] = None, *,
+            solver: Optional[str] = None, profile: Optional[str] = None,
+            time_limit: Optional[float] = None, options: Optional[dict] = None,
+            per_formulation: Optional[dict] = None, verbose: bool = False, **overrides):
     """Solve several formulations on one instance; every input is checked before any solve.
 
-    ``options`` go to each formulation that takes them (e.g. ``clusters`` to cvs3vm only).
+    See :func:`prepare_comparison` for how settings and options reach each formulation.
 
     Returns
     -------
     list of (Result, dict)
         Each result with its evaluation against ``truth`` (see :func:`evaluate`).
     """
-    instance, settings = _resolve(data, settings, overrides)
-    names = list(formulations)
-    if not names:
-        raise InputError("no formulation to compare")
-    options = options or {}
-    forms = [get_formulation(name, **{k: v for k, v in options.items()
-                                      if k in formulation_options(name)}) for name in names]
-    unused = [k for k in options if not any(k in formulation_options(n) for n in names)]
-    if unused:
-        raise InputError(f"{', '.join('--' + k.replace('_', '-') for k in unused)} applies to "
-                         "none of the formulations compared")
-    check_overrides(forms, overrides, settings)
-    for form in forms:
-        form.check(instance, settings)
-    profiles = [_profile(form, solver, profile, time_limit) for form in forms]
+    instance, prepared = prepare_comparison(data, formulations, settings, options=options,
+                                            per_formulation=per_formulation, **overrides)
+    profiles = [_profile(form, solver, profile, time_limit, verbose) for form, _ in prepared]
     out = []
-    for form, prof in zip(forms, profiles):
-        result = form.solve(instance, settings, prof)
+    for (form, effective), prof in zip(prepared, profiles):
+        result = form.solve(instance, effective, prof)
         out.append((result, evaluate(instance, result)))
     return out
 
@@ -124,21 +192,21 @@ def evaluate(instance: Instance, result) -> dict:
     return metrics
 
 
-def export(data: Union[str, Instance], formulation: str, path: str, fmt: Optional[str] = None,
+def export(data: Data, formulation: str, path: str, fmt: Optional[str] = None,
            settings: Optional[Settings] = None, options: Optional[dict] = None,
            **overrides) -> str:
     """Write the model of ``formulation`` on ``data`` to ``path``; returns the format used.
 
     ``fmt`` defaults to the file's extension (``.mps``, ``.lp``, ...).
     """
-    instance, settings = _resolve(data, settings, overrides)
+    instance, data_settings = load(data)
     form = get_formulation(formulation, **(options or {}))
-    check_overrides([form], overrides, settings)
+    effective = form.settings_for(_base_settings(data_settings, settings), overrides)
     if fmt is None:
         ext = path.rsplit(".", 1)[-1].lower() if "." in path else ""
         if ext not in form.export_formats:
             raise InputError(f"cannot tell the format from {path!r}: give --format "
-                             f"({', '.join(form.export_formats)})")
+                             f"({', '.join(form.export_formats) or 'none'})")
         fmt = ext
-    form.export(instance, settings, path, fmt)
+    form.export(instance, effective, path, fmt)
     return fmt

@@ -1,25 +1,46 @@
-"""What every formulation provides: checks, a model, a solve that returns a Result."""
+"""What every formulation provides: its options, its checks, and the one solve pipeline.
+
+The pipeline (:meth:`Formulation.solve`) is the same for every formulation: check the instance
+and settings, resolve the solver, start the clock (the time limit covers model building), run the
+family's step, and complete the :class:`~s3vm.solvers.results.Result` with the time, the
+settings actually used and the options. Each family supplies one hook, :meth:`Formulation.run`:
+build the model and hand it to a backend (Pyomo, conic), or to an engine (successive LPs, branch
+and bound).
+"""
 
 from __future__ import annotations
 
-import time
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from typing import ClassVar
 
 import numpy as np
 
+from ._version import __version__
 from .data import Instance
+from .options import flags_of, table
+from .settings import SETTINGS_TABLE, Settings
+from .solvers.clock import Clock
 from .solvers.errors import InputError
 from .solvers.files import check_writable
-from .settings import Settings
+from .solvers.results import Result
+
+ALL_SETTINGS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance", "positives",
+                "mu", "nu")
 
 
 class Formulation(ABC):
     """A named S3VM formulation.
 
-    Subclasses state the problem once, in :meth:`build`, and turn a solved model into a
-    :class:`s3vm.solvers.results.Result` in :meth:`solve`. ``solve`` is the only entry point the
-    command line uses; drivers call ``build`` and work on the model themselves.
+    Subclasses state the problem once (:meth:`build`, or the model their family's :meth:`run`
+    builds) and declare what they take in class attributes; the constructor, the command line
+    and comparisons read those declarations.
+
+    Parameters
+    ----------
+    **options
+        Values of the entries of :attr:`options` (keywords only); any other keyword is an
+        :class:`InputError` naming its flag.
 
     Class attributes
     ----------------
@@ -28,7 +49,9 @@ class Formulation(ABC):
     summary : str
         One line for ``s3vm list``.
     problem_class : str
-        ``"lp"``, ``"mip"``, ``"sdp"`` or ``"driver"``: which solvers may take it.
+        ``"lp"``, ``"mip"``, ``"miqp"``, ``"sdp"`` or ``"svm"``: which solvers may take it.
+    options : tuple of Option
+        The formulation's own options (:mod:`s3vm.options`); a subclass extends its parent's.
     export_formats : tuple of str
         Formats ``s3vm export`` can write.
     needs_labels : bool
@@ -36,8 +59,12 @@ class Formulation(ABC):
     needs_unlabeled : bool
         Whether there must be an unlabeled point.
     settings_used : tuple of str
-        The :class:`Settings` fields the formulation reads; a setting given explicitly to a
-        formulation that ignores it is an error, not silently dropped.
+        The :class:`Settings` fields the formulation reads. An instance file's value of any other
+        field is ignored; the same field given explicitly (a command-line flag, a keyword of
+        :func:`s3vm.solve`) is an error, not silently dropped.
+    settings_fixed : dict
+        Fields the formulation always solves with one value: name -> (value, why). An explicit
+        other value is an error giving ``why``; a file's other value is ignored.
     unmeetable_count_is_infeasible : bool
         Whether a balance count outside 0..u is a problem without feasible labelings (status
         ``infeasible``) rather than bad input.
@@ -49,16 +76,81 @@ class Formulation(ABC):
     name: ClassVar[str]
     summary: ClassVar[str]
     problem_class: ClassVar[str]
+    options: ClassVar[tuple] = ()
     export_formats: ClassVar[tuple] = ()
     needs_labels: ClassVar[bool] = True
     needs_unlabeled: ClassVar[bool] = True
     uses_groups: ClassVar[bool] = False
     unmeetable_count_is_infeasible: ClassVar[bool] = False
-    settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin",
-                                      "balance", "positives", "mu", "nu")
+    settings_used: ClassVar[tuple] = ALL_SETTINGS
+    settings_fixed: ClassVar[dict] = {}
+
+    def __init__(self, **values):
+        options = self.option_table()
+        unknown = [k for k in values if k not in options]
+        if unknown:
+            raise InputError(f"{flags_of(unknown, options)} does not apply to formulation "
+                             f"{self.name!r}")
+        for name, option in options.items():
+            setattr(self, name, option.validate(values.get(name, option.default)))
+        self.check_options()
+
+    # -- declarations ----------------------------------------------------------------------
+    @classmethod
+    def option_table(cls) -> dict:
+        """name -> :class:`~s3vm.options.Option` of this formulation."""
+        return table(cls.options)
+
+    def option_values(self) -> dict:
+        """The options this formulation was made with (defaults included)."""
+        return {name: getattr(self, name) for name in self.option_table()}
+
+    def check_options(self) -> None:
+        """Checks that involve several options or the file system (after each is valid)."""
+
+    @classmethod
+    def settings_for(cls, base: Settings, explicit: dict, strict: bool = True) -> Settings:
+        """The settings this formulation solves with.
+
+        Parameters
+        ----------
+        base : Settings
+            Defaults (an instance file's settings): fields the formulation does not read are
+            ignored, fixed fields take the formulation's value.
+        explicit : dict
+            Fields given explicitly (None values are ignored).
+        strict : bool
+            Refuse an explicit field the formulation does not read, or a fixed field given
+            another value (True for a solve; False for options given to a whole comparison,
+            which go to the formulations that read them).
+        """
+        explicit = {k: v for k, v in explicit.items() if v is not None}
+        for key, value in explicit.items():
+            if key not in SETTINGS_TABLE:
+                raise InputError(f"unknown setting {key!r}: choose one of "
+                                 f"{', '.join(SETTINGS_TABLE)}")
+            if not strict:
+                continue
+            flag = SETTINGS_TABLE[key].flag_name
+            if key in cls.settings_fixed:
+                fixed, why = cls.settings_fixed[key]
+                if SETTINGS_TABLE[key].validate(value) != fixed:
+                    raise InputError(f"{flag} does not apply to {cls.name}: {why}")
+            elif key not in cls.settings_used:
+                raise InputError(f"{flag} does not apply to {cls.name}")
+        values = {k: getattr(base, k) for k in cls.settings_used}
+        values.update({k: v for k, v in explicit.items() if k in cls.settings_used})
+        values.update({k: fixed for k, (fixed, _) in cls.settings_fixed.items()})
+        if "positives" in explicit and values.get("balance") != "count" \
+                and "positives" in cls.settings_used:
+            raise InputError("--positives needs --balance count")
+        return Settings(**values)
 
     def check(self, instance: Instance, settings: Settings) -> None:
         """Raise :class:`InputError` when the instance or settings do not fit the formulation."""
+        for key, (value, why) in self.settings_fixed.items():
+            if getattr(settings, key) != value:
+                raise InputError(why)
         if self.needs_labels:
             instance.require_both_classes_labeled()
         if self.needs_unlabeled:
@@ -71,13 +163,55 @@ class Formulation(ABC):
         if settings.balance == "count":
             settings.positive_count(instance, in_range=not self.unmeetable_count_is_infeasible)
 
+    # -- the pipeline ----------------------------------------------------------------------
+    def solve(self, instance: Instance, settings: Settings, profile) -> Result:
+        """Check, resolve the solver, run the family's step on a clock that starts before the
+        model is built, and return the completed :class:`~s3vm.solvers.results.Result`."""
+        self.check(instance, settings)
+        limit = profile.time_limit
+        if limit is not None and not limit > 0:  # profiles check this; a duck-typed one may not
+            raise InputError(f"time limit must be > 0, got {limit}")
+        backend = self.backend(profile)
+        clock = Clock(limit)
+        result = Result(formulation=self.name, solver=backend.name, status="error")
+        with self.environment():
+            self.run(instance, settings, backend, profile, clock, result)
+        result.seconds = clock.seconds
+        used = [k for k in ALL_SETTINGS if k in self.settings_used or k in self.settings_fixed]
+        result.info.update({
+            "instance": instance.name,
+            "settings": settings.to_dict(used),
+            "options": self.option_values(),
+            "s3vm_version": __version__,
+        })
+        return result
+
+    def backend(self, profile):
+        """The backend that solves this formulation's models for ``profile`` (resolved before
+        the clock starts: importing a solver library is not charged to the solve)."""
+        from .solvers.registry import get_backend
+
+        return get_backend(profile.solver, self.problem_class)
+
+    @contextmanager
+    def environment(self):
+        """The context of :meth:`run` (thread limits, say); nothing by default."""
+        yield
+
+    @abstractmethod
+    def run(self, instance: Instance, settings: Settings, backend, profile, clock: Clock,
+            result: Result) -> None:
+        """The family's step: build, solve with ``backend`` (or drive it), and fill ``result``
+        (status, objective, lower bound, labels, decision values, primal, counts, message).
+
+        ``clock`` started before anything was built; solver calls get ``clock.remaining()`` as
+        their time limit.
+        """
+
+    # -- models and export -----------------------------------------------------------------
     @abstractmethod
     def build(self, instance: Instance, settings: Settings):
         """Return the model of this formulation for ``instance`` (not solved)."""
-
-    @abstractmethod
-    def solve(self, instance: Instance, settings: Settings, profile):
-        """Solve and return a :class:`s3vm.solvers.results.Result`."""
 
     def export(self, instance: Instance, settings: Settings, path: str, fmt: str) -> None:
         """Write the model to ``path`` in format ``fmt`` (one of :attr:`export_formats`)."""
@@ -97,12 +231,7 @@ class Formulation(ABC):
         raise NotImplementedError
 
 
-class Stopwatch:
-    """Wall-clock seconds since creation (``time.perf_counter``)."""
-
-    def __init__(self):
-        self.start = time.perf_counter()
-
-    @property
-    def seconds(self) -> float:
-        return time.perf_counter() - self.start
+def remaining_profile(profile, clock: Clock):
+    """``profile`` with the time limit that remains on ``clock`` (unchanged without a limit)."""
+    remaining = clock.remaining()
+    return profile if remaining is None else profile.updated(time_limit=remaining)

@@ -8,9 +8,11 @@ of its Proposition 1; the starting incumbent comes from annealed label switching
 
 from __future__ import annotations
 
-from typing import ClassVar, Optional
+from contextlib import contextmanager
+from typing import ClassVar
 
-from .branch_and_bound import BranchAndBoundFormulation
+from .branch_and_bound import BNB_GROUP, BranchAndBoundFormulation
+from .options import Option
 from .solvers.errors import InputError
 from .l2_svm import S3VMObjective
 
@@ -33,21 +35,17 @@ class BranchAndBound(BranchAndBoundFormulation):
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "balance",
                                       "positives")
 
-    def __init__(self, heuristic: str = "switching", node_selection: str = "depth",
-                 rel_gap: float = 0.0, abs_gap: float = 0.0, node_limit: Optional[int] = None,
-                 log_every: int = 1000, tree_file: Optional[str] = None):
-        if heuristic not in HEURISTICS:
-            raise InputError(f"heuristic must be one of {', '.join(HEURISTICS)}, got {heuristic!r}")
-        super().__init__(node_selection=node_selection, rel_gap=rel_gap, abs_gap=abs_gap,
-                         node_limit=node_limit, log_every=log_every, tree_file=tree_file)
-        self.heuristic = heuristic
+    options: ClassVar[tuple] = (
+        Option("heuristic", "choice", "switching", "starting incumbent from label switching, or "
+               "none", choices=HEURISTICS, group=BNB_GROUP),
+    ) + BranchAndBoundFormulation.options
 
     def check(self, instance, settings):
         super().check(instance, settings)
         if settings.C <= 0 or settings.C_unlabeled <= 0:
             raise InputError("bb needs C > 0 and C* > 0")
 
-    def labeling_problem(self, instance, settings, profile):
+    def labeling_problem(self, instance, settings, backend, profile):
         from .label_switching import LabelSwitching
         from .svm_bound import SVMBoundProblem
 
@@ -68,12 +66,11 @@ class BranchAndBound(BranchAndBoundFormulation):
         return {"heuristic": {"name": problem.heuristic.name, "objective": float(value),
                               "labels": [int(v) for v in labels]}}
 
-    def solve(self, instance, settings, profile):
+    @contextmanager
+    def environment(self):
         # The node systems are ~100 x 100: BLAS threads only contend (a loaded 2-core machine
         # ran triangular solves 100 times slower with them).
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:  # pragma: no cover - scikit-learn depends on it
-            return super().solve(instance, settings, profile)
+        from threadpoolctl import threadpool_limits
+
         with threadpool_limits(limits=1, user_api="blas"):
-            return super().solve(instance, settings, profile)
+            yield

@@ -42,15 +42,13 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
             raise InputError("bb-mip needs mu > 0: the big-M bound derives from the 1-norm "
                              "penalty")
 
-    def labeling_problem(self, instance, settings, profile):
+    def labeling_problem(self, instance, settings, backend, profile):
         """A :class:`s3vm.lp_bound.LPRelaxationProblem` on the model of ``bd-mip``."""
         from .lp_bound import LPRelaxationProblem
-        from .solvers.registry import get_backend
 
         positives = settings.positive_count(instance) if settings.balance == "count" else None
         model = build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,
                                unlabeled="mip", nu=settings.nu, positives=positives)
-        backend = get_backend(profile.solver, self.problem_class)
         return LPRelaxationProblem(model, backend, profile, positives)
 
     def result_primal(self, problem, labels) -> dict:

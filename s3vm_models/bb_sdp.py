@@ -30,23 +30,20 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
     summary: ClassVar[str] = ("S3VM-L2 without bias by branch and bound on the SDP relaxation "
                               "(--no-bias, --C, --C-star, --balance count)")
     problem_class: ClassVar[str] = "sdp"
-    settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "balance",
-                                      "positives")
+    settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "balance", "positives")
+    settings_fixed: ClassVar[dict] = {
+        "bias": (False, "bb-sdp solves S3VM-L2 without bias (bb takes both)")}
 
     def check(self, instance, settings):
         super().check(instance, settings)
-        if settings.bias:
-            raise InputError("bb-sdp solves S3VM-L2 without bias: add --no-bias (bb takes both)")
         if settings.C <= 0 or settings.C_unlabeled <= 0:
             raise InputError("bb-sdp needs C > 0 and C* > 0 (the squared hinge on K + "
                              "diag(1/(2C)))")
 
-    def labeling_problem(self, instance, settings, profile):
+    def labeling_problem(self, instance, settings, backend, profile):
         """A :class:`s3vm.sdp_bound.SDPRelaxationProblem` for ``instance``."""
         from .sdp_bound import SDPRelaxationProblem
-        from .solvers.registry import get_backend
 
-        backend = get_backend(profile.solver, self.problem_class)
         return SDPRelaxationProblem.from_instance(instance, settings, backend, profile)
 
     def result_primal(self, problem, labels) -> dict:

@@ -14,13 +14,18 @@ naming any other solver for it is an :class:`InputError`, since nothing would us
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import ClassVar, Optional
+from typing import ClassVar
 
-from .base import Formulation, Stopwatch
+from .base import Formulation
+from .options import Option
+from .solvers.bnb.driver import NODE_SELECTIONS
 from .solvers.errors import InputError
 from .solvers.files import check_writable
 
 BUILTIN = "builtin"
+
+
+BNB_GROUP = "branch and bound (bb, bb-mip, bb-sdp)"
 
 
 class BranchAndBoundFormulation(Formulation):
@@ -44,28 +49,33 @@ class BranchAndBoundFormulation(Formulation):
     problem_class: ClassVar[str] = "svm"
     export_formats: ClassVar[tuple] = ()
     unmeetable_count_is_infeasible: ClassVar[bool] = True
+    options: ClassVar[tuple] = (
+        Option("node_selection", "choice", "depth", "depth-first (default, as Chapelle et al.), "
+               "best-first, or best-bound with diving", choices=NODE_SELECTIONS, group=BNB_GROUP),
+        Option("rel_gap", "float", 0.0, "stop when the relative gap is at most this (0: prove "
+               "optimality)", minimum=0.0, maximum=1.0, open_max=True, flag="--gap",
+               group=BNB_GROUP),
+        Option("abs_gap", "float", 0.0, "stop when objective - bound is at most this",
+               minimum=0.0, group=BNB_GROUP),
+        Option("node_limit", "int", None, "stop after this many nodes", minimum=1,
+               group=BNB_GROUP),
+        Option("log_every", "int", 1000, "a log line every N nodes on stderr (0: none)",
+               minimum=0, group=BNB_GROUP),
+        Option("tree_file", "file", None, "write the explored tree as GraphML",
+               flag="--tree", group=BNB_GROUP),
+    )
 
-    def __init__(self, node_selection: str = "depth", rel_gap: float = 0.0, abs_gap: float = 0.0,
-                 node_limit: Optional[int] = None, log_every: int = 1000,
-                 tree_file: Optional[str] = None):
-        from .solvers.bnb.driver import validate_search_options
-
-        validate_search_options(node_selection=node_selection, abs_gap=abs_gap, rel_gap=rel_gap,
-                                node_limit=node_limit, log_every=log_every)
-        if tree_file is not None:
-            if not isinstance(tree_file, str) or not tree_file:
-                raise InputError(f"tree_file must be a file name, got {tree_file!r}")
-            check_writable(tree_file)
-        self.node_selection, self.node_limit, self.log_every = node_selection, node_limit, log_every
-        self.rel_gap, self.abs_gap = float(rel_gap), float(abs_gap)
-        self.tree_file = tree_file
+    def check_options(self) -> None:
+        if self.tree_file is not None:
+            check_writable(self.tree_file)
 
     @abstractmethod
-    def labeling_problem(self, instance, settings, profile):
-        """The :class:`~s3vm.solvers.bnb.problem.LabelingProblem` of ``instance`` under ``settings``.
+    def labeling_problem(self, instance, settings, backend, profile):
+        """The :class:`~s3vm.solvers.bnb.problem.LabelingProblem` of ``instance`` under
+        ``settings``.
 
-        ``profile`` names the solver of the bounds (for ``problem_class`` lp or sdp) and its
-        options; the problem's ``positives`` is the balance count when ``settings.balance`` is
+        ``backend`` and ``profile`` solve the bounds' models (for ``problem_class`` lp or sdp);
+        the problem's ``positives`` is the balance count when ``settings.balance`` is
         ``"count"`` (``settings.positive_count(instance)``), else None.
         """
 
@@ -73,11 +83,11 @@ class BranchAndBoundFormulation(Formulation):
         """The labeling problem, its bounds using the default solver of the problem class."""
         from .solvers.profiles import get_profile
 
-        return self.labeling_problem(instance, settings,
-                                     get_profile(None, None, self.problem_class))
+        profile = get_profile(None, None, self.problem_class)
+        return self.labeling_problem(instance, settings, self.backend(profile), profile)
 
-    def solver_name(self, profile) -> str:
-        """The solver the bounds use, as the Result names it.
+    def backend(self, profile):
+        """The backend of the bounds; for ``svm`` the driver itself (``builtin``).
 
         Raises
         ------
@@ -86,16 +96,14 @@ class BranchAndBoundFormulation(Formulation):
             ``builtin``.
         """
         if self.problem_class == "svm":
+            from .solvers.bnb.driver import BuiltinBackend
+
             if profile.solver not in (None, BUILTIN):
                 raise InputError(f"{self.name} computes its bounds itself and takes no external "
                                  f"solver, got --solver {profile.solver} (omit it, or use "
                                  f"--solver {BUILTIN})")
-            return BUILTIN
-        from .solvers.registry import DEFAULT_SOLVERS, backend_class
-
-        name = profile.solver if profile.solver is not None else DEFAULT_SOLVERS[self.problem_class]
-        backend_class(name, self.problem_class)  # an unknown or unfit name is an InputError
-        return name
+            return BuiltinBackend()
+        return super().backend(profile)
 
     def result_primal(self, problem, labels) -> dict:
         """Named parts of the primal solution at the final labeling (``w``, ``b``, ...).
@@ -109,53 +117,37 @@ class BranchAndBoundFormulation(Formulation):
         """Formulation-specific entries of ``Result.info`` after the search (none here)."""
         return {}
 
-    def solve(self, instance, settings, profile):
+    def run(self, instance, settings, backend, profile, clock, result):
         """Search the labeling problem; the clock (and the time limit) includes building it."""
         from .solvers.bnb.driver import search, write_graphml
-        from .solvers.results import Result
 
-        self.check(instance, settings)
-        solver = self.solver_name(profile)
-        time_limit = _time_limit(profile)
         if self.tree_file is not None:
             check_writable(self.tree_file)
-        clock = Stopwatch()
         if settings.balance == "count":
             P = settings.positive_count(instance, in_range=False)
             if not 0 <= P <= instance.u:
                 # A well-posed search with an empty feasible set: a result, not bad input.
-                return Result(formulation=self.name, solver=solver, status="infeasible",
-                              nodes=0, seconds=clock.seconds,
-                              message=f"no labeling of the {instance.u} unlabeled points has "
-                                      f"{P} labeled +1 (the balance count)")
-        problem = self.labeling_problem(instance, settings, profile)
+                result.status, result.nodes = "infeasible", 0
+                result.message = (f"no labeling of the {instance.u} unlabeled points has {P} "
+                                  "labeled +1 (the balance count)")
+                return
+        problem = self.labeling_problem(instance, settings, backend, profile)
         build_seconds = clock.seconds
         found = search(problem, node_selection=self.node_selection, abs_gap=self.abs_gap,
-                       rel_gap=self.rel_gap, time_limit=time_limit, node_limit=self.node_limit,
+                       rel_gap=self.rel_gap, time_limit=clock.limit, node_limit=self.node_limit,
                        log_every=self.log_every, keep_tree=self.tree_file is not None,
                        start=clock.start)
         if self.tree_file is not None:
             found.tree.graph["formulation"] = self.name
             write_graphml(found.tree, self.tree_file)
-        result = Result(formulation=self.name, solver=solver, status=found.status,
-                        objective=found.objective, lower_bound=found.lower_bound,
-                        nodes=found.nodes, message=found.message)
+        result.status, result.objective, result.lower_bound = (found.status, found.objective,
+                                                                found.lower_bound)
+        result.nodes, result.message = found.nodes, found.message
         if found.labels is not None:
             result.labels = found.labels
             result.decision_values = problem.decision_values(found.labels)
             result.primal = self.result_primal(problem, found.labels)
-        result.info = {"incumbent_source": found.incumbent_source,
-                       "node_selection": self.node_selection, "open_nodes": found.open_nodes,
-                       "build_seconds": build_seconds,
-                       "search_seconds": found.seconds - build_seconds, "rel_gap": self.rel_gap,
-                       "abs_gap": self.abs_gap, "node_limit": self.node_limit,
-                       "positives": problem.positives, **self.result_info(problem)}
-        result.seconds = clock.seconds
-        return result
-
-
-def _time_limit(profile) -> Optional[float]:
-    limit = profile.time_limit
-    if limit is not None and not limit > 0:
-        raise InputError(f"time limit must be > 0, got {limit}")
-    return limit
+        result.info.update({
+            "incumbent_source": found.incumbent_source, "open_nodes": found.open_nodes,
+            "build_seconds": build_seconds, "search_seconds": found.seconds - build_seconds,
+            "positives": problem.positives, **self.result_info(problem)})

@@ -13,8 +13,11 @@ import os
 import sys
 from typing import Optional, Sequence
 
+from ._version import __version__
+from .options import add_flags
 from .solvers.errors import InputError, S3VMError
 from .solvers.files import atomic_output, check_writable
+from .solvers.stdio import own_stdout
 
 PROG = "s3vm"
 
@@ -26,15 +29,6 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(message)
 
 
-def _positives(text: str):
-    if text == "truth":
-        return "truth"
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer or 'truth', got {text!r}") from None
-
-
 def _number(text: str) -> float:
     try:
         return float(text)
@@ -43,20 +37,10 @@ def _number(text: str) -> float:
 
 
 def _add_problem_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("problem (overrides an instance file's settings)")
-    g.add_argument("--kernel", choices=("linear", "rbf"))
-    g.add_argument("--sigma", type=_number, help="rbf width: k(x,z) = exp(-|x-z|^2/(2 sigma^2))")
-    g.add_argument("--C", dest="C", type=_number, help="penalty of labeled losses")
-    g.add_argument("--C-star", dest="C_star", type=_number, help="penalty of unlabeled losses")
-    g.add_argument("--no-bias", dest="bias", action="store_const", const=False,
-                   help="decision function without offset b")
-    g.add_argument("--hard-margin", dest="hard_margin", action="store_const", const=True)
-    g.add_argument("--balance", choices=("count", "none"))
-    g.add_argument("--positives", type=_positives,
-                   help="balance count P of unlabeled +1 points, or 'truth'")
-    g.add_argument("--mu", type=_number, help="weight of |w|_1 (LP/MIP family)")
-    g.add_argument("--nu", type=_number, help="weight of unlabeled losses (LP/MIP family)")
-    g.add_argument("--scale", choices=("standard", "minmax"),
+    from .settings import SETTING_OPTIONS
+
+    add_flags(p, {opt: [] for opt in SETTING_OPTIONS})
+    p.add_argument("--scale", choices=("standard", "minmax"),
                    help="scale features before solving (off by default)")
 
 
@@ -64,57 +48,28 @@ def _add_solver_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("solver")
     g.add_argument("--solver", help="solver name (see `s3vm list`)")
     g.add_argument("--profile", help="solver profile file (TOML)")
-    g.add_argument("--time-limit", dest="time_limit", type=_number, help="seconds")
+    g.add_argument("--time-limit", dest="time_limit", type=_number,
+                   help="seconds, model building included")
     g.add_argument("--quiet", "-q", action="store_true",
                    help="no progress or log lines on stderr")
+    g.add_argument("--verbose", action="store_true",
+                   help="the solver's own log on stderr (by default solver libraries print "
+                        "nothing)")
 
 
 def _add_formulation_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("formulation options (where the formulation takes them)")
-    g.add_argument("--max-lps", dest="max_lps", type=int, help="vs3vm/cvs3vm: cap on LPs")
-    g.add_argument("--clusters", type=int, help="cvs3vm: k of k-median (default 2)")
-    g.add_argument("--label-fraction", dest="label_fraction", type=_number,
-                   help="cvs3vm: share of points the oracle labels, in (0, 1] (default 0.10)")
-    g.add_argument("--seed", type=int,
-                   help="seed of randomised steps (k-median restarts, Nystroem landmarks)")
-    g.add_argument("--lp-form", dest="lp_form", choices=("auto", "dual", "primal"),
-                   help="LP family: solve the LP dual (auto: when the solver gives duals)")
-    g.add_argument("--rounding", choices=("gamma", "eigenvector"),
-                   help="SDP family: labels from a column of Gamma or its dominant eigenvector")
-    g.add_argument("--dim", type=int,
-                   help="sdp-subspace/sdp-lowrank: columns d of the spectral subspace (default 4)")
-    g.add_argument("--rank", type=int,
-                   help="sdp-lowrank, rbf kernel: Nystroem landmarks r (default 100, at most n)")
-    g.add_argument("--form", choices=("bigm", "sos1"),
-                   help="l2-miqp: how the unlabeled losses switch with the labels")
-    b = p.add_argument_group("branch and bound (bb, bb-mip, bb-sdp)")
-    b.add_argument("--node-selection", dest="node_selection",
-                   choices=("depth", "best", "best-dive"),
-                   help="depth-first (default, as in the seed), best-first, or best-bound with "
-                        "diving")
-    b.add_argument("--gap", dest="rel_gap", type=_number,
-                   help="stop when the relative gap is at most this (default 0: prove optimality)")
-    b.add_argument("--abs-gap", dest="abs_gap", type=_number,
-                   help="stop when objective - bound is at most this (default 0)")
-    b.add_argument("--node-limit", dest="node_limit", type=int, help="stop after this many nodes")
-    b.add_argument("--log-every", dest="log_every", type=int,
-                   help="a log line every N nodes on stderr (default 1000; 0: none)")
-    b.add_argument("--tree", dest="tree_file", help="write the explored tree as GraphML")
-    b.add_argument("--heuristic", choices=("switching", "none"),
-                   help="bb: starting incumbent from label switching (default) or none")
+    from .registry import all_options
 
-
-FORMULATION_OPTIONS = ("max_lps", "clusters", "label_fraction", "seed", "lp_form", "rounding",
-                       "dim", "rank", "form", "node_selection", "rel_gap", "abs_gap",
-                       "node_limit", "log_every", "tree_file", "heuristic")
+    add_flags(p, {option: owners for option, owners in all_options().values()})
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Semi-supervised SVMs as mathematical programs.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, required=True)
 
     p = sub.add_parser("solve", help="solve one formulation and print the result")
-    p.add_argument("data", help="CSV data file or TOML instance file")
+    p.add_argument("data", help="CSV data file, TOML instance file, or a shipped instance name")
     p.add_argument("--formulation", "-f", required=True)
     _add_problem_options(p)
     _add_formulation_options(p)
@@ -125,6 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="solve several formulations and print a table")
     p.add_argument("data")
     p.add_argument("--formulations", required=True, help="comma-separated names")
+    p.add_argument("--set", dest="per_formulation", action="append", default=[],
+                   metavar="NAME.KEY=VALUE",
+                   help="a setting or option for one formulation only (repeatable), e.g. "
+                        "--set vs3vm.balance=none")
     _add_problem_options(p)
     _add_formulation_options(p)
     _add_solver_options(p)
@@ -155,13 +114,41 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _overrides(args) -> dict:
-    keys = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance", "positives",
-            "mu", "nu")
-    return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+    from .settings import SETTINGS_TABLE
+
+    return {k: getattr(args, k) for k in SETTINGS_TABLE if getattr(args, k, None) is not None}
 
 
 def _formulation_options(args) -> dict:
-    return {k: getattr(args, k) for k in FORMULATION_OPTIONS if getattr(args, k, None) is not None}
+    from .registry import all_options
+
+    return {k: getattr(args, k) for k in all_options() if getattr(args, k, None) is not None}
+
+
+def _per_formulation(entries) -> dict:
+    """``--set NAME.KEY=VALUE`` entries as {name: {key: value}}, each value parsed by its table."""
+    from .registry import formulation_options
+    from .settings import SETTINGS_TABLE
+
+    out: dict = {}
+    for entry in entries:
+        target, sep, text = entry.partition("=")
+        name, dot, key = target.partition(".")
+        if not (sep and dot and name and key):
+            raise InputError(f"--set {entry!r}: expected NAME.KEY=VALUE, e.g. vs3vm.balance=none")
+        key = key.replace("-", "_")
+        option = SETTINGS_TABLE.get(key) or formulation_options(name).get(key)
+        if option is None:
+            raise InputError(f"--set {entry!r}: {key!r} is neither a setting nor an option of "
+                             f"{name}")
+        try:
+            value = option.parse(text)
+        except argparse.ArgumentTypeError as exc:
+            raise InputError(f"--set {entry!r}: {exc}") from None
+        if key in out.setdefault(name, {}):
+            raise InputError(f"--set gives {name}.{key} twice")
+        out[name][key] = value
+    return out
 
 
 def _data(args):
@@ -176,36 +163,38 @@ def _data(args):
     return instance, settings
 
 
-def _cmd_solve(args) -> int:
+def _cmd_solve(args, out) -> int:
     from . import api
 
     instance, settings = _data(args)
     result = api.solve(instance, args.formulation, settings, solver=args.solver,
                        profile=args.profile, time_limit=args.time_limit,
-                       options=_formulation_options(args), **_overrides(args))
+                       options=_formulation_options(args), verbose=args.verbose,
+                       **_overrides(args))
     if args.json:
-        print(json.dumps(result.to_dict(primal=args.primal)))
+        print(json.dumps(result.to_dict(primal=args.primal)), file=out)
     else:
-        print(_summary(result, api.evaluate(instance, result)))
+        print(_summary(result, api.evaluate(instance, result)), file=out)
     return 0
 
 
-def _cmd_compare(args) -> int:
+def _cmd_compare(args, out) -> int:
     from . import api
 
     instance, settings = _data(args)
     names = [n.strip() for n in args.formulations.split(",") if n.strip()]
     rows = api.compare(instance, names, settings, solver=args.solver, profile=args.profile,
                        time_limit=args.time_limit, options=_formulation_options(args),
-                       **_overrides(args))
+                       per_formulation=_per_formulation(args.per_formulation),
+                       verbose=args.verbose, **_overrides(args))
     if args.json:
-        print(json.dumps([dict(r.to_dict(), **m) for r, m in rows]))
+        print(json.dumps([dict(r.to_dict(), **m) for r, m in rows]), file=out)
     else:
-        print(_table(rows, instance))
+        print(_table(rows, instance), file=out)
     return 0
 
 
-def _cmd_export(args) -> int:
+def _cmd_export(args, out) -> int:
     from . import api
 
     check_writable(args.output)  # before loading data: fail fast on a bad path
@@ -216,16 +205,15 @@ def _cmd_export(args) -> int:
     return 0
 
 
-def _cmd_list(args) -> int:
+def _cmd_list(args, out) -> int:
+    from .registry import FORMULATIONS, formulation_class
     from .solvers.registry import BACKENDS, unavailable_reason
 
-    from .registry import FORMULATIONS, get_formulation
-
-    print("formulations:")
+    print("formulations:", file=out)
     for name in FORMULATIONS:
-        form = get_formulation(name)
-        print(f"  {name:<14} {form.problem_class:<4} {form.summary}")
-    print("solvers:")
+        cls = formulation_class(name)
+        print(f"  {name:<14} {cls.problem_class:<4} {cls.summary}", file=out)
+    print("solvers:", file=out)
     for name, classes in BACKENDS.items():
         states = {}
         for cls in classes:
@@ -233,7 +221,7 @@ def _cmd_list(args) -> int:
             states.setdefault("installed" if reason is None else f"unavailable: {reason}",
                               []).append(cls)
         for state, which in states.items():
-            print(f"  {name:<14} {','.join(which):<14} {state}")
+            print(f"  {name:<14} {','.join(which):<14} {state}", file=out)
     return 0
 
 
@@ -271,12 +259,12 @@ def _table(rows, instance) -> str:
     return title + "\n" + tabulate(body, headers=header, disable_numparse=True)
 
 
-def _cmd_dataset(args) -> int:
+def _cmd_dataset(args, out) -> int:
     from .loaders import DATASETS, load_dataset
 
     if args.name is None:
         for name, text in DATASETS.items():
-            print(f"  {name:<14} {text}")
+            print(f"  {name:<14} {text}", file=out)
         return 0
     if not args.output:
         raise InputError("give -o FILE to write the data set")
@@ -343,13 +331,22 @@ def _configure_logging(args):
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of the ``s3vm`` console script; returns the exit status."""
+    """Entry point of the ``s3vm`` console script; returns the exit status.
+
+    Standard output carries only the command's own output: while a command runs, whatever else
+    reaches file descriptor 1 (solver libraries print from C) goes to the null device, or to
+    stderr with ``--verbose``.
+    """
     handler = None
     try:
-        args = build_parser().parse_args(argv)
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help and --version print and stop: that is a success
+            return int(exc.code or 0)
         handler = _configure_logging(args)
-        status = COMMANDS[args.command](args)
-        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        with own_stdout(native_to_stderr=getattr(args, "verbose", False)) as out:
+            status = COMMANDS[args.command](args, out)
+            out.flush()  # a closed pipe shows here, not at interpreter exit
         return status
     except BrokenPipeError:
         # The reader of stdout went away (`s3vm ... | head`): stop quietly, as `cat` would.

@@ -8,8 +8,10 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
-from .base import Formulation, Stopwatch
+from .base import Formulation, remaining_profile
 from .data import Instance
+from .options import Option
+from .solvers.clock import Clock
 from .solvers.errors import InputError
 from .solvers.files import atomic_output
 from .kernels import kernel_matrix
@@ -17,6 +19,8 @@ from .settings import Settings
 from .svm_dual import svm_dual_value
 
 ROUNDINGS = ("gamma", "eigenvector")
+ROUNDING = Option("rounding", "choice", "gamma", "labels from a column of Gamma or its dominant "
+                  "eigenvector", choices=ROUNDINGS)
 
 
 @dataclass
@@ -83,10 +87,7 @@ class ConicFormulation(Formulation):
     # Written from the MOSEK Fusion model (no licence needed to build or write it).
     export_formats: ClassVar[tuple] = ("cbf", "ptf")
 
-    def __init__(self, rounding: str = "gamma"):
-        if rounding not in ROUNDINGS:
-            raise InputError(f"rounding must be one of {', '.join(ROUNDINGS)}, got {rounding!r}")
-        self.rounding = rounding
+    options: ClassVar[tuple] = (ROUNDING,)
 
     def kernel(self, instance: Instance, settings: Settings) -> np.ndarray:
         return kernel_matrix(instance.X, None, settings.kernel, settings.sigma)
@@ -132,37 +133,31 @@ class ConicFormulation(Formulation):
         return round_scores(scores, instance, settings)
 
     def run_model(self, instance: Instance, settings: Settings, backend, profile,
-                  clock: Stopwatch) -> tuple[ConicModel, Any, dict]:
+                  clock: Clock) -> tuple[ConicModel, Any, dict]:
         """Build the model the backend takes and solve it: (built, outcome, extra info).
 
-        The hook of :meth:`solve` for formulations that solve in more than one step (a working
-        set) or read the solver's status differently.
+        The hook for formulations that solve in more than one step (a working set) or read the
+        solver's status differently.
         """
         built = self.build(instance, settings, backend.model_kind)
-        return built, backend.solve(built.model, profile), {}
+        return built, backend.solve(built.model, remaining_profile(profile, clock)), {}
 
     def supervised_value(self, instance: Instance, settings: Settings, y: np.ndarray
                          ) -> tuple[float, Optional[np.ndarray], Optional[str]]:
         """(D(y), the maximising a, a note on how D was computed or None): the score of a
-        rounded labeling, the upper end of the interval of section 7.1.4."""
+        rounded labeling, the upper end of the interval of De Bie and Cristianini (2006),
+        section 7.1.4."""
         value, alpha = svm_dual_value(self.kernel(instance, settings), y,
                                       problem2_penalties(instance, settings))
         return value, alpha, None
 
-    def solve(self, instance: Instance, settings: Settings, profile):
-        from .solvers.registry import get_backend
-        from .solvers.results import Result
-
-        self.check(instance, settings)
-        backend = get_backend(profile.solver, self.problem_class)
-        clock = Stopwatch()
+    def run(self, instance, settings, backend, profile, clock, result):
         built, outcome, extra = self.run_model(instance, settings, backend, profile, clock)
-        result = Result(formulation=self.name, solver=backend.name, status=outcome.status,
-                        iterations=outcome.iterations, message=outcome.message,
-                        info={**built.info, **extra})
+        result.status, result.iterations, result.message = (outcome.status, outcome.iterations,
+                                                            outcome.message)
+        result.info.update({**built.info, **extra})
         if not outcome.has_solution:
-            result.seconds = clock.seconds
-            return result
+            return
         # A model written as the minimum of the negative (a dual) says so in its info.
         sign = built.info.get("objective_sign", 1)
         relaxed = None if outcome.objective is None else sign * outcome.objective
@@ -183,8 +178,6 @@ class ConicFormulation(Formulation):
             result.status = "optimal" if gap is not None and gap <= 1e-6 else "feasible"
         else:
             result.status = "feasible" if outcome.status == "optimal" else outcome.status
-        result.seconds = clock.seconds
-        return result
 
 
 def round_scores(scores: np.ndarray, instance: Instance,

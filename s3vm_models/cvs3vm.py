@@ -13,9 +13,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import Stopwatch
-from .solvers.errors import InputError
 from .kmedian import k_median, points_near_centers
+from .options import SEED, Option
+from .solvers.errors import InputError
 from .vs3vm import VS3VM
 
 
@@ -25,12 +25,13 @@ class CVS3VM(VS3VM):
     Parameters
     ----------
     clusters : int
-        k of k-median (default 2, the seed's two-class example).
+        k of k-median (default 2, the two-class example of Fung and Mangasarian).
     label_fraction : float
-        Share of all points given to the oracle, in (0, 1] (default 0.10, as in the seed).
+        Share of all points given to the oracle, in (0, 1] (default 0.10, as Fung and
+        Mangasarian).
     seed : int
         Seed of the k-median restarts.
-    max_lps, tol
+    max_lps, tol, lp_form, warm_start
         As for :class:`VS3VM`.
     """
 
@@ -38,18 +39,12 @@ class CVS3VM(VS3VM):
     summary: ClassVar[str] = ("k-median picks points for an oracle (truth) to label, then vs3vm "
                               "(--clusters, --label-fraction)")
     needs_labels: ClassVar[bool] = False
-
-    def __init__(self, clusters: int = 2, label_fraction: float = 0.10, seed: int = 0,
-                 max_lps: int = 50, tol: float = 1e-9, lp_form: str = "auto",
-                 warm_start: bool = True):
-        super().__init__(max_lps=max_lps, tol=tol, lp_form=lp_form, warm_start=warm_start)
-        if isinstance(label_fraction, bool) or not isinstance(label_fraction, (int, float)) \
-                or not 0 < label_fraction <= 1:
-            raise InputError(f"label fraction must lie in (0, 1], got {label_fraction}")
-        if isinstance(clusters, bool) or not isinstance(clusters, (int, np.integer)) \
-                or clusters < 1:
-            raise InputError(f"clusters must be a positive integer, got {clusters}")
-        self.clusters, self.label_fraction, self.seed = int(clusters), float(label_fraction), seed
+    options: ClassVar[tuple] = (
+        Option("clusters", "int", 2, "k of k-median", minimum=1),
+        Option("label_fraction", "float", 0.10, "share of points the oracle labels",
+               minimum=0.0, maximum=1.0, open_min=True),
+        SEED,
+    ) + VS3VM.options
 
     def check(self, instance, settings):
         instance.require_truth("cvs3vm (the oracle)")
@@ -88,31 +83,15 @@ class CVS3VM(VS3VM):
             raise InputError("the oracle labeled every point: lower --label-fraction")
         return labeled, fresh
 
-    def solve(self, instance, settings, profile):
-        from .solvers.registry import get_backend
-        from .solvers.slp import successive_lp
-
-        from .vs3vm import ConcaveS3VM
-
-        self.check(instance, settings)
-        backend = get_backend(profile.solver, self.problem_class)
-        import pyomo.environ  # noqa: F401  (import outside the clock, as in VS3VM)
-
-        clock = Stopwatch()
+    def run(self, instance, settings, backend, profile, clock, result):
         labeled, oracle = self.with_oracle_labels(instance)
-        model = self.model_to_solve(labeled, settings, backend)
-        problem = ConcaveS3VM(model, settings.mu, settings.nu)
-        trace = successive_lp(problem, self.session(backend, model, profile),
-                              max_lps=self.max_lps, tol=self.tol, time_limit=profile.time_limit)
-        result = self.result_from_trace(trace, model, backend, clock)
-        if trace.x is not None:
+        model = super().run(labeled, settings, backend, profile, clock, result)
+        if result.primal.get("w") is not None:
             # Report on every row unlabeled in the file (the contract), oracle rows included.
-            data = model.problem_data
-            scores = data.features(instance.XU) @ trace.x.w - trace.x.g
+            w, b = result.primal["w"], result.primal["b"]
+            scores = model.problem_data.features(instance.XU) @ w + b
             labels = np.where(scores >= 0, 1, -1)
             in_file_unlabeled = np.searchsorted(instance.unlabeled, oracle)
             labels[in_file_unlabeled] = instance.truth[oracle]
             result.decision_values, result.labels = scores, labels
         result.info["oracle_rows"] = oracle.tolist()
-        result.seconds = clock.seconds
-        return result

@@ -55,6 +55,7 @@ from .solvers.errors import InputError
 from .solvers.files import atomic_output
 from .kernels import kernel_matrix
 from .l2_svm import S3VMObjective, squared_hinge_svm
+from .options import Option
 from .pyomo_formulation import PyomoFormulation
 from .pyomo_tools import hstack_blocks, matrix_constraint, var_list
 from .svm_dual import psd_factor
@@ -336,14 +337,10 @@ class L2MIQP(PyomoFormulation):
     problem_class = "miqp"
     settings_used = ("kernel", "sigma", "C", "C_star", "bias", "balance", "positives")
 
-    def __init__(self, form: str = "bigm"):
-        if form == "indicator":
-            raise InputError("form 'indicator' cannot be expressed through Pyomo (no indicator "
-                             "component reaches SCIP): use sos1, its complementarity form, "
-                             "or bigm")
-        if form not in FORMS:
-            raise InputError(f"unknown form {form!r}: choose one of {', '.join(FORMS)}")
-        self.form = form
+    # An indicator form is not offered: no Pyomo indicator component reaches SCIP; sos1 is its
+    # complementarity form.
+    options = (Option("form", "choice", "bigm", "how the unlabeled losses switch with the "
+                      "labels (big-M rows or SOS1 complementarity)", choices=FORMS),)
 
     def check(self, instance, settings):
         super().check(instance, settings)

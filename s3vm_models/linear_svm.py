@@ -6,11 +6,16 @@ from __future__ import annotations
 from typing import Optional
 
 from .data import Instance
+from .options import Option
 from .solvers.errors import InputError
 from .problem3 import (Problem3Data, build_problem3, build_problem3_dual, primal_values,
                        unlabeled_scores)
 from .pyomo_formulation import PyomoFormulation, labels_from_scores
 from .settings import Settings
+
+
+LP_FORM = Option("lp_form", "choice", "auto", "solve the LP dual (auto: when the solver gives "
+                 "duals) or the primal", choices=("auto", "dual", "primal"))
 
 
 class DualFormLP:
@@ -22,10 +27,7 @@ class DualFormLP:
     the primal. Both have the same optimum (strong duality), up to sign.
     """
 
-    def __init__(self, lp_form: str = "auto"):
-        if lp_form not in ("auto", "dual", "primal"):
-            raise InputError(f"lp form must be auto, dual or primal, got {lp_form!r}")
-        self.lp_form = lp_form
+    options = (LP_FORM,)
 
     def use_dual(self, backend) -> bool:
         if self.lp_form == "dual" and not backend.provides_duals:

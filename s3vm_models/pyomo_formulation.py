@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Formulation, Stopwatch
+from .base import Formulation, remaining_profile
 from .data import Instance
 from .solvers.files import atomic_output
 from .settings import Settings
@@ -20,29 +20,24 @@ class PyomoFormulation(Formulation):
 
     export_formats = ("mps", "lp")
 
-    def solve(self, instance: Instance, settings: Settings, profile):
-        from .solvers.registry import get_backend
-        from .solvers.results import Result
+    def backend(self, profile):
+        backend = super().backend(profile)
+        # Pyomo's import (~1 s) stays outside the clock with the solver library's, so that the
+        # first of several formulations compared is not charged for it.
+        import pyomo.environ  # noqa: F401
+        return backend
 
-        self.check(instance, settings)
-        # The backend import (Pyomo and the solver library, ~1 s) stays outside the clock, so
-        # that the first of several formulations compared is not charged for it.
-        backend = get_backend(profile.solver, self.problem_class)
-        import pyomo.environ  # noqa: F401  (same reason)
-
-        clock = Stopwatch()
+    def run(self, instance, settings, backend, profile, clock, result):
         model = self.model_to_solve(instance, settings, backend)
-        outcome = backend.solve(model, profile)
-        result = Result(formulation=self.name, solver=backend.name, status=outcome.status,
-                        iterations=outcome.iterations, nodes=outcome.nodes,
-                        message=outcome.message)
+        outcome = backend.solve(model, remaining_profile(profile, clock))
+        result.status, result.iterations, result.nodes = (outcome.status, outcome.iterations,
+                                                          outcome.nodes)
+        result.message = outcome.message
         if outcome.has_solution:
             self.fill(result, model, instance, settings)
             result.objective, result.lower_bound = self.objective_bounds(model, outcome)
         elif outcome.status == "infeasible":
             result.lower_bound = None
-        result.seconds = clock.seconds
-        return result
 
     def model_to_solve(self, instance: Instance, settings: Settings, backend):
         """The model handed to ``backend``: :meth:`build` unless a formulation solves an

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
-
-from .solvers.errors import InputError
 from .solvers.lazy import lookup
 
 FORMULATIONS = {
@@ -27,10 +24,9 @@ def formulation_class(name: str):
     return lookup(FORMULATIONS, name, "formulation")
 
 
-def formulation_options(name: str) -> list[str]:
-    """The options (constructor keywords) formulation ``name`` takes."""
-    params = inspect.signature(formulation_class(name).__init__).parameters
-    return [p for p in params if p != "self"]
+def formulation_options(name: str) -> dict:
+    """name -> :class:`~s3vm.options.Option`: the options formulation ``name`` takes."""
+    return formulation_class(name).option_table()
 
 
 def get_formulation(name: str, **options):
@@ -38,13 +34,16 @@ def get_formulation(name: str, **options):
 
     Options a formulation does not take are an error, not silently dropped.
     """
-    cls = formulation_class(name)
-    accepted = formulation_options(name)
-    unknown = [k for k in options if k not in accepted]
-    if unknown:
-        spelled = ", ".join("--" + k.replace("_", "-") for k in unknown)
-        raise InputError(f"{spelled} does not apply to formulation {name!r}")
-    return cls(**options)
+    return formulation_class(name)(**options)
+
+
+def all_options() -> dict:
+    """option name -> (Option, [names of the formulations that take it]), in registry order."""
+    out: dict = {}
+    for name in FORMULATIONS:
+        for opt_name, option in formulation_options(name).items():
+            out.setdefault(opt_name, (option, []))[1].append(name)
+    return out
 
 
 def formulation_names() -> list[str]:

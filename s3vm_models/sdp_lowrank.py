@@ -31,11 +31,13 @@ from typing import ClassVar, Optional
 
 import numpy as np
 
-from .conic_formulation import ConicModel, problem2_penalties
+from .base import remaining_profile
+from .conic_formulation import ROUNDING, ConicModel, problem2_penalties
 from .data import Instance
 from .solvers.errors import InputError
 from .kernels import kernel_matrix
-from .sdp_subspace import (DEFAULT_DIM, SubspaceFamily, balance_row, subspace_basis,
+from .options import SEED, Option
+from .sdp_subspace import (DIM, SubspaceFamily, balance_row, subspace_basis,
                            subspace_readers)
 from .settings import Settings
 from .svm_dual import svm_dual_value, svm_dual_value_factor
@@ -217,21 +219,15 @@ class LowRankSDP(SubspaceFamily):
     name: ClassVar[str] = "sdp-lowrank"
     summary: ClassVar[str] = "subspace SDP through its low-rank dual (one LMI of size d + r)"
 
-    def __init__(self, dim: int = DEFAULT_DIM, rank: Optional[int] = None,
-                 rounding: str = "gamma", seed: int = 0, working_set: Optional[int] = None):
-        super().__init__(dim=dim, rounding=rounding)
-        if rank is not None:
-            if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
-                raise InputError(f"rank must be an integer >= 1, got {rank!r}")
-            rank = int(rank)
-        if working_set is not None:
-            if isinstance(working_set, bool) or not isinstance(working_set, (int, np.integer)) \
-                    or working_set < 0:
-                raise InputError(f"working_set must be an integer >= 0, got {working_set!r}")
-            working_set = int(working_set)
-        self.rank = rank
-        self.seed = 0 if seed is None else int(seed)
-        self.working_set = working_set
+    options: ClassVar[tuple] = (
+        DIM,
+        Option("rank", "int", None, "rbf kernel: Nystroem landmarks r (default 100, at most n)",
+               minimum=1),
+        ROUNDING,
+        SEED,
+        Option("working_set", "int", None, "solve over a working set of this many points "
+               "(0: all at once; default: 1000 beyond 1000 points)", minimum=0),
+    )
 
     def check(self, instance: Instance, settings: Settings) -> None:
         super().check(instance, settings)
@@ -290,10 +286,7 @@ class LowRankSDP(SubspaceFamily):
         while True:
             rounds += 1
             built = lowrank_dual_model(G[S], V[S], None if C is None else C[S], balance, beta)
-            remaining = None
-            if profile.time_limit is not None:
-                remaining = max(profile.time_limit - clock.seconds, 1e-3)
-            outcome = backend.solve(built.model, profile.updated(time_limit=remaining))
+            outcome = backend.solve(built.model, remaining_profile(profile, clock))
             iterations += outcome.iterations or 0
             info = {"working_set_rounds": rounds, "working_set_size": int(S.size)}
             if outcome.status not in ("optimal", "feasible") or not outcome.has_solution:

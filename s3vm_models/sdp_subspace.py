@@ -34,9 +34,10 @@ from typing import ClassVar, Optional
 
 import numpy as np
 
-from .conic_formulation import (ConicFormulation, ConicModel, problem2_penalties, round_scores,
-                                svm_lmi)
+from .conic_formulation import (ROUNDING, ConicFormulation, ConicModel, problem2_penalties,
+                                round_scores, svm_lmi)
 from .data import Instance
+from .options import Option
 from .solvers.errors import InputError
 from .settings import Settings
 from .spectral import spectral_subspace
@@ -44,13 +45,7 @@ from .spectral import spectral_subspace
 DEFAULT_DIM = 4
 
 
-def check_dim(dim) -> int:
-    """The option ``dim`` as an int >= 1, else InputError."""
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-        raise InputError(f"dim must be an integer, got {dim!r}")
-    if dim < 1:
-        raise InputError(f"dim must be >= 1 (d < 1), got {dim}")
-    return int(dim)
+DIM = Option("dim", "int", DEFAULT_DIM, "columns d of the spectral subspace", minimum=1)
 
 
 def check_dim_fits(dim: int, instance: Instance) -> None:
@@ -128,9 +123,7 @@ class SubspaceFamily(ConicFormulation):
 
     is_relaxation: ClassVar[bool] = False
 
-    def __init__(self, dim: int = DEFAULT_DIM, rounding: str = "gamma"):
-        super().__init__(rounding=rounding)
-        self.dim = check_dim(dim)
+    options: ClassVar[tuple] = (DIM, ROUNDING)
 
     def check(self, instance: Instance, settings: Settings) -> None:
         super().check(instance, settings)

@@ -17,7 +17,6 @@ Command-line options override the file's values.
 
 from __future__ import annotations
 
-import math
 import os
 import tomllib
 from dataclasses import dataclass, fields, replace
@@ -26,15 +25,38 @@ from typing import Optional, Union
 import numpy as np
 
 from .data import Instance, read_csv
+from .options import Option, table
 from .solvers.errors import InputError
 
 KERNELS = ("linear", "rbf")
 BALANCES = ("none", "count")
 
+#: The problem settings every formulation shares: their checks and command-line flags.
+SETTING_OPTIONS = (
+    Option("kernel", "choice", "linear", "kernel k(x, z)", choices=KERNELS, group="problem"),
+    Option("sigma", "float", 1.0, "rbf width: k(x,z) = exp(-|x-z|^2/(2 sigma^2))", minimum=0.0,
+           open_min=True, group="problem"),
+    Option("C", "float", 1.0, "penalty of labeled losses", minimum=0.0, flag="--C",
+           group="problem"),
+    Option("C_star", "float", None, "penalty of unlabeled losses (default: C)", minimum=0.0,
+           flag="--C-star", group="problem"),
+    Option("bias", "bool", True, "decision function without offset b", group="problem"),
+    Option("hard_margin", "bool", False, "no upper bound on the SVM dual variables",
+           group="problem"),
+    Option("balance", "choice", "none", "balance constraint on the unlabeled labels",
+           choices=BALANCES, group="problem"),
+    Option("positives", "positives", None, "balance count P of unlabeled +1 points, or "
+           "'truth'", group="problem"),
+    Option("mu", "float", 0.1, "weight of |w|_1 (LP/MIP family)", minimum=0.0, group="problem"),
+    Option("nu", "float", 1.0, "weight of unlabeled losses (LP/MIP family)", minimum=0.0,
+           group="problem"),
+)
+SETTINGS_TABLE = table(SETTING_OPTIONS)
+
 
 @dataclass(frozen=True)
 class Settings:
-    """The parameters shared by all formulations (DESIGN.md fixes their meaning).
+    """The parameters shared by all formulations (docs/formulations.md fixes their meaning).
 
     Parameters
     ----------
@@ -56,6 +78,9 @@ class Settings:
         Weight of the 1-norm of w (Problem 3).
     nu : float
         Weight of the unlabeled losses (Problem 3).
+
+    Every value is checked by its entry of :data:`SETTING_OPTIONS` (numpy scalars become Python
+    numbers, so float32 and float64 are alike).
     """
 
     kernel: str = "linear"
@@ -70,23 +95,9 @@ class Settings:
     nu: float = 1.0
 
     def __post_init__(self):
-        if self.kernel not in KERNELS:
-            raise InputError(f"unknown kernel {self.kernel!r}: choose one of {', '.join(KERNELS)}")
-        if self.balance not in BALANCES:
-            raise InputError(f"unknown balance {self.balance!r}: choose one of {', '.join(BALANCES)}")
-        for name in ("sigma", "C", "C_star", "mu", "nu"):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InputError(f"{name} must be a number, got {value!r}")
-            if not math.isfinite(value) or value < 0:
-                raise InputError(f"{name} must be a finite number >= 0, got {value}")
-        if self.sigma <= 0:
-            raise InputError(f"sigma must be > 0, got {self.sigma}")
-        if self.positives is not None and self.positives != "truth":
-            if isinstance(self.positives, bool) or not isinstance(self.positives, (int, np.integer)):
-                raise InputError(f"positives must be an integer or 'truth', got {self.positives!r}")
+        for option in SETTING_OPTIONS:
+            value = getattr(self, option.name)
+            object.__setattr__(self, option.name, option.validate(value))
 
     @property
     def C_unlabeled(self) -> float:
@@ -113,8 +124,10 @@ class Settings:
             raise InputError(f"positives must lie in 0..{u} (the number of unlabeled points), got {P}")
         return P
 
-    def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+    def to_dict(self, keys=None) -> dict:
+        """The settings as a dict (only ``keys`` when given)."""
+        names = [f.name for f in fields(self)] if keys is None else list(keys)
+        return {name: getattr(self, name) for name in names}
 
 
 SETTING_KEYS = tuple(f.name for f in fields(Settings))

@@ -16,9 +16,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import Stopwatch
-from .solvers.errors import InputError
-from .linear_svm import DualFormLP
+from .base import remaining_profile
+from .linear_svm import LP_FORM, DualFormLP
+from .options import Option
 from .problem3 import Problem3Data, build_problem3, build_problem3_dual, solution_wg
 from .pyomo_formulation import PyomoFormulation, labels_from_scores
 
@@ -85,7 +85,7 @@ class VS3VM(DualFormLP, PyomoFormulation):
     Parameters
     ----------
     max_lps : int
-        Cap on the number of LPs (the seed reports 5 to 7).
+        Cap on the number of LPs (Fung and Mangasarian report 5 to 7).
     tol : float
         Relative tolerance of the stopping condition.
     lp_form : {"auto", "dual", "primal"}
@@ -98,21 +98,17 @@ class VS3VM(DualFormLP, PyomoFormulation):
     name: ClassVar[str] = "vs3vm"
     summary: ClassVar[str] = "concave S3VM by successive LPs with supergradients (Fung-Mangasarian)"
     problem_class: ClassVar[str] = "lp"
-    settings_used: ClassVar[tuple] = ("kernel", "sigma", "mu", "nu", "balance")
-
-    def __init__(self, max_lps: int = 50, tol: float = 1e-9, lp_form: str = "auto",
-                 warm_start: bool = True):
-        super().__init__(lp_form)
-        self.warm_start = bool(warm_start)
-        if isinstance(max_lps, bool) or not isinstance(max_lps, int) or max_lps < 1:
-            raise InputError(f"max_lps must be a positive integer, got {max_lps}")
-        self.max_lps, self.tol = max_lps, tol
-
-    def check(self, instance, settings):
-        super().check(instance, settings)
-        if settings.balance != "none":
-            raise InputError("vs3vm has no balance constraint: use --balance none "
-                             "(bd-mip takes --balance count)")
+    settings_used: ClassVar[tuple] = ("kernel", "sigma", "mu", "nu")
+    settings_fixed: ClassVar[dict] = {
+        "balance": ("none", "vs3vm has no balance constraint (bd-mip, bb-mip and bb take "
+                            "--balance count)")}
+    options: ClassVar[tuple] = (
+        Option("max_lps", "int", 50, "cap on the number of LPs", minimum=1),
+        Option("tol", "float", 1e-9, "relative tolerance of the stopping condition",
+               minimum=0.0, cli=False),
+        LP_FORM,
+        Option("warm_start", "bool", True, "re-solve each LP from the last basis", cli=False),
+    )
 
     def build(self, instance, settings):
         return build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,
@@ -124,33 +120,21 @@ class VS3VM(DualFormLP, PyomoFormulation):
         return build_problem3_dual(Problem3Data.from_instance(instance, settings),
                                    mu=settings.mu, unlabeled="lp", nu=settings.nu)
 
-    def solve(self, instance, settings, profile):
-        from .solvers.registry import get_backend
+    def run(self, instance, settings, backend, profile, clock, result):
         from .solvers.slp import successive_lp
 
-        self.check(instance, settings)
-        # The backend import (Pyomo and the solver library, ~1 s) stays outside the clock, so
-        # that the first of several formulations compared is not charged for it.
-        backend = get_backend(profile.solver, self.problem_class)
-        import pyomo.environ  # noqa: F401  (same reason)
-
-        clock = Stopwatch()
         model = self.model_to_solve(instance, settings, backend)
         problem = ConcaveS3VM(model, settings.mu, settings.nu)
-        trace = successive_lp(problem, self.session(backend, model, profile),
-                              max_lps=self.max_lps, tol=self.tol, time_limit=profile.time_limit)
-        return self.result_from_trace(trace, model, backend, clock)
-
-    def session(self, backend, model, profile):
-        session = backend.session(model, profile)
+        session = backend.session(model, remaining_profile(profile, clock))
         session.warm = self.warm_start
-        return session
+        trace = successive_lp(problem, session, max_lps=self.max_lps, tol=self.tol, clock=clock)
+        self.fill_from_trace(result, trace, model)
+        return model
 
-    def result_from_trace(self, trace, model, backend, clock):
-        from .solvers.results import Result
-
-        result = Result(formulation=self.name, solver=backend.name, status=trace.status,
-                        iterations=trace.n_lps, message=trace.stop or trace.message)
+    def fill_from_trace(self, result, trace, model) -> None:
+        """Status, objective, labels and the last iterate of a successive-LP run."""
+        result.status, result.iterations = trace.status, trace.n_lps
+        result.message = trace.stop or trace.message
         x = trace.x
         if x is not None:
             data = model.problem_data
@@ -159,7 +143,5 @@ class VS3VM(DualFormLP, PyomoFormulation):
             result.decision_values = scores
             result.labels = labels_from_scores(scores)
             result.primal = {"w": x.w, "b": -x.g, "y": x.y, "z": x.z, "r": x.r, "s": x.s}
-        result.info = {"objectives": trace.objectives, "lp_iterations": trace.lp_iterations,
-                       "lp_seconds": trace.lp_seconds, "stop": trace.stop}
-        result.seconds = clock.seconds
-        return result
+        result.info.update({"objectives": trace.objectives, "lp_iterations": trace.lp_iterations,
+                            "lp_seconds": trace.lp_seconds, "stop": trace.stop})

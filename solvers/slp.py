@@ -14,9 +14,10 @@ change, so a persistent solver starts from the last basis.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
+
+from .clock import Clock
 
 
 class ConcaveProblem(Protocol):
@@ -52,7 +53,7 @@ class SLPTrace:
 
 
 def successive_lp(problem: ConcaveProblem, session, *, max_lps: int = 50, tol: float = 1e-9,
-                  time_limit: Optional[float] = None) -> SLPTrace:
+                  clock: Optional[Clock] = None) -> SLPTrace:
     """Run the successive linear approximation from the LP the model currently holds.
 
     Parameters
@@ -65,8 +66,8 @@ def successive_lp(problem: ConcaveProblem, session, *, max_lps: int = 50, tol: f
     tol : float
         The condition g'(x_{i+1} - x_i) = 0 is taken to hold when the decrease of the linearised
         objective is at most ``tol * max(1, |f(x_i)|)``.
-    time_limit : float, optional
-        Seconds; checked between LPs.
+    clock : Clock, optional
+        The solve's clock; its limit is checked between LPs (default: no limit).
 
     Returns
     -------
@@ -75,7 +76,7 @@ def successive_lp(problem: ConcaveProblem, session, *, max_lps: int = 50, tol: f
         at a cap (the sequence is nonincreasing, so also the best).
     """
     trace = SLPTrace()
-    start = time.perf_counter()
+    clock = Clock() if clock is None else clock
 
     def solve() -> bool:
         outcome = session.resolve()
@@ -101,7 +102,7 @@ def successive_lp(problem: ConcaveProblem, session, *, max_lps: int = 50, tol: f
         if trace.n_lps >= max_lps:
             trace.stop = f"LP cap ({max_lps}) reached"
             break
-        if time_limit is not None and time.perf_counter() - start >= time_limit:
+        if clock.expired():
             trace.stop, trace.status = "time limit reached", "time_limit"
             break
         problem.linearize(x)

@@ -339,8 +339,12 @@ def test_bb_without_bias_reaches_the_same_optimum(name):
 
 def test_bias_is_rejected():
     instance, settings = case("rbf_u8_none")
-    with pytest.raises(InputError, match="--no-bias"):
-        api.solve(instance, "bb-sdp", settings.updated(bias=True))
+    with pytest.raises(InputError, match="without bias"):
+        api.solve(instance, "bb-sdp", settings, bias=True)
+    # A file's (or a Settings object's) bias is a default that bb-sdp, which has none, ignores.
+    result = api.solve(instance, "bb-sdp", settings.updated(bias=True),
+                        options={"node_limit": 1})
+    assert result.info["settings"]["bias"] is False
 
 
 def test_cli_solve_json(capsys, tmp_path):

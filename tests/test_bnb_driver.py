@@ -541,7 +541,7 @@ class ToyBB(BranchAndBoundFormulation):
     name = "toy-bb"
     summary = "toy"
 
-    def labeling_problem(self, instance, settings, profile):
+    def labeling_problem(self, instance, settings, backend, profile):
         P = settings.positive_count(instance) if settings.balance == "count" else None
         problem = random_problem(0, u=instance.u, positives=P)
         problem.decision_values = lambda labels: np.asarray(labels, dtype=float) / 2
@@ -564,7 +564,7 @@ def test_formulation_solves_and_reports(toy_instance, tmp_path):
     assert (result.formulation, result.solver, result.status) == ("toy-bb", "builtin", "optimal")
     assert result.objective == pytest.approx(best) and result.lower_bound == result.objective
     assert np.array_equal(result.decision_values, result.labels / 2)
-    assert result.info["node_selection"] == "best-dive" and result.info["open_nodes"] == 0
+    assert result.info["options"]["node_selection"] == "best-dive" and result.info["open_nodes"] == 0
     assert result.nodes > 0 and result.seconds >= result.info["search_seconds"]
     assert nx.read_graphml(str(tree_file)).graph["formulation"] == "toy-bb"
     counted = form.solve(toy_instance, Settings(balance="count", positives=2), SolverProfile())
@@ -572,11 +572,11 @@ def test_formulation_solves_and_reports(toy_instance, tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"node_selection": "bfs"}, "node_selection must be one of"),
-    ({"rel_gap": -0.1}, "rel_gap"),
-    ({"abs_gap": "x"}, "abs_gap"),
-    ({"node_limit": 0}, "node_limit"),
-    ({"log_every": -5}, "log_every"),
+    ({"node_selection": "bfs"}, "--node-selection must be one of"),
+    ({"rel_gap": -0.1}, "--gap"),
+    ({"abs_gap": "x"}, "--abs-gap"),
+    ({"node_limit": 0}, "--node-limit"),
+    ({"log_every": -5}, "--log-every"),
     ({"tree_file": "/no/such/dir/t.graphml"}, "does not exist"),
 ])
 def test_formulation_options_are_checked_at_construction(kwargs, match):

@@ -304,7 +304,7 @@ def test_sparse_path_on_a_disconnected_graph():
 
 # -- bad input ---------------------------------------------------------------------------
 def test_bad_options_are_input_errors(small):
-    with pytest.raises(InputError, match="d < 1"):
+    with pytest.raises(InputError, match="--dim must be >= 1"):
         SubspaceSDP(dim=0)
     with pytest.raises(InputError, match="d larger than u"):
         api.solve(small, "sdp-subspace", options={"dim": small.u + 2}, kernel="rbf")

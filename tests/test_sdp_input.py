@@ -48,7 +48,7 @@ def test_dim_larger_than_u_plus_one(data, formulation, kernel):
 @pytest.mark.parametrize("formulation", ["sdp-subspace", "sdp-lowrank"])
 def test_dim_zero(data, formulation):
     line = one_error_line(["solve", data, "-f", formulation, "--dim", "0", "--json"])
-    assert "d < 1" in line
+    assert "--dim must be >= 1" in line
 
 
 def test_rank_larger_than_n_for_rbf(data):
@@ -61,7 +61,7 @@ def test_rank_larger_than_n_for_rbf(data):
 def test_rank_below_one(data, rank):
     line = one_error_line(["solve", data, "-f", "sdp-lowrank", "--kernel", "rbf", "--rank", rank,
                            "--json"])
-    assert "rank must be an integer >= 1" in line
+    assert "--rank must be >= 1" in line
 
 
 def test_bad_dim_is_refused_before_export_writes(data, tmp_path):
