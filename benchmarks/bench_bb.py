@@ -11,7 +11,8 @@ hand from these lines, see the section for the exact runs):
           scale): nodes and seconds each needs, and whether the optima agree; bb-sdp both with its
           default SCS use (a loose solve per node, redone tightly unless it prunes) and with every
           node solved at CVXPY's default SCS accuracy (eps 1e-4: the baseline, same run).
-  sdp     the instances of shared/data/sdp-s3vm-instances, smallest first, 30% of each class
+  sdp     the SDP-S3VM instances of Piccialli, Schwiddessen and Sudoso (2024), bundled in
+          instances/data/sdp-s3vm-instances, smallest first, 30% of each class
           labeled (load_sdp_instance, seed 0), rbf with their default width gamma = 1/p (p
           features), i.e. sigma = sqrt(p / 2), which is 1 on the 2-D sets (their kernel and C
           come from a cross-validation we do not rerun; we fix C = C* = 1), count balance at

@@ -1,4 +1,5 @@
-"""Rerun Tables 1 and 2 of Chapelle, Sindhwani and Keerthi, "Branch and bound for S3VMs" (seed 000).
+"""Rerun Tables 1 and 2 of Chapelle, Sindhwani and Keerthi (2006), "Branch and bound for
+semi-supervised support vector machines", NIPS 19.
 
 Table 1 (two moons): two_moons(1 labeled + 50 unlabeled per moon, noise 0.1, seed s), rbf
 sigma = 0.5, C = C* = 10, bias, count balance at the true ratio (--positives truth). Methods:
@@ -6,10 +7,12 @@ sigma = 0.5, C = C* = 10, bias, count balance at the true ratio (--positives tru
   bb         the exact S3VM-L2 (status must be optimal)
   switching  bb's starting heuristic (s3vm.label_switching.LabelSwitching, called directly)
   vs3vm      kernel VS3VM (Problem 3, rbf, balance none); its decision values are thresholded so
-             that exactly P points are +1 (the seed's "dichotomy search" on the threshold)
+             that exactly P points are +1 (the paper's "dichotomy search" on the threshold,
+             section 7.1)
   sdp-lowrank  the subspace SDP approximation of Problem 2 on K' = K + diag(1/(2 C_i)) with hard
-             margin (Problem 1 without bias, DESIGN.md), top-P rounding; the full `sdp` takes
-             300-700 s per realisation here (SCS/Clarabel, no MOSEK) and is run only with --full-sdp
+             margin (Problem 1 without bias, docs/formulations.md#no-bias), top-P rounding; the
+             full `sdp` takes 300-700 s per realisation here (SCS/Clarabel, no MOSEK) and is run
+             only with --full-sdp
 
 Every method is scored by J of Problem 1 (with bias) at its labels, computed with
 s3vm.l2_svm.S3VMObjective, and by transductive error. The script asserts that bb's J is
@@ -17,8 +20,8 @@ the lowest (to 1e-7 relative) on every realisation.
 
 Table 2 (COIL-20 cars, --table 2): objects 3, 6, 19 of COIL20_32x32_dengcai.mat (pixels in
 [0, 1]); one-against-the-rest (each car against the other two), 2 labeled images per car,
-sigma = 3000 / 255 (the seed's sigma for 0-255 pixels; see the doc), C = C* = 100, count
-balance at the true ratio, bb with a time limit.
+sigma = 3000 / 255 (the paper's sigma, section 7.2, for 0-255 pixels; see the doc), C = C* = 100,
+count balance at the true ratio, bb with a time limit.
 
     .venv/bin/python benchmarks/chapelle_bb.py --table 1 --seeds 100
     .venv/bin/python benchmarks/chapelle_bb.py --table 2 --seeds 10 --time-limit 120

@@ -1,4 +1,6 @@
-"""Reproduce De Bie & Cristianini's experiments (seed 001, section 5; seed 003, section 7.4.1).
+"""Reproduce De Bie & Cristianini's experiments: "Convex methods for transduction" (NIPS 16, 2003),
+section 5, and "Semi-supervised learning using semi-definite programming" (chapter 7 of
+Semi-Supervised Learning, MIT Press, 2006), section 7.4.1.
 
 Run by hand from the repository root (not part of the test suite); it prints markdown tables and
 writes the raw numbers as JSON. docs/reproductions/de-bie.md quotes them (written by hand: the
@@ -10,7 +12,7 @@ discussion needs the numbers first).
     .venv/bin/python benchmarks/de_bie.py artificial --json /tmp/artificial.json
     .venv/bin/python benchmarks/de_bie.py summary /tmp/usps400.json ...   # tables of saved runs
 
-USPS (seed 001, section 5): digits {0, 1} (+1) against {2, 3} (-1) from the 7291-point training
+USPS (2003, section 5): digits {0, 1} (+1) against {2, 3} (-1) from the 7291-point training
 part of ``instances/data/usps/usps.mat`` (pixels in [0, 1], the ESL values mapped by (v + 1) / 2:
 distances are half the paper's, so its sigma = 7 is 3.5 here). Each randomisation draws
 ``--points`` of each digit, then 5 labeled points of each digit (20 labeled), seeded by the run
@@ -25,7 +27,7 @@ margin. Scored by ROC AUC on the unlabeled points:
   stands in for the hard margin: no alpha reaches it) and the hard-margin SVM without bias
   (``svm_dual_value``, the model the SDP transduces).
 
-Artificial (seed 003, 7.4.1): the chapter's data are only in its figures, so we build sets of the
+Artificial (2006, section 7.4.1): the chapter's data are only in its figures, so we build sets of the
 described kind (see :func:`artificial_sets`), rbf with the mean nearest-neighbour width, hard
 margin, and run ``sdp`` (the full relaxation: the interval [lower_bound, objective] of 7.1.4) with
 Clarabel and SCS, and ``sdp-subspace`` (d = 4) for comparison.
@@ -189,7 +191,7 @@ def summarise_usps(out: dict) -> str:
     return "\n".join(lines)
 
 
-# --- artificial sets of seed 003, 7.4.1 --------------------------------------------------------
+# --- artificial sets of De Bie and Cristianini (2006), section 7.4.1 -----------------------------
 
 def artificial_sets() -> dict:
     """Instances of the kinds of figures 7.1-7.3 (the chapter gives no coordinates).

@@ -1,4 +1,6 @@
-"""Rerun the table "Numerical Tests & Comparisons" of Fung and Mangasarian's slides (seed 004).
+"""Rerun the table "Numerical Tests & Comparisons" of Fung and Mangasarian's slides "Unlabeled data
+classification by support vector machines" (the talk on their 2001 paper in Optimization Methods
+and Software 15).
 
 Writes docs/reproductions/fung-mangasarian.md. Run it by hand from the repository root (it is not
 part of the test suite):
@@ -43,7 +45,8 @@ from s3vm.registry import get_formulation
 from s3vm.settings import Settings
 from s3vm.solvers.profiles import get_profile
 
-# (label in the seed's table, our loader name, seed's dimension, points, CVS3VM, 10% RLP, Full RLP)
+# (label in the slides' table, our loader name, the slides' dimension, points, CVS3VM, 10% RLP,
+# Full RLP)
 SETS = [
     ("Cancer Diagnosis", "breast-cancer", 9, 683, 95.7, 93.4, 96.7),
     ("Cancer Prognosis", "wdbc", 30, 569, 94.6, 90.9, 95.4),
