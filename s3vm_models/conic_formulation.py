@@ -48,6 +48,20 @@ def problem2_penalties(instance: Instance, settings: Settings) -> Optional[np.nd
     return C
 
 
+def balance_coefficients(instance: Instance) -> tuple[np.ndarray, float]:
+    """(c, rhs) with the count balance c'g = rhs in the free representatives' labels g.
+
+    sum_(j in U) y_j = sum_(j in U, r_j = 0) s_j + sum_(j in U, r_j > 0) s_j g_(r_j - 1); the
+    first sum is fixed, so rhs = 2P - u less it.
+    """
+    lm = instance.label_map()
+    unl = instance.unlabeled
+    rep, sgn = lm.rep[unl], lm.sign[unl]
+    c = np.zeros(lm.size)
+    np.add.at(c, rep, sgn)
+    return c[1:], float(-c[0])
+
+
 def svm_lmi(K: np.ndarray, Gamma, C: Optional[np.ndarray]):
     """(t, constraint): the SVM part of every SDP of Problem 2 in CVXPY, for a label matrix
     expression Gamma,

@@ -28,23 +28,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from .conic_formulation import ConicFormulation, ConicModel, problem2_penalties, svm_lmi
+from .conic_formulation import (ConicFormulation, ConicModel, balance_coefficients,
+                                problem2_penalties, svm_lmi)
 from .data import Instance
 from .settings import Settings
-
-
-def balance_coefficients(instance: Instance) -> tuple[np.ndarray, float]:
-    """(c, rhs) with the count balance c'g = rhs in the free representatives' labels g.
-
-    sum_(j in U) y_j = sum_(j in U, r_j = 0) s_j + sum_(j in U, r_j > 0) s_j g_(r_j - 1); the
-    first sum is fixed, so rhs = 2P - u less it.
-    """
-    lm = instance.label_map()
-    unl = instance.unlabeled
-    rep, sgn = lm.rep[unl], lm.sign[unl]
-    c = np.zeros(lm.size)
-    np.add.at(c, rep, sgn)
-    return c[1:], float(-c[0])
 
 
 class SDPRelaxation(ConicFormulation):

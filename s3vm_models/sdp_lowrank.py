@@ -37,8 +37,8 @@ from .data import Instance
 from .solvers.errors import InputError
 from .kernels import kernel_matrix
 from .options import SEED, Option
-from .sdp_subspace import (DIM, SubspaceFamily, balance_row, subspace_basis,
-                           subspace_readers)
+from .sdp_subspace import SubspaceFamily
+from .subspace import DIM, balance_row, subspace_basis, subspace_readers
 from .settings import Settings
 from .svm_dual import svm_dual_value, svm_dual_value_factor
 

@@ -42,7 +42,7 @@ def build_sdp(K: np.ndarray, C: Optional[np.ndarray], instance: Instance, settin
     settings : Settings
         Its ``balance``: with ``count``, sum_(j in U) y_j = 2P - u as a row in g.
     """
-    from ..sdp import balance_coefficients
+    from ..conic_formulation import balance_coefficients
 
     mf = fusion()
     n = instance.n

@@ -28,7 +28,7 @@ def build_lowrank(form, instance: Instance, settings: Settings, V: Optional[np.n
                   G: Optional[np.ndarray] = None, name: str = "sdp_lowrank") -> ConicModel:
     """The Fusion model of ``form`` (a :class:`~s3vm.sdp_lowrank.LowRankSDP`); ``V`` and
     ``G`` default to the spectral subspace and ``form.factor``, as in its CVXPY builder."""
-    from ..sdp_subspace import balance_row, subspace_readers
+    from ..subspace import balance_row, subspace_readers
 
     mf = fusion()
     C, V = form.prepare(instance, settings, V)

@@ -47,7 +47,7 @@ def build_subspace(form, instance: Instance, settings: Settings,
                    V: Optional[np.ndarray] = None, name: str = "sdp_subspace") -> ConicModel:
     """The Fusion model of ``form`` (a :class:`~s3vm.sdp_subspace.SubspaceSDP`);
     ``V`` defaults to the spectral subspace, as in its CVXPY builder."""
-    from ..sdp_subspace import balance_row, subspace_readers
+    from ..subspace import balance_row, subspace_readers
 
     mf = fusion()
     C, V = form.prepare(instance, settings, V)
