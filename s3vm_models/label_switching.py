@@ -20,7 +20,7 @@ Each switch lowers the objective at fixed w and retraining lowers it further, so
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -51,8 +51,9 @@ def switch(labels: np.ndarray, f: np.ndarray, positives: Optional[int]) -> int:
     return m
 
 
-def label_switching(objective: S3VMObjective, positives: Optional[int],
-                    anneal=ANNEAL, max_rounds: Optional[int] = None) -> tuple[np.ndarray, float]:
+def label_switching(objective: S3VMObjective, positives: Optional[int], anneal=ANNEAL,
+                    max_rounds: Optional[int] = None,
+                    stop: Optional[Callable[[], bool]] = None) -> tuple[np.ndarray, float, bool]:
     """A local minimum of J by annealed label switching.
 
     Parameters
@@ -65,12 +66,17 @@ def label_switching(objective: S3VMObjective, positives: Optional[int],
     max_rounds : int, optional
         Cap on retrainings per stage (default u + 1; each round lowers the objective, so the
         cap only guards against rounding).
+    stop : callable, optional
+        Asked before each retraining; True ends the search early with the labels so far (a
+        time limit).
 
     Returns
     -------
     labels : ndarray of int, shape (u,)
     value : float
         J(labels) with the true C*.
+    finished : bool
+        False when ``stop`` ended the search.
     """
     U = objective.unlabeled
     C_star = objective.C[U]
@@ -81,16 +87,22 @@ def label_switching(objective: S3VMObjective, positives: Optional[int],
     labels = labels_by_outputs(sol.outputs[U], positives)
     rounds = U.size + 1 if max_rounds is None else max_rounds
     active = None
+    finished = True
     for fraction in anneal:
         C[U] = fraction * C_star
         for _ in range(rounds):
+            if stop is not None and stop():
+                finished = False
+                break
             sol = squared_hinge_svm(objective.K, objective.full_labels(labels), C,
                                     objective.bias, active)
             active = sol.active
             if not switch(labels, sol.outputs[U], positives):
                 break
+        if not finished:
+            break
     final = objective.solve(labels, active)
-    return labels.astype(int), final.value
+    return labels.astype(int), final.value, finished
 
 
 class LabelSwitching:
@@ -99,4 +111,5 @@ class LabelSwitching:
     name = "switching"
 
     def __call__(self, objective: S3VMObjective, positives: Optional[int]):
-        return label_switching(objective, positives)
+        labels, value, _ = label_switching(objective, positives)
+        return labels, value

@@ -11,6 +11,7 @@ FORMULATIONS = {
     "bb": "s3vm.bb:BranchAndBound",
     "bb-mip": "s3vm.bb_mip:BranchAndBoundMIP",
     "vs3vm": "s3vm.vs3vm:VS3VM",
+    "switching": "s3vm.switching:LabelSwitchingS3VM",
     "cvs3vm": "s3vm.cvs3vm:CVS3VM",
     "sdp": "s3vm.sdp:SDPRelaxation",
     "bb-sdp": "s3vm.bb_sdp:BranchAndBoundSDP",
