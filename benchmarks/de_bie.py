@@ -102,9 +102,10 @@ def inductive_scores(K, instance):
 
 
 def clip_subspace(quantile: float) -> None:
-    """Ablation (seed 001, footnote 4: "to reduce the influence from outliers, large entries of
-    the v_i can be thresholded"): wrap the spectral step so that each column of V is clipped at
-    the ``quantile`` of its absolute values. Symmetric, so labeled rows stay +c / -c."""
+    """Ablation (De Bie and Cristianini 2003, footnote 4: "to reduce the influence from outliers,
+    large entries of the v_i can be thresholded"): wrap the spectral step so that each column of V
+    is clipped at the ``quantile`` of its absolute values. Symmetric, so labeled rows stay
+    +c / -c."""
     from s3vm import sdp_lowrank, sdp_subspace
 
     original = sdp_subspace.subspace_basis

@@ -1,9 +1,10 @@
-"""bb: exact S3VM-L2 by branch and bound (Chapelle, Sindhwani and Keerthi, NIPS 2006; seed 000).
+"""bb: exact S3VM-L2 by branch and bound (Chapelle, Sindhwani and Keerthi 2006, NIPS 19).
 
-The bound at a node is the squared-hinge SVM on the node's labeled set, kept incremental
-(:mod:`s3vm.svm_bound`); the branching rule is the seed's (7) with the add-one-in estimate
-of its Proposition 1; the starting incumbent comes from annealed label switching
-(:mod:`s3vm.label_switching`). The objective is J of Problem 1 (DESIGN.md).
+The bound at a node is the squared-hinge SVM on the node's labeled set (their section 4), kept
+incremental (:mod:`s3vm.svm_bound`); the branching rule is their (7) with the add-one-in estimate
+of their Proposition 1, eq. (8); the starting incumbent comes from annealed label switching
+(:mod:`s3vm.label_switching`). The objective is J of Problem 1 (docs/formulations.md#problem-1;
+the method: docs/formulations.md#bb).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ HEURISTICS = ("switching", "none")
 
 
 class BranchAndBound(BranchAndBoundFormulation):
-    """S3VM-L2 solved exactly with the seed's SVM bound.
+    """S3VM-L2 solved exactly with the SVM bound of Chapelle, Sindhwani and Keerthi (2006).
 
     Parameters
     ----------

@@ -1,5 +1,6 @@
-"""``bb-mip``: the Bennett-Demiriz MIP (DESIGN.md Problem 3) solved by the project's own
-branch-and-bound driver, each node bounded by the LP relaxation of the same Pyomo model that
+"""``bb-mip``: the Bennett-Demiriz MIP (Bennett and Demiriz 1998; Problem 3 of
+docs/formulations.md#bd-mip) solved by the project's own branch-and-bound driver
+(docs/formulations.md#bb-mip), each node bounded by the LP relaxation of the same Pyomo model that
 ``bd-mip`` hands to a MIP solver.
 
     min  e'y + mu e'z + nu e'(r + s)

@@ -1,14 +1,15 @@
-"""``bb-sdp``: S3VM-L2 without bias (DESIGN.md Problem 1 with ``--no-bias``) solved by the
-project's branch-and-bound driver, each node bounded by the SDP relaxation of Problem 2 on
-K' = K + diag(1 / (2 C_i)) with the node's labels in the labeled block.
+"""``bb-sdp``: S3VM-L2 without bias (Problem 1 with ``--no-bias``, docs/formulations.md#no-bias)
+solved by the project's branch-and-bound driver, each node bounded by the SDP relaxation of
+Problem 2 on K' = K + diag(1 / (2 C_i)) with the node's labels in the labeled block.
 
 For a full labeling, J(y) = D(y) / 2 with D the hard-margin dual on K' (the squared hinge is a hard
 margin on K'); the relaxation replaces yy' by a PSD matrix with unit diagonal, so half its optimum
 bounds J from below over the node's subtree. The bound actually used is certified by weak duality
 from the solver's output, so that an inexact SDP solve can weaken it but never make it exceed the
 optimum (:mod:`s3vm.sdp_bound`). Full labelings are scored exactly by the squared-hinge SVM
-of :mod:`s3vm.l2_svm`. ``bb --no-bias`` solves the same problem with the SVM bound of seed
-000; both reach the same optimum.
+of :mod:`s3vm.l2_svm`. ``bb --no-bias`` solves the same problem with the SVM bound of
+Chapelle, Sindhwani and Keerthi (2006, section 4); both reach the same optimum
+(docs/formulations.md#bb-sdp).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The Bennett-Demiriz S3VM as a mixed-integer program (seed 004, DESIGN.md Problem 3):
+"""The Bennett-Demiriz S3VM as a mixed-integer program (Bennett and Demiriz 1998, as Fung and
+Mangasarian 2001 write it; Problem 3 of docs/formulations.md#bd-mip):
 
     min  e'y + mu e'z + nu e'(r + s)
     s.t. D(A w - e g) + y >= e,  -z <= w <= z,

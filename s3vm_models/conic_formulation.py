@@ -1,5 +1,6 @@
 """The part the SDP formulations share: build the model kind the backend takes, solve, and turn a
-relaxation into labels with the bound interval of seed 003, section 7.1.4."""
+relaxation into labels with the bound interval of De Bie and Cristianini (2006), section 7.1.4
+(docs/formulations.md#sdp-bounds)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""CVS3VM (seed 004): k-median clustering picks the points an oracle labels, then VS3VM.
+"""CVS3VM: k-median clustering picks the points an oracle labels, then VS3VM.
+
+Fung and Mangasarian (2001), CVS3VM for unlabeled data; docs/formulations.md#cvs3vm.
 
 The points nearest the k cluster centers, a fraction ``label_fraction`` of the data, are labeled by
 the oracle (the ``truth`` column: the only place a formulation reads it), and VS3VM runs with them

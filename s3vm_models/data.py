@@ -33,10 +33,11 @@ class Instance:
     truth : ndarray of shape (n,), optional
         The hidden class of every row (+1/-1), for evaluation only.
     group : ndarray of shape (n,), optional
-        Signed integer group ids: equivalence and inequivalence constraints (seed 003, 7.3.1).
+        Signed integer group ids: equivalence and inequivalence constraints (De Bie and
+        Cristianini 2006, section 7.3.1; docs/formulations.md#groups).
         0 puts a row in no group. A nonzero value g puts the row in group |g| on side sign(g):
         two rows of one group on the same side share a label, two rows on opposite sides have
-        opposite labels, whether they are labeled or not. The sign is the entry of the seed's
+        opposite labels, whether they are labeled or not. The sign is the entry of the chapter's
         group label vector Y_i, so a group's relations among unlabeled rows need no ``label``
         (which stays 0 on them). A labeled row of a group fixes the labels of all its members
         (side times label); a group whose labeled rows disagree (two rows labeled alike on
@@ -168,7 +169,8 @@ class LabelMap(NamedTuple):
     of unlabeled rows only, and ungrouped unlabeled rows), numbered by their first row in file
     order, each signed +1 on its first row. Without groups, representative 1 + k is the k-th
     unlabeled row. The label matrix is Gamma = L Gamma_c L' with L = :meth:`matrix` and Gamma_c
-    the (size x size) label matrix of the representatives (seed 003, 7.3.1).
+    the (size x size) label matrix of the representatives (De Bie and Cristianini 2006, section
+    7.3.1; docs/formulations.md#groups).
 
     Attributes
     ----------

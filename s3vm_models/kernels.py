@@ -1,4 +1,4 @@
-"""Kernel matrices with the project's conventions (DESIGN.md).
+"""Kernel matrices with the project's conventions (docs/formulations.md#kernels).
 
 ``linear``: k(x, z) = x.z ; ``rbf``: k(x, z) = exp(-|x - z|^2 / (2 sigma^2)), so sigma is a width,
 not scikit-learn's gamma (gamma = 1 / (2 sigma^2)).

@@ -1,5 +1,6 @@
-"""k-median clustering in the 1-norm (seed 004): assign each point to the nearest center in the
-1-norm, move each center to the coordinate-wise median of its points, stop when no center moves.
+"""k-median clustering in the 1-norm (Fung and Mangasarian 2001; docs/formulations.md#cvs3vm):
+assign each point to the nearest center in the 1-norm, move each center to the coordinate-wise
+median of its points, stop when no center moves.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def _one_run(X: np.ndarray, centers: np.ndarray, max_iter: int) -> KMedianResult
                 new[c] = np.median(members, axis=0)
             else:  # an empty cluster restarts at the point farthest from its center
                 new[c] = X[dist.min(axis=1).argmax()]
-        if np.array_equal(new, centers):  # the seed's rule: C^{j+1} = C^j
+        if np.array_equal(new, centers):  # Fung and Mangasarian's rule: C^{j+1} = C^j
             break
         centers = new
     dist = cdist(X, centers, "cityblock")
@@ -68,7 +69,8 @@ def k_median(X: np.ndarray, k: int, *, n_init: int = 10, max_iter: int = 300,
     n_init : int
         Seeded restarts; the run with the lowest total distance is kept.
     max_iter : int
-        Cap on the iterations of one run (the seed's rule usually stops much earlier).
+        Cap on the iterations of one run (Fung and Mangasarian's rule, stop when no center
+        moves, usually stops much earlier).
     seed : int
 
     Returns

@@ -1,4 +1,6 @@
-"""S3VM-L2 (DESIGN.md Problem 1) as one declarative mixed-integer quadratic program.
+"""S3VM-L2 (Problem 1) as one declarative mixed-integer quadratic program.
+
+Problem 1 is docs/formulations.md#problem-1, this form docs/formulations.md#l2-miqp.
 
 With a factor K = G G' of the kernel matrix (G = X for the linear kernel, the scaled eigenvectors
 of :func:`svm_dual.psd_factor` for rbf), the representer theorem puts every optimal w in the span

@@ -1,4 +1,7 @@
-"""The squared-hinge (L2) kernel SVM, solved exactly: the objective J of S3VM-L2 (DESIGN.md).
+"""The squared-hinge (L2) kernel SVM, solved exactly: the objective J of S3VM-L2.
+
+J is Chapelle, Sindhwani and Keerthi (2006), eq. (1) with squared losses
+(docs/formulations.md#problem-1).
 
 For a full labeling, Problem 1's inner problem is
 

@@ -1,4 +1,4 @@
-"""Lower bounds for the Bennett-Demiriz MIP (DESIGN.md Problem 3) from its LP relaxation.
+"""Lower bounds for the Bennett-Demiriz MIP (docs/formulations.md#bd-mip) from its LP relaxation.
 
 The MIP of :func:`s3vm.problem3.build_problem3` (``unlabeled="mip"``) is
 

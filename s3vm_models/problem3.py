@@ -1,4 +1,6 @@
-"""Problem 3 of DESIGN.md (S3VM-1, Bennett-Demiriz as written by Fung-Mangasarian), one Pyomo model.
+"""Problem 3 (S3VM-1, Bennett-Demiriz as written by Fung-Mangasarian), one Pyomo model.
+
+Bennett and Demiriz (1998) as Fung and Mangasarian (2001) write it; docs/formulations.md#problem-3.
 
     min  e'y + mu e'z + sum_j (c_r[j] r_j + c_s[j] s_j)
     s.t. D(A w - e g) + y >= e          (labeled margins)

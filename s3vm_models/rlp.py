@@ -1,4 +1,5 @@
-"""RLP, the robust linear program of Bennett and Mangasarian (seed 004):
+"""RLP, the robust linear program of Bennett and Mangasarian (1992) as Fung and Mangasarian
+(2001) state it (docs/formulations.md#rlp):
 
     min e'y  s.t.  D(A w - e g) + y >= e,  y >= 0
 

@@ -1,4 +1,5 @@
-"""Explicit feature scaling (off by default: DESIGN.md keeps features as given)."""
+"""Explicit feature scaling (off by default: features are used as given,
+docs/formulations.md#data-contract)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
-"""``sdp``: De Bie and Cristianini's SDP relaxation of transductive SVM (Problem 2, seed 003).
+"""``sdp``: De Bie and Cristianini's SDP relaxation of transductive SVM (Problem 2).
 
-The reduced form of Propositions 7.3 and 7.4, with the equivalence and inequivalence constraints
-of section 7.3.1. Every point's label is a signed copy of a representative's,
-y_i = s_i z_(r_i) (:class:`s3vm.data.LabelMap`): representative 0 is the labeled class
-(z_0 = +1), the others are the free groups (without groups: the unlabeled points). So the label
-matrix is Gamma = L Gamma_c L' with L (n x (1 + m)) holding s_i at (i, r_i), and
+De Bie and Cristianini (2006), (7.4)-(7.5), and (2003), (9)-(10); docs/formulations.md#sdp. The
+reduced form of the chapter's Propositions 7.3 and 7.4, with the equivalence and inequivalence
+constraints of its section 7.3.1 (docs/formulations.md#groups). Every point's label is a signed
+copy of a representative's, y_i = s_i z_(r_i) (:class:`s3vm.data.LabelMap`): representative 0 is
+the labeled class (z_0 = +1), the others are the free groups (without groups: the unlabeled
+points). So the label matrix is Gamma = L Gamma_c L' with L (n x (1 + m)) holding s_i at
+(i, r_i), and
 
     Gamma_c = [[1, g'], [g, G]]        (g: relaxed labels of the m free representatives, G: m x m)
 
@@ -17,8 +19,9 @@ fixed, and a group of k points costs one row and column instead of k. The relaxa
 
 (hard margin: mu = 0 and no C term). Gamma_c PSD is Gamma PSD (Proposition 7.4 with L for the
 block diag(y_L, I)), and diag(Gamma) = 1 since every row of L has one entry +-1. Without groups,
-L = [[y_L, 0], [0, I_u]] and this is the seed's form. Its optimum is a lower bound on
-min_y D(y) over the labelings that meet the groups; D at the rounded labels is an upper bound.
+L = [[y_L, 0], [0, I_u]] and this is the form of Propositions 7.3/7.4. Its optimum is a lower
+bound on min_y D(y) over the labelings that meet the groups; D at the rounded labels is an upper
+bound.
 The count balance sum_(j in U) y_j = 2P - u is linear in g: e_U'L[U] (1, g) = 2P - u.
 """
 

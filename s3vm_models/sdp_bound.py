@@ -1,4 +1,6 @@
-"""Lower bounds for S3VM-L2 without bias from the SDP relaxation of Problem 2 (DESIGN.md).
+"""Lower bounds for S3VM-L2 without bias from the SDP relaxation of Problem 2.
+
+docs/formulations.md#no-bias gives the mapping, docs/formulations.md#bb-sdp the use.
 
 Without a bias, the squared-hinge S3VM objective of a full labeling y is
 
@@ -11,9 +13,9 @@ points (labels y_S), F the f free ones, and points ordered S then F, every compl
     Gamma = yy' = T H T',   T = [[y_S, 0], [0, I_f]],   H = [1; y_F][1; y_F]'.
 
 Relaxing H to {H PSD, diag(H) = 1, sum_k H_0k = 2P' - f} (the last constraint is the count
-balance with P' positives still to place; absent without balance) gives the reduced SDP of seed
-003 (Propositions 7.3/7.4; the form of :class:`s3vm.sdp.SDPRelaxation` with T made
-explicit)::
+balance with P' positives still to place; absent without balance) gives the reduced SDP of De
+Bie and Cristianini (2006), Propositions 7.3/7.4 (the form of :class:`s3vm.sdp.SDPRelaxation`
+with T made explicit)::
 
     min t   s.t.  [[K'_node o (T H T'), 1 + nu], [(1 + nu)', t]] PSD,   nu >= 0,   H in the set,
 
@@ -102,7 +104,8 @@ def loose_profile(backend, profile):
 
 
 def l2_kernel(K: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """K' = K + diag(1 / (2 C_i)): the squared hinge as a hard margin (DESIGN.md Problem 1)."""
+    """K' = K + diag(1 / (2 C_i)): the squared hinge as a hard margin
+    (docs/formulations.md#problem-1-dual)."""
     C = np.broadcast_to(np.asarray(C, dtype=float), (K.shape[0],))
     if np.any(C <= 0):
         raise ValueError("C and C* must be > 0 for S3VM-L2")
@@ -189,8 +192,9 @@ class SDPRelaxationProblem(LabelingProblem):
     def objective(self, labels: np.ndarray) -> float:
         """J(y): the squared-hinge SVM without bias, trained exactly (each labeling once).
 
-        It equals D(y) / 2 of the hard-margin dual on K' (DESIGN.md), computed here by
-        finite Newton steps rather than by a conic solver, so incumbents are exact.
+        It equals D(y) / 2 of the hard-margin dual on K' (docs/formulations.md#no-bias),
+        computed here by finite Newton steps rather than by a conic solver, so incumbents are
+        exact.
         """
         key = np.asarray(labels, dtype=np.int8).tobytes()
         if key not in self._values:

@@ -1,4 +1,6 @@
-"""``sdp-lowrank``: the low-rank dual of the subspace SDP (DESIGN.md, Problem 2).
+"""``sdp-lowrank``: the low-rank dual of the subspace SDP of Problem 2.
+
+The project's reformulation, not in the papers: docs/formulations.md#low-rank-dual derives it.
 
 With K = G G' (G n x r: the features for a linear kernel, a Nystroem factor for rbf),
 a'(K o V M V')a = tr(M W'W) with W(a) = G' diag(a) V (r x d), linear in a. Swapping min over M

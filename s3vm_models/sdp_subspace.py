@@ -1,4 +1,6 @@
-"""``sdp-subspace``: the subspace approximation of the SDP relaxation (seed 003, 7.2; seed 001, 3).
+"""``sdp-subspace``: the subspace approximation of the SDP relaxation.
+
+De Bie and Cristianini (2006), section 7.2; (2003), section 3; docs/formulations.md#sdp-subspace.
 
 The label matrix is restricted to Gamma = V M V' with V (n x d) from the constrained spectral
 problem (7.6) (:mod:`s3vm.spectral`) and M (d x d) PSD:
@@ -14,18 +16,19 @@ It is an approximation, not a relaxation: Gamma need not be 1 on the diagonal, i
 bound on min_y D(y), and no lower bound is reported. Restricting the SDP can only raise its value,
 so ``sdp`` <= ``sdp-subspace``. With d = u + 1, the dimension of range(L) less the constant
 column, V spans every vector that is constant on each labeled class, the feasible sets of Gamma
-coincide and the two optima are equal (seed 003 says d = u; the count is u + 1 because the label
-column of L survives the constant-column rule).
+coincide and the two optima are equal (De Bie and Cristianini 2006, section 7.2.2, say d = u; the
+count is u + 1 because the label column of L survives the constant-column rule).
 
-Labels (seed 001, section 4.2): by the constant-column rule every row of V of a labeled positive
-point is the same vector v+ and every labeled negative row is -v+, so all columns of Gamma of
-labeled points agree up to sign. The relaxed unlabeled labels are the column of a positive labeled
-point on the unlabeled rows, gamma_u = Gamma[U, i+] = V_U M v+, thresholded. The count balance is
-the linear sum_{j in U} Gamma[j, i+] = 2P - u, the ``sdp``'s e'g = 2P - u.
+Labels (De Bie and Cristianini 2003, section 4.2): by the constant-column rule every row of V of
+a labeled positive point is the same vector v+ and every labeled negative row is -v+, so all
+columns of Gamma of labeled points agree up to sign. The relaxed unlabeled labels are the column
+of a positive labeled point on the unlabeled rows, gamma_u = Gamma[U, i+] = V_U M v+,
+thresholded. The count balance is the linear sum_{j in U} Gamma[j, i+] = 2P - u, the ``sdp``'s
+e'g = 2P - u.
 
-Groups (the ``group`` column, seed 003, 7.3.1 and 7.3.2) enter through L: every column of V is
-s_i times one value on the rows of a group, so Gamma = V M V' meets them for any M, and d is at
-most 1 + the number of free groups (u + 1 without groups).
+Groups (the ``group`` column, De Bie and Cristianini 2006, sections 7.3.1 and 7.3.2) enter
+through L: every column of V is s_i times one value on the rows of a group, so Gamma = V M V'
+meets them for any M, and d is at most 1 + the number of free groups (u + 1 without groups).
 """
 
 from __future__ import annotations
@@ -74,14 +77,16 @@ class SubspaceFamily(ConicFormulation):
 
 
 class SubspaceSDP(SubspaceFamily):
-    """The subspace SDP of seed 003, 7.2 (an approximation: no lower bound).
+    """The subspace SDP of De Bie and Cristianini (2006), section 7.2 (an approximation: no
+    lower bound).
 
     Parameters
     ----------
     dim : int
         d, the number of columns of V (1 <= d <= u + 1; default 4).
     rounding : {"gamma", "eigenvector"}
-        Labels from Gamma[U, i+] (seed 001, 4.2) or from the dominant eigenvector of V M V'.
+        Labels from Gamma[U, i+] (De Bie and Cristianini 2003, section 4.2) or from the
+        dominant eigenvector of V M V'.
     """
 
     name: ClassVar[str] = "sdp-subspace"

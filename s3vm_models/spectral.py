@@ -1,5 +1,5 @@
-"""Constrained spectral transduction (seed 003, section 7.2.2): the subspace V of ``sdp-subspace``
-and ``sdp-lowrank``.
+"""Constrained spectral transduction (De Bie and Cristianini 2006, section 7.2.2; 2003, section
+4.1): the subspace V of ``sdp-subspace`` and ``sdp-lowrank`` (docs/formulations.md#spectral).
 
 With an affinity matrix A (its own rbf, apart from the SVM kernel: a linear kernel's row sums can
 be negative, which breaks the degree matrix D = diag(A 1)), the label-constraint matrix
@@ -19,19 +19,19 @@ coefficient of the constant column) is set to 0 before forming v_i. Then every c
 +c on the labeled positives and -c on the labeled negatives, so the columns of Gamma = V M V' of
 opposite labeled points are opposite.
 
-With the groups of seed 003, 7.3.1 (signed ``group`` ids, :class:`s3vm.data.LabelMap`),
-L = [1, E] where E holds s_i at (i, r_i): column 1 is the labeled class (and the unlabeled rows a
-group ties to it), then one column per free group. Without groups E = [[y_L, 0], [0, I_u]] and L
-is the seed's. Each column of V is then s_i times one value on every group, so Gamma = V M V'
-meets the groups whatever M is.
+With the groups of De Bie and Cristianini (2006, section 7.3.1; signed ``group`` ids,
+:class:`s3vm.data.LabelMap`), L = [1, E] where E holds s_i at (i, r_i): column 1 is the labeled
+class (and the unlabeled rows a group ties to it), then one column per free group. Without groups
+E = [[y_L, 0], [0, I_u]] and L is the L of the chapter's (7.6). Each column of V is then s_i
+times one value on every group, so Gamma = V M V' meets the groups whatever M is.
 
 Two paths: ``dense`` (the rbf affinity on all points, ``scipy.linalg.eigh`` on L'(D - A)L,
 L'DL) for small n, and ``sparse`` (a symmetric k-nearest-neighbour rbf graph in ``scipy.sparse``,
 Lanczos ``eigsh``): no dense n x n matrix is ever formed on that path. The sparse path solves
 (7.6) on the complement of the constant, where it is a standard symmetric problem needing only
 sparse products (:func:`_sparse_nontrivial`). Both graphs keep the rbf's self-similarity 1 on the
-diagonal (the seed's diag(K 1) - K); the sparse path with ``neighbors = n - 1`` is the dense
-graph.
+diagonal (the chapter's (7.6) has diag(K 1) - K); the sparse path with ``neighbors = n - 1`` is
+the dense graph.
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ class SpectralResult(NamedTuple):
 
 
 def label_constraint_matrix(label, group=None) -> sp.csr_matrix:
-    """The seed's label-constraint matrix L (n x (2 + m)), rows in the order of ``label``.
+    """The label-constraint matrix L (n x (2 + m)) of De Bie and Cristianini (2006), (7.6), rows
+    in the order of ``label``.
 
     Parameters
     ----------
@@ -84,7 +85,7 @@ def label_constraint_matrix(label, group=None) -> sp.csr_matrix:
         +1/-1 on labeled rows, 0 on unlabeled rows (labeled and unlabeled rows may interleave).
     group : array_like (n,), optional
         Signed group ids (:class:`s3vm.data.Instance`): equivalence and inequivalence
-        constraints (seed 003, 7.3.1).
+        constraints (De Bie and Cristianini 2006, section 7.3.1).
 
     Returns
     -------
@@ -93,7 +94,7 @@ def label_constraint_matrix(label, group=None) -> sp.csr_matrix:
         :func:`s3vm.data.label_map` (s_i on its rows): column 1 is the label on the
         labeled rows (and on the unlabeled rows tied to them by a group), column 2 + k the k-th
         free group. Without groups m = u and column 2 + k is the indicator of the k-th unlabeled
-        row (in row order): the seed's L.
+        row (in row order): the chapter's L.
 
     Raises
     ------
@@ -127,7 +128,8 @@ def _sigma_from(nearest: np.ndarray) -> float:
 
 
 def nearest_neighbour_sigma(X: np.ndarray) -> float:
-    """The seed's rbf width for the affinity: mean distance of a point to its nearest neighbour.
+    """The rbf width for the affinity: mean distance of a point to its nearest neighbour (the
+    width rule of De Bie and Cristianini 2006, section 7.4.1; 2003, section 5).
 
     Parameters
     ----------
@@ -328,7 +330,8 @@ def spectral_subspace(X: np.ndarray, label, d: int, sigma: Optional[float] = Non
                       method: str = "auto", neighbors: int = DEFAULT_NEIGHBORS,
                       dense_max_n: int = DENSE_MAX_N, seed: int = 0,
                       group=None) -> np.ndarray:
-    """The subspace V (n x d) of seed 003's constrained spectral transduction.
+    """The subspace V (n x d) of constrained spectral transduction (De Bie and Cristianini 2006,
+    section 7.2.2).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""The 1-norm SVM linear program (seed 004):
+"""The 1-norm SVM linear program (Fung and Mangasarian 2001; docs/formulations.md#svm1):
 
     min e'y + mu e'z  s.t.  D(A w - e g) + y >= e,  -z <= w <= z,  y >= 0
 

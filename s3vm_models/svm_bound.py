@@ -1,4 +1,6 @@
-"""The SVM lower bound of S3VM-L2 at a node and the branching rule of seed 000 (section 4, eq. 7).
+"""The SVM lower bound of S3VM-L2 at a node and the branching rule of Chapelle, Sindhwani and
+Keerthi (2006): the bound of their section 4, the rule (7) with Proposition 1, eq. (8)
+(docs/formulations.md#bb).
 
 A node fixes the labels of some unlabeled points. Its bound is s(L_node), the squared-hinge SVM
 trained on the originally labeled points and the fixed unlabeled points only (the free points
@@ -11,8 +13,8 @@ outside the margin inherits the parent's solution unchanged, otherwise the facto
 row (block formula) and only when the active set changes does a Newton solve run, warm started
 from it.
 
-Branching (seed's rule 7 with its Proposition 1): if the support vectors do not change when a
-point x with label y joins,
+Branching (their rule (7) with their Proposition 1, eq. (8)): if the support vectors do not
+change when a point x with label y joins,
 
     s(L + {x, y}) = s(L) + max(0, 1 - y f(x))^2 / (2 S'_x),
     S'_x = K(x, x) + 1/(2 C*) - v' M^-1 v,   v = (K(sv, x), 1),
@@ -61,7 +63,8 @@ class SVMNode:
 
 
 class SVMBoundProblem(LabelingProblem):
-    """S3VM-L2 (Problem 1) for the branch-and-bound driver with the seed's SVM bound.
+    """S3VM-L2 (Problem 1) for the branch-and-bound driver with the SVM bound of Chapelle,
+    Sindhwani and Keerthi (2006), section 4.
 
     Parameters
     ----------
@@ -230,7 +233,7 @@ class SVMBoundProblem(LabelingProblem):
         """Rule (7): the free point whose unlikely label raises s most; its likely label first."""
         S = self.add_one_in(node, self.unlabeled[free])
         # (A strong-branching-like product of both rises made the two moons trees 5-20 times
-        # larger: the seed's rule, whose unlikely child is pruned at once, is kept.)
+        # larger: Chapelle et al.'s rule (7), whose unlikely child is pruned at once, is kept.)
         rise = (1.0 + np.abs(fR)) ** 2 / (2.0 * S)
         k = int(np.argmax(rise))
         return int(free[k]), (1 if fR[k] >= 0 else -1)

@@ -1,10 +1,10 @@
-"""The supervised value D(y) of Problem 2 at a full labeling (DESIGN.md):
+"""The supervised value D(y) of Problem 2 at a full labeling (docs/formulations.md#problem-2):
 
     D(y) = max_{0 <= a <= C} 2 1'a - a'(K o yy')a          (no upper bound: hard margin)
 
 D(y) is twice the optimum of the soft-margin SVM without bias, 1/2 |w|^2 + C sum xi. At the labels
 rounded from an SDP relaxation it is an upper bound on min_y D(y); the relaxation's optimum is a
-lower bound (seed 003, section 7.1.4).
+lower bound (De Bie and Cristianini 2006, section 7.1.4; docs/formulations.md#sdp-bounds).
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""VS3VM: Fung and Mangasarian's concave S3VM solved by successive linear approximation (seed 004).
+"""VS3VM: Fung and Mangasarian's concave S3VM solved by successive linear approximation.
+
+Fung and Mangasarian (2001); docs/formulations.md#vs3vm.
 
     min  f(w, g, y, z, r, s) = e'y + mu e'z + nu e' min(r, s)   over the polyhedron of Problem 3.
 
@@ -6,7 +8,8 @@ The first LP charges nu/2 e'(r + s) (the supergradient at r = s with lambda = 1/
 charges nu r_j when r_j < s_j, nu s_j when r_j > s_j, and nu/2 each at a tie (lambda = 0.5), at
 the last iterate. Only objective coefficients change, so one Pyomo model and one persistent solver
 serve the whole sequence. ``--kernel rbf`` replaces w by a kernel expansion over all points, the
-kernel VS3VM that the seed lists as future work; the LPs stay LPs.
+kernel VS3VM that Fung and Mangasarian's talk on this work lists as a future direction; the LPs
+stay LPs (docs/formulations.md#problem-3-kernel).
 """
 
 from __future__ import annotations

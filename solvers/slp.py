@@ -119,7 +119,8 @@ def successive_lp(problem: ConcaveProblem, session, *, max_lps: int = 50, tol: f
         decrease = before - problem.linear_value(x_next)
         scale = tol * max(1.0, abs(f))
         if decrease <= scale and f_next >= f - scale:
-            # x minimises its own linearisation: the seed's condition holds at x.
+            # x minimises its own linearisation: the necessary optimality condition of Fung and
+            # Mangasarian (2001) holds at x (docs/formulations.md#vs3vm).
             trace.stop = "necessary optimality condition"
             break
         x, f = x_next, f_next

@@ -1,8 +1,8 @@
 """``bb-mip``: the Bennett-Demiriz MIP solved by the branch-and-bound driver on LP relaxations.
 
 Every expected number is computed here, independently of s3vm_models: the LP of one labeling
-s in {-1,+1}^u is written from DESIGN.md Problem 3 as dense matrices in the variables
-(w, g, y, z, q),
+s in {-1,+1}^u is written from Problem 3 (docs/formulations.md#bd-mip) as dense matrices in the
+variables (w, g, y, z, q),
 
     min  e'y + mu e'z + nu e'q
     s.t. D(A w - e g) + y >= e,   -z <= w <= z,   s_j (B_j w - g) + q_j >= 1,   y, z, q >= 0,

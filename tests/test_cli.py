@@ -1,4 +1,4 @@
-"""The command-line contract of DESIGN.md, checked from outside.
+"""The command-line contract of docs/formulations.md#cli-contract, checked from outside.
 
 Most tests call ``s3vm.cli.main(argv)`` in-process (it returns the exit status) and read
 stdout/stderr with capsys; a few run the real console script in a subprocess to check a real

@@ -425,8 +425,9 @@ def test_subspace_and_lowrank_cbf_have_the_cvxpy_optima(tmp_path, instance, subs
         value = _cbf_optimum(built, tmp_path / f"{form.name}.cbf")
         assert value == pytest.approx(ref.model.value, rel=1e-5), form.name
         values[form.name] = value
-    # DESIGN.md: with an exact factor (here: linear features, rbf with rank = n) the low-rank dual
-    # (written as the minimum of the negative) has the subspace SDP's optimum.
+    # docs/formulations.md#low-rank-dual: with an exact factor (here: linear features, rbf with
+    # rank = n) the low-rank dual (written as the minimum of the negative) has the subspace SDP's
+    # optimum.
     assert -values["sdp-lowrank"] == pytest.approx(values["sdp-subspace"], rel=1e-5)
 
 

@@ -1,4 +1,5 @@
-"""k-median clustering (seed 004) and CVS3VM, the clustered VS3VM for data without labels.
+"""k-median clustering (Fung and Mangasarian 2001; docs/formulations.md#cvs3vm) and CVS3VM, the
+clustered VS3VM for data without labels.
 
 Expected values are computed here: 1-norm distances with numpy (|x - c| summed), medians with
 np.median, the true clustering from how the data were generated, the oracle's share of points
@@ -84,8 +85,8 @@ def test_k_median_recovers_separated_clusters(seed):
 @pytest.mark.parametrize("seed", [0, 4, 7])
 @pytest.mark.parametrize("k", [2, 3, 5])
 def test_centers_are_the_medians_of_their_points(k, seed):
-    """The seed's rule stops when no center moves: each center is the coordinate-wise median
-    of the points nearest to it (also where k does not fit the data)."""
+    """Fung and Mangasarian's rule stops when no center moves: each center is the coordinate-wise
+    median of the points nearest to it (also where k does not fit the data)."""
     X, _ = blobs(seed, sizes=(30, 21, 12, 7))
     result = k_median(X, k, seed=seed)
     nearest = l1(X, result.centers).argmin(axis=1)

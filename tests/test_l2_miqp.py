@@ -1,7 +1,9 @@
-"""S3VM-L2 as a MIQP (``l2-miqp``, DESIGN.md Problem 1) against an enumeration of labelings.
+"""S3VM-L2 as a MIQP (``l2-miqp``, docs/formulations.md#l2-miqp) against an enumeration of
+labelings.
 
 Every expected number is computed here, independently of s3vm_models: the kernel matrix from its
-definition, and J(y) at each labeling from the *dual* that DESIGN.md states,
+definition, and J(y) at each labeling from the *dual* that docs/formulations.md#problem-1-dual
+states (Chapelle, Sindhwani and Keerthi 2006, eqs. (4)-(5), with C and C* apart),
 
     J(y) = max_a 1'a - 1/2 a'(Y K Y + diag(1/(2 C_i))) a   s.t. a >= 0,  y'a = 0 (with bias),
 
@@ -62,7 +64,8 @@ def kernel(X: np.ndarray, kind: str, sigma: float) -> np.ndarray:
 
 
 class DualJ:
-    """J(y) at full labelings of one instance, from the dual of DESIGN.md (see module doc)."""
+    """J(y) at full labelings of one instance, from the dual of
+    docs/formulations.md#problem-1-dual (see module doc)."""
 
     def __init__(self, instance: Instance, settings: Settings):
         self.instance = instance

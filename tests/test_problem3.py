@@ -1,9 +1,12 @@
-"""Problem 3 of DESIGN.md (S3VM-1): RLP, the 1-norm SVM and the Bennett-Demiriz MIP.
+"""Problem 3 (S3VM-1): RLP, the 1-norm SVM and the Bennett-Demiriz MIP.
+
+The problems are stated in docs/formulations.md#problem-3 (sections 4.2-4.4).
 
 Every expected number here is computed in this file, independently of s3vm_models: the LPs are
 written from the math as dense matrices and solved with scipy.optimize.linprog, and the MIP
-optimum is checked against an enumeration of all 2^u labelings (DESIGN.md: "Its optimum equals
-min over labelings of the LP with only the chosen side's constraint: a test can enumerate").
+optimum is checked against an enumeration of all 2^u labelings (docs/formulations.md#bd-mip: "Its
+optimum equals the minimum over labelings of the LP that keeps only the chosen side's constraint
+(the tests enumerate all labelings to check it)").
 
 The LP of one labeling s in {-1,+1}^u, in the variables (w, g, y, z, q):
 

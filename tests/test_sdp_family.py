@@ -67,7 +67,7 @@ def rel(a: float, b: float) -> float:
     return abs(a - b) / max(1.0, abs(b))
 
 
-# -- sdp: the bound interval of seed 003, 7.1.4 --------------------------------------------
+# -- sdp: the bound interval of De Bie and Cristianini (2006), section 7.1.4 ---------------
 @pytest.mark.parametrize("solver", SDP_SOLVERS)
 @pytest.mark.parametrize("hard", [False, True], ids=["soft", "hard"])
 @pytest.mark.parametrize("balance", ["none", "count"])
@@ -154,7 +154,8 @@ def test_balance_out_of_reach_of_a_small_subspace_is_infeasible(small):
 # -- sdp-lowrank -------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def wide():
-    """Linear kernel with p >= n, so K is full rank and the seed's LMI has an interior."""
+    """Linear kernel with p >= n, so K is full rank and the LMI of De Bie and Cristianini
+    (2006), (7.4)-(7.5), has an interior."""
     return interleaved(gaussian_blobs(n=14, p=16, separation=3.0, n_labeled_per_class=3, seed=2))
 
 

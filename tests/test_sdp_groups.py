@@ -1,4 +1,5 @@
-"""Equivalence and inequivalence label constraints (seed 003, 7.3.1): the signed ``group`` column.
+"""Equivalence and inequivalence label constraints (De Bie and Cristianini 2006, section 7.3.1;
+docs/formulations.md#groups): the signed ``group`` column.
 
 Group |g| of a row, side sign(g) (0: no group): rows of a group on one side share a label, rows on
 opposite sides have opposite labels. ``sdp`` writes Gamma = L Gamma_c L' with one row of Gamma_c

@@ -1,4 +1,5 @@
-"""VS3VM (seed 004, DESIGN.md Problem 3): the LP dual of Problem 3's LPs and the successive LP.
+"""VS3VM (Fung and Mangasarian 2001; docs/formulations.md#vs3vm): the LP dual of Problem 3's LPs
+(docs/formulations.md#lp-dual) and the successive LP.
 
 Every expected number is computed in this file, independently of s3vm_models:
 
@@ -191,8 +192,8 @@ def concave_objective(A, d, B, w, g, mu, nu):
 
 
 def supergradient_costs(r, s, nu, tie=1e-9):
-    """nu times the seed's supergradient of e' min(r, s): r_j charged when r_j < s_j, s_j when
-    r_j > s_j, half each at a tie (lambda = 0.5)."""
+    """nu times Fung and Mangasarian's supergradient of e' min(r, s): r_j charged when
+    r_j < s_j, s_j when r_j > s_j, half each at a tie (lambda = 0.5)."""
     r, s = np.asarray(r), np.asarray(s)
     is_tie = np.abs(r - s) <= tie * np.maximum(1.0, r + s)
     c_r = np.where(is_tie, 0.5, np.where(r < s, 1.0, 0.0)) * nu
@@ -342,8 +343,8 @@ def check_vs3vm_result(result, inst, mu, nu, kernel="linear", sigma=None, max_lp
 
 
 def check_stopping_condition(A, d, B, w, g, mu, nu):
-    """The seed's necessary optimality condition at the final point: it minimises its own
-    linearisation over the polyhedron, checked with an independent LP."""
+    """Fung and Mangasarian's necessary optimality condition at the final point: it minimises
+    its own linearisation over the polyhedron, checked with an independent LP."""
     y, r, s = slacks(A, d, B, w, g)
     c_r, c_s = supergradient_costs(r, s, nu)
     at_point = float(y.sum() + mu * np.abs(w).sum() + c_r @ r + c_s @ s)
@@ -405,7 +406,8 @@ def test_vs3vm_stops_at_the_seeds_condition(case, solver):
 
 @pytest.mark.parametrize("lp_form", ["dual", "primal"])
 def test_vs3vm_on_larger_instance(lp_form):
-    """More unlabeled points and several LPs: monotone, stops at the seed's condition."""
+    """More unlabeled points and several LPs: monotone, stops at Fung and Mangasarian's
+    condition."""
     inst = gaussian_blobs(n=120, p=4, separation=1.5, n_labeled_per_class=5, seed=41)
     mu, nu = 0.1, 1.0
     result = run_vs3vm(inst, mu, nu, lp_form=lp_form)
@@ -456,8 +458,8 @@ def test_warm_start_reuses_the_basis(lp_form):
 
 
 def test_supergradient_of_the_concave_term():
-    """ConcaveS3VM's costs are nu times the seed's supergradient of e' min(r, s): r_j where
-    r_j < s_j, s_j where r_j > s_j, half each at an exact tie (lambda = 0.5)."""
+    """ConcaveS3VM's costs are nu times Fung and Mangasarian's supergradient of e' min(r, s):
+    r_j where r_j < s_j, s_j where r_j > s_j, half each at an exact tie (lambda = 0.5)."""
     from s3vm.vs3vm import ConcaveS3VM, Iterate
 
     data = Problem3Data.from_instance(instance("small_blobs_1"))

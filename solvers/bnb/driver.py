@@ -145,7 +145,8 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
     ----------
     problem : LabelingProblem
     node_selection : {"depth", "best", "best-dive"}
-        ``depth``: depth-first, the child with the node's ``first_label`` first (seed 000).
+        ``depth``: depth-first, the child with the node's ``first_label`` first (Chapelle,
+        Sindhwani and Keerthi 2006, section 3.2).
         ``best``: the open node of least bound first (ties: the deepest). ``best-dive``: follow
         the first child down until it is pruned or a leaf, then jump to the open node of least
         bound.
