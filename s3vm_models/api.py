@@ -51,6 +51,8 @@ def _profile(form, solver: Optional[str], profile: Optional[str], time_limit: Op
     """The profile for one formulation: the named solver or file, else its class's default."""
     from .solvers.profiles import get_profile
 
+    if solver is None and profile is None:
+        solver = form.default_solver()
     return get_profile(solver, profile, form.problem_class).updated(time_limit=time_limit,
                                                                     verbose=verbose or None)
 
@@ -93,9 +95,13 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
     return form.solve(instance, effective, _profile(form, solver, profile, time_limit, verbose))
 
 
+#: Keys of ``per_formulation`` that choose how a formulation is run rather than what it solves.
+RUN_KEYS = ("solver", "time_limit")
+
+
 def _split_per_formulation(names: list, per_formulation: Optional[dict]) -> dict:
-    """name -> (settings, options) of each formulation's own entries, checked."""
-    out = {name: ({}, {}) for name in names}
+    """name -> (settings, options, run keys) of each formulation's own entries, checked."""
+    out = {name: ({}, {}, {}) for name in names}
     for name, entries in (per_formulation or {}).items():
         if name not in out:
             raise InputError(f"settings for {name!r}, which is not among the formulations "
@@ -106,21 +112,24 @@ def _split_per_formulation(names: list, per_formulation: Optional[dict]) -> dict
                 out[name][0][key] = value
             elif key in own:
                 out[name][1][key] = value
+            elif key in RUN_KEYS:
+                out[name][2][key] = value
             else:
                 raise InputError(f"{name}.{key}: {key!r} is neither a setting nor an option of "
-                                 f"{name}")
+                                 f"{name} (nor {' or '.join(RUN_KEYS)})")
     return out
 
 
 def prepare_comparison(data: Data, formulations: Iterable[str],
                        settings: Optional[Settings] = None, *, options: Optional[dict] = None,
                        per_formulation: Optional[dict] = None, **overrides):
-    """Check a comparison before anything is solved: (instance, [(formulation, settings)]).
+    """Check a comparison before anything is solved: (instance, [(formulation, settings,
+    run keys)]).
 
     Options and explicit settings go to each formulation that takes them; one that none of
     the formulations takes is an :class:`InputError`. ``per_formulation`` maps a formulation
     name to its own settings and options (``{"vs3vm": {"balance": "none"}}``), which it must
-    honour.
+    honour, and to its own ``solver`` and ``time_limit``.
     """
     instance, data_settings = load(data)
     base = _base_settings(data_settings, settings)
@@ -143,14 +152,14 @@ def prepare_comparison(data: Data, formulations: Iterable[str],
             raise InputError(f"{flag} does not apply to {', '.join(names)}")
     prepared = []
     for name, cls in zip(names, classes):
-        own_settings, own_options = own[name]
+        own_settings, own_options, run = own[name]
         form = get_formulation(name, **{**{k: v for k, v in options.items()
                                            if k in cls.option_table()}, **own_options})
         cls.settings_for(base, own_settings)  # the formulation's own entries must apply
         shared = {k: v for k, v in overrides.items() if k in cls.settings_used}
         effective = cls.settings_for(base, {**shared, **own_settings}, strict=False)
         form.check(instance, effective)
-        prepared.append((form, effective))
+        prepared.append((form, effective, run))
     return instance, prepared
 
 
@@ -169,9 +178,11 @@ def compare(data: Data, formulations: Iterable[str], settings: Optional[Settings
     """
     instance, prepared = prepare_comparison(data, formulations, settings, options=options,
                                             per_formulation=per_formulation, **overrides)
-    profiles = [_profile(form, solver, profile, time_limit, verbose) for form, _ in prepared]
+    profiles = [_profile(form, run.get("solver", solver), profile,
+                         run.get("time_limit", time_limit), verbose)
+                for form, _, run in prepared]
     out = []
-    for (form, effective), prof in zip(prepared, profiles):
+    for (form, effective, _), prof in zip(prepared, profiles):
         result = form.solve(instance, effective, prof)
         out.append((result, evaluate(instance, result)))
     return out

@@ -65,6 +65,9 @@ class Formulation(ABC):
     settings_fixed : dict
         Fields the formulation always solves with one value: name -> (value, why). An explicit
         other value is an error giving ``why``; a file's other value is ignored.
+    preferred_solvers : tuple of str
+        The solvers to use when none is named, the first installed one winning (before the
+        default of the problem class).
     unmeetable_count_is_infeasible : bool
         Whether a balance count outside 0..u is a problem without feasible labelings (status
         ``infeasible``) rather than bad input.
@@ -84,6 +87,7 @@ class Formulation(ABC):
     unmeetable_count_is_infeasible: ClassVar[bool] = False
     settings_used: ClassVar[tuple] = ALL_SETTINGS
     settings_fixed: ClassVar[dict] = {}
+    preferred_solvers: ClassVar[tuple] = ()
 
     def __init__(self, **values):
         options = self.option_table()
@@ -104,6 +108,16 @@ class Formulation(ABC):
     def option_values(self) -> dict:
         """The options this formulation was made with (defaults included)."""
         return {name: getattr(self, name) for name in self.option_table()}
+
+    @classmethod
+    def default_solver(cls) -> "str | None":
+        """The first installed of :attr:`preferred_solvers`, else None (the class default)."""
+        from .solvers.registry import unavailable_reason
+
+        for name in cls.preferred_solvers:
+            if unavailable_reason(name, cls.problem_class) is None:
+                return name
+        return None
 
     def check_options(self) -> None:
         """Checks that involve several options or the file system (after each is valid)."""

@@ -14,7 +14,7 @@ import sys
 from typing import Optional, Sequence
 
 from ._version import __version__
-from .options import add_flags
+from .options import Option, add_flags
 from .solvers.errors import InputError, S3VMError
 from .solvers.files import atomic_output, check_writable
 from .solvers.stdio import own_stdout
@@ -125,6 +125,12 @@ def _formulation_options(args) -> dict:
     return {k: getattr(args, k) for k in all_options() if getattr(args, k, None) is not None}
 
 
+#: ``--set NAME.solver=S`` and ``--set NAME.time_limit=T``: how one formulation of a comparison
+#: is run.
+RUN_OPTIONS = {"solver": Option("solver", "choice", None, choices=("any",)),
+               "time_limit": Option("time_limit", "float", None, minimum=0.0, open_min=True)}
+
+
 def _per_formulation(entries) -> dict:
     """``--set NAME.KEY=VALUE`` entries as {name: {key: value}}, each value parsed by its table."""
     from .registry import formulation_options
@@ -137,7 +143,8 @@ def _per_formulation(entries) -> dict:
         if not (sep and dot and name and key):
             raise InputError(f"--set {entry!r}: expected NAME.KEY=VALUE, e.g. vs3vm.balance=none")
         key = key.replace("-", "_")
-        option = SETTINGS_TABLE.get(key) or formulation_options(name).get(key)
+        option = SETTINGS_TABLE.get(key) or formulation_options(name).get(key) \
+            or RUN_OPTIONS.get(key)
         if option is None:
             raise InputError(f"--set {entry!r}: {key!r} is neither a setting nor an option of "
                              f"{name}")

@@ -186,13 +186,23 @@ class ConicFormulation(Formulation):
         result.info["relaxation_value"] = relaxed
         if note:
             result.info["objective_note"] = note
-        if self.is_relaxation and outcome.status == "optimal":
-            result.lower_bound = relaxed
+        bound = None
+        if self.is_relaxation:
+            certify = built.read.get("certified")
+            if certify is not None:
+                # A feasible dual point's value: proven whatever the solver's accuracy.
+                bound = certify()
+                result.info["certified_bound"] = bound if np.isfinite(bound) else None
+                bound = bound if np.isfinite(bound) else None
+            elif outcome.status == "optimal":
+                bound = relaxed  # the solver's word (a model without a dual certificate)
+        result.lower_bound = bound
+        if outcome.status in ("optimal", "feasible"):
             gap = result.gap
             # Both ends of the interval of section 7.1.4 meet: the rounded labels are optimal.
             result.status = "optimal" if gap is not None and gap <= 1e-6 else "feasible"
         else:
-            result.status = "feasible" if outcome.status == "optimal" else outcome.status
+            result.status = outcome.status
 
 
 def round_scores(scores: np.ndarray, instance: Instance,

@@ -38,6 +38,7 @@ from .conic_formulation import ROUNDING, ConicModel, problem2_penalties
 from .data import Instance
 from .solvers.errors import InputError
 from .kernels import kernel_matrix
+from .lowrank_dual import lowrank_dual_model, lowrank_operators
 from .options import SEED, Option
 from .sdp_subspace import SubspaceFamily
 from .subspace import DIM, balance_row, subspace_basis, subspace_readers
@@ -96,18 +97,6 @@ def kernel_factor(instance: Instance, settings: Settings, rank: Optional[int] = 
     raise InputError(f"unknown kernel {settings.kernel!r}: choose linear or rbf")
 
 
-def lowrank_operators(G: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(B_W, B_V): vec(G' diag(a) V) = B_W a (r d x n) and vec(V' diag(lam) V) = B_V lam (d d x n).
-
-    vec stacks columns (Fortran order); column i of B_W is vec(g_i v_i') = v_i kron g_i.
-    """
-    n, r = G.shape
-    d = V.shape[1]
-    BW = (V[:, :, None] * G[:, None, :]).reshape(n, d * r).T
-    BV = (V[:, :, None] * V[:, None, :]).reshape(n, d * d).T
-    return np.ascontiguousarray(BW), np.ascontiguousarray(BV)
-
-
 def dual_scale(G: np.ndarray, instance: Instance, C: Optional[np.ndarray]) -> float:
     """beta for :func:`lowrank_dual_model`: sqrt of a rough estimate of the optimum.
 
@@ -120,63 +109,6 @@ def dual_scale(G: np.ndarray, instance: Instance, C: Optional[np.ndarray]) -> fl
                                      None if C is None else C[lab])
     estimate = value * instance.n / max(len(lab), 1)
     return float(np.sqrt(estimate)) if np.isfinite(estimate) and estimate > 1.0 else 1.0
-
-
-def lowrank_dual_model(G: np.ndarray, V: np.ndarray, C: Optional[np.ndarray],
-                       balance: Optional[tuple] = None, beta: float = 1.0) -> ConicModel:
-    """The CVXPY model of the low-rank dual on the rows of G and V (all points, or a working set).
-
-    Parameters
-    ----------
-    G : ndarray (m, r)
-        Kernel factor rows.
-    V : ndarray (m, d)
-        Subspace rows.
-    C : ndarray (m,) or None
-        Upper bounds of a (None: hard margin).
-    balance : (s, v+, rhs), optional
-        The count balance s'M v+ = rhs (s, v+ from :func:`s3vm.sdp_subspace.balance_row`,
-        over all unlabeled points even when the rows are a working set).
-    beta : float
-        Scale of the LMI by the congruence diag(I_d, beta I_r):
-        [[top, beta W'], [beta W, beta^2 I_r]] PSD, the same constraint, better scaled for SCS.
-        The dual matrix's top-left block (M) is unchanged by it.
-
-    Returns
-    -------
-    ConicModel
-        ``model`` minimises the negative of 2 1'a - 1'lam (- eta rhs); ``read`` has ``M``, ``a``,
-        ``lam``; ``info`` has ``lmi_sizes``, ``dim``, ``rank`` and ``objective_sign`` (-1).
-    """
-    import cvxpy as cp
-
-    m, r = G.shape
-    d = V.shape[1]
-    BW, BV = lowrank_operators(G, V)
-    a = cp.Variable(m, nonneg=True, name="a")
-    lam = cp.Variable(m, nonneg=True, name="lam")
-    W = cp.reshape(BW @ a, (r, d), order="F")
-    top = cp.reshape(BV @ lam, (d, d), order="F")
-    value = 2 * cp.sum(a) - cp.sum(lam)
-    constraints = [] if C is None else [a <= C]
-    if balance is not None:
-        s, vp, rhs = balance
-        eta = cp.Variable(name="eta")
-        top = top + eta * ((np.outer(vp, s) + np.outer(s, vp)) / 2.0)
-        value = value - eta * rhs
-    lmi = cp.bmat([[top, beta * W.T], [beta * W, beta * beta * np.eye(r)]]) >> 0
-    constraints.append(lmi)
-    problem = cp.Problem(cp.Minimize(-value), constraints)
-
-    def m_value():
-        Z = np.asarray(lmi.dual_value, dtype=float)[:d, :d]
-        return (Z + Z.T) / 2.0
-
-    return ConicModel(problem, read={
-        "M": m_value,
-        "a": lambda: np.asarray(a.value, dtype=float),
-        "lam": lambda: np.asarray(lam.value, dtype=float),
-    }, info={"lmi_sizes": [d + r], "dim": d, "rank": r, "objective_sign": -1})
 
 
 def kkt_violations(G: np.ndarray, V: np.ndarray, a: np.ndarray, M: np.ndarray) -> np.ndarray:

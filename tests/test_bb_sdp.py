@@ -207,7 +207,7 @@ class KernelSDP(SDPRelaxation):
     """The project's ``sdp`` formulation on a given kernel matrix (here K')."""
 
     def __init__(self, K):
-        super().__init__()
+        super().__init__(sdp_form="primal")
         self.K = K
 
     def kernel(self, instance, settings):

@@ -261,7 +261,7 @@ def cvxpy_optima(instance):
     """The optimum of SDPRelaxation.build_cvxpy per case, solved with Clarabel."""
     out = {}
     for key, settings in CASES.items():
-        problem = SDPRelaxation().build(instance, settings, "cvxpy").model
+        problem = SDPRelaxation(sdp_form="primal").build(instance, settings, "cvxpy").model
         problem.solve(solver="CLARABEL")
         assert problem.status == "optimal", (key, problem.status)
         out[key] = problem.value
@@ -280,7 +280,7 @@ def test_every_part_of_the_model_is_active(cvxpy_optima):
 
 def test_build_without_licence_gives_scalar_variables_in_two_lmis(instance):
     settings = CASES["soft-rbf-C*-count"]
-    built = SDPRelaxation().build(instance, settings, "fusion")
+    built = SDPRelaxation(sdp_form="primal").build(instance, settings, "fusion")
     try:
         model = built.model
         assert isinstance(model, mf.Model)
@@ -301,11 +301,11 @@ def test_readers_rebuild_gamma_like_the_cvxpy_model(monkeypatch, instance):
     import s3vm.fusion.sdp as fsdp
 
     settings = CASES["soft-rbf-C*-count"]
-    ref = SDPRelaxation().build(instance, settings, "cvxpy")
+    ref = SDPRelaxation(sdp_form="primal").build(instance, settings, "cvxpy")
     ref.model.solve(solver="CLARABEL")
     values = {v.name(): np.asarray(v.value) for v in ref.model.variables()}
     iu, ju = np.triu_indices(instance.u, k=1)
-    built = SDPRelaxation().build(instance, settings, "fusion")
+    built = SDPRelaxation(sdp_form="primal").build(instance, settings, "fusion")
     try:
         model = built.model
         by_var = {id(model.getVariable("gamma_u")): values["gamma_u"],
@@ -322,7 +322,7 @@ def test_readers_rebuild_gamma_like_the_cvxpy_model(monkeypatch, instance):
 def test_exported_cbf_has_the_cvxpy_optimum(tmp_path, instance, cvxpy_optima, case):
     """The cross-check: CBF written by MOSEK, read by read_cbf, solved by Clarabel."""
     path = tmp_path / "model.cbf"
-    SDPRelaxation().export(instance, CASES[case], str(path), "cbf")
+    SDPRelaxation(sdp_form="primal").export(instance, CASES[case], str(path), "cbf")
     text = path.read_text()
     # Scalar variables in affine matrix constraints only: no PSD variable in the file.
     assert "PSDCON" in text and "PSDVAR" not in text and "FCOORD" not in text
@@ -334,7 +334,7 @@ def test_exported_cbf_has_the_cvxpy_optimum(tmp_path, instance, cvxpy_optima, ca
 
 def test_exported_ptf_names_the_model(tmp_path, instance):
     path = tmp_path / "model.ptf"
-    SDPRelaxation().export(instance, CASES["soft-linear"], str(path), "ptf")
+    SDPRelaxation(sdp_form="primal").export(instance, CASES["soft-linear"], str(path), "ptf")
     text = path.read_text()
     assert text.startswith("Task sdp")
     for name in ("gamma_u", "Gamma_uu", "nu", "mu", "t[0]", "head", "svm"):
@@ -481,7 +481,7 @@ def test_backend_without_licence_returns_an_error_outcome(instance):
     """Called directly (the registry would refuse first), a solve fails as an Outcome."""
     from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
 
-    built = SDPRelaxation().build(instance, CASES["soft-linear"], "fusion")
+    built = SDPRelaxation(sdp_form="primal").build(instance, CASES["soft-linear"], "fusion")
     try:
         outcome = MosekFusionBackend().solve(built.model, SolverProfile(time_limit=5, threads=1))
     finally:
@@ -495,7 +495,7 @@ def test_backend_rejects_an_unknown_parameter_before_solving(instance):
     from s3vm.solvers.errors import InputError
     from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
 
-    built = SDPRelaxation().build(instance, CASES["soft-linear"], "fusion")
+    built = SDPRelaxation(sdp_form="primal").build(instance, CASES["soft-linear"], "fusion")
     try:
         with pytest.raises(InputError, match="noSuchParameter"):
             MosekFusionBackend().set_parameters(
@@ -571,7 +571,7 @@ def test_backend_status_mapping(problem, primal, response, status, has_solution)
 def test_mosek_fusion_solve_matches_cvxpy(instance, cvxpy_optima, case):
     from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
 
-    form = SDPRelaxation()
+    form = SDPRelaxation(sdp_form="primal")
     built = form.build(instance, CASES[case], "fusion")
     try:
         outcome = MosekFusionBackend().solve(built.model, SolverProfile(time_limit=60))
@@ -595,7 +595,7 @@ def test_mosek_fusion_solve_matches_cvxpy(instance, cvxpy_optima, case):
 @needs_licence
 def test_mosek_fusion_through_the_formulation(instance, cvxpy_optima):
     settings = CASES["soft-rbf-C*-count"]
-    result = SDPRelaxation().solve(instance, settings, SolverProfile(solver="mosek-fusion"))
+    result = SDPRelaxation(sdp_form="primal").solve(instance, settings, SolverProfile(solver="mosek-fusion"))
     assert result.solver == "mosek-fusion" and result.status in ("optimal", "feasible")
     assert result.lower_bound == pytest.approx(cvxpy_optima["soft-rbf-C*-count"], rel=1e-5)
     assert result.objective >= result.lower_bound - 1e-6

@@ -48,7 +48,7 @@ def with_group(inst: Instance, group) -> Instance:
 
 
 def sdp_solution(inst: Instance, settings: Settings):
-    built = SDPRelaxation().build_cvxpy(inst, settings)
+    built = SDPRelaxation(sdp_form="primal").build_cvxpy(inst, settings)
     built.model.solve(solver="CLARABEL")
     assert built.model.status == "optimal"
     return built.model.value, built
@@ -243,7 +243,7 @@ def test_fusion_models_honour_the_groups(tmp_path, small, monkeypatch):
     settings = Settings(kernel="rbf", sigma=SIGMA, C=1.0, balance="count", positives=4)
     ref_value, ref = sdp_solution(inst, settings)
     m = inst.label_map().size - 1
-    built = SDPRelaxation().build(inst, settings, "fusion")
+    built = SDPRelaxation(sdp_form="primal").build(inst, settings, "fusion")
     try:
         assert isinstance(built.model, mf.Model)
         assert built.info == ref.info

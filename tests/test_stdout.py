@@ -1,0 +1,76 @@
+"""Standard output carries only s3vm's own output, whatever the solver libraries print.
+
+Solver libraries write to file descriptor 1 from C (HiGHS 1.16 prints a banner when a model is
+created; SCIP, SCS and Clarabel print logs when asked), where Python's capture cannot see it. So
+these tests run the real console script in a subprocess: for every formulation, ``solve --json``
+must print exactly one JSON object and nothing else, ``compare``'s table must start with its own
+title, and ``--verbose`` must send the solver's log to stderr, never to stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from s3vm.registry import FORMULATIONS
+from s3vm.solvers.registry import installed_solvers
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BLOBS = os.path.join(ROOT, "instances", "blobs_small.toml")
+
+# Options that keep every formulation small and fast on the 12-point instance.
+EXTRA = {
+    "cvs3vm": ["--label-fraction", "0.5"],
+    "sdp-subspace": ["--dim", "3"],
+    "sdp-lowrank": ["--dim", "3"],
+    "bb-sdp": ["--no-bias"],
+}
+
+
+def _command():
+    script = os.path.join(os.path.dirname(sys.executable), "s3vm")
+    if os.path.isfile(script) and os.access(script, os.X_OK):
+        return [script]
+    return [sys.executable, "-m", "s3vm.cli"]
+
+
+def _run(args, timeout=120):
+    env = dict(os.environ)
+    env.pop("S3VM_DEBUG", None)
+    return subprocess.run(_command() + args, capture_output=True, text=True, timeout=timeout,
+                          env=env)
+
+
+@pytest.mark.parametrize("name", list(FORMULATIONS))
+def test_solve_json_is_the_only_output(name):
+    if name == "l2-miqp" and "scip" not in installed_solvers("miqp"):
+        pytest.skip("l2-miqp needs SCIP (pip install s3vm[scip])")
+    proc = _run(["solve", BLOBS, "-f", name, "--json", "-q"] + EXTRA.get(name, []))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("\n") == 1, proc.stdout[:300]
+    result = json.loads(proc.stdout)  # what `| python -m json.tool` needs
+    assert result["formulation"] == name
+    assert len(result["labels"]) == 8
+
+
+def test_compare_table_starts_with_its_own_title():
+    proc = _run(["compare", BLOBS, "--formulations", "rlp,bd-mip,vs3vm", "-q"])
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("blobs_small: n = 12")
+    assert lines[1].split()[:3] == ["formulation", "solver", "status"]
+    assert len(lines) == 3 + 3
+
+
+def test_verbose_sends_solver_logs_to_stderr():
+    quiet = _run(["solve", BLOBS, "-f", "bd-mip", "--json", "-q"])
+    loud = _run(["solve", BLOBS, "-f", "bd-mip", "--json", "-q", "--verbose"])
+    for proc in (quiet, loud):
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["status"] == "optimal"
+    assert "HiGHS" not in quiet.stderr + quiet.stdout
+    assert "HiGHS" in loud.stderr  # the solver's log, on stderr only
