@@ -15,7 +15,8 @@ Conventions
   (mean 0, standard deviation 1 per column) or ``"minmax"`` (each column onto [0, 1]); both use
   all rows (the transductive setting knows every point) and leave a constant column at 0.
 - Row order is the file order (after dropping incomplete rows where a set says so).
-- The data directory is ``instances/data`` next to the package; the environment variable
+- The data directory is ``data/`` in the package :mod:`s3vm.instances` (shipped in the wheel,
+  found with :mod:`importlib.resources`, see :mod:`s3vm.resources`); the environment variable
   ``S3VM_DATA_DIR`` overrides it.
 """
 
@@ -83,9 +84,13 @@ SCALINGS = (None, "standard", "minmax")
 
 
 def data_dir() -> Path:
-    """The folder of the bundled data (``$S3VM_DATA_DIR`` or ``<repo>/instances/data``)."""
+    """The folder of the bundled data: ``$S3VM_DATA_DIR`` if set, else the package data
+    ``s3vm/instances/data`` (the repository's ``instances/data``)."""
     env = os.environ.get("S3VM_DATA_DIR")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "instances" / "data"
+    if env:
+        return Path(env)
+    from .resources import bundled_data_dir
+    return bundled_data_dir()
 
 
 def _path(folder: str, file: str) -> Path:
