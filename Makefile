@@ -23,18 +23,21 @@ EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade $(PIN) pip
-	$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e .
+	$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e '.[sdpa]'
 	touch $@
 
 $(TEST_STAMP): $(STAMP)
-	$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e '.[test,scip]'
+	$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e '.[test,scip,sdpa]'
 	touch $@
 
 venv: $(STAMP)
 
-# The main job: compare formulations on the bundled two-moons instance with HiGHS.
+# The main job: on the bundled two moons (rbf kernel, count balance), the local methods, the SDP
+# relaxation with its interval, the Bennett-Demiriz MIP under a 10 s limit, and the exact bb,
+# which proves its labeling optimal.
+DEMO_FORMULATIONS := vs3vm,switching,sdp,bd-mip,bb
 demo: $(STAMP)
-	$(BIN)/s3vm compare instances/two_moons.toml --formulations rlp,svm1,bd-mip,vs3vm --kernel linear --balance none
+	$(BIN)/s3vm compare instances/two_moons.toml --formulations $(DEMO_FORMULATIONS) --set bd-mip.time_limit=10 --quiet
 
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests
@@ -44,7 +47,7 @@ test-latest:
 	rm -rf $(LATEST)
 	$(PYTHON) -m venv $(LATEST)
 	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
-	$(EDITABLE) $(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[test,scip]'
+	$(EDITABLE) $(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[test,scip,sdpa]'
 	$(LATEST)/bin/python -m pip list --format=freeze | grep -iE '^(numpy|scipy|pandas|scikit-learn|pyomo|highspy|cvxpy|scs|clarabel|pyscipopt)=='
 	$(LATEST)/bin/python -m pytest -q -n 2 tests
 
@@ -67,8 +70,8 @@ constraints:
 	rm -rf $(FREEZE)
 	$(PYTHON) -m venv $(FREEZE)
 	$(FREEZE)/bin/python -m pip install --quiet --upgrade pip
-	$(FREEZE)/bin/python -m pip install --quiet '.[test,scip]'
-	{ echo "# Every package of the test environment: 'make constraints' installs s3vm[test,scip] into a"; \
+	$(FREEZE)/bin/python -m pip install --quiet '.[test,scip,sdpa]'
+	{ echo "# Every package of the test environment: 'make constraints' installs s3vm[test,scip,sdpa] into a"; \
 	  echo "# fresh venv with the newest releases setup.cfg allows and freezes it (made with Python"; \
 	  echo "# $$($(FREEZE)/bin/python -c 'import platform; print(platform.python_version(), "on", platform.system(), platform.machine())'))."; \
 	  echo "# make demo, make test and .ci/run install with it; refresh it, then run make test."; \

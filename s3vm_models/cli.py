@@ -263,7 +263,21 @@ def _table(rows, instance) -> str:
              _fmt(r.gap, ".2%"), _fmt(m["error"], ".2%"), _fmt(m["auc"], ".4f"),
              f"{r.seconds:.3f}"] for r, m in rows]
     title = f"{instance.name}: n = {instance.n}, labeled = {instance.l}, unlabeled = {instance.u}"
-    return title + "\n" + tabulate(body, headers=header, disable_numparse=True)
+    lines = [title, tabulate(body, headers=header, disable_numparse=True)]
+    for r, m in rows:
+        if r.status == "optimal" and r.labels is not None:
+            lines.append(_proved(r, m))
+    return "\n".join(lines)
+
+
+def _proved(result, metrics, width: int = 72) -> str:
+    """Two or more lines naming a labeling proved optimal: who, its value, and the labels."""
+    error = "" if metrics["error"] is None else f", error {metrics['error']:.2%}"
+    signs = "".join("+" if v > 0 else "-" for v in result.labels)
+    head = (f"proved optimal by {result.formulation}: objective {_fmt(result.objective)} = "
+            f"lower bound{error}; labels of the unlabeled rows (file order):")
+    body = ["  " + signs[i:i + width] for i in range(0, len(signs), width)]
+    return "\n".join([head, *body])
 
 
 def _cmd_dataset(args, out) -> int:

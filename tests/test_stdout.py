@@ -63,7 +63,9 @@ def test_compare_table_starts_with_its_own_title():
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("blobs_small: n = 12")
     assert lines[1].split()[:3] == ["formulation", "solver", "status"]
-    assert len(lines) == 3 + 3
+    assert [line.split()[0] for line in lines[3:6]] == ["rlp", "bd-mip", "vs3vm"]
+    # the labelings proved optimal are named after the table (here the LP's and the MIP's)
+    assert lines[6].startswith("proved optimal by rlp")
 
 
 def test_verbose_sends_solver_logs_to_stderr():
