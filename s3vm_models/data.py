@@ -136,6 +136,17 @@ class Instance:
         if self.u == 0:
             raise InputError("no unlabeled point (label 0): nothing to transduce")
 
+    def require_moderate_features(self) -> None:
+        """Raise InputError when a feature's magnitude is beyond :data:`FEATURE_LIMIT`, where
+        solvers lose every digit (and kernels overflow): the message names the scaling that
+        fixes it."""
+        big = np.abs(self.X).max(initial=0.0)
+        if big > FEATURE_LIMIT:
+            i, j = np.unravel_index(int(np.argmax(np.abs(self.X))), self.X.shape)
+            raise InputError(f"feature {self.feature_names[j]!r} of row {i} is {self.X[i, j]:g}: "
+                             f"values beyond {FEATURE_LIMIT:g} in magnitude are out of reach of "
+                             "the solvers; scale the features (--scale standard or minmax)")
+
     def require_truth(self, why: str) -> None:
         if self.truth is None:
             raise InputError(f"{why} needs a 'truth' column in the data")
@@ -274,11 +285,35 @@ def label_map(label, group=None) -> LabelMap:
     return LabelMap(rep=rep, sign=sign, size=1 + int(free_keys.size))
 
 
-def _as_finite_matrix(X) -> np.ndarray:
+def _real_array(values, what: str) -> np.ndarray:
+    """``values`` as a float array; complex numbers and text are refused, not converted (numpy
+    would drop an imaginary part with a warning and parse "1.5" as a number)."""
+    raw = values if isinstance(values, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(values)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{what} must be numeric: {exc}") from None
+    kind = raw.dtype.kind
+    if kind == "c" or (kind == "O" and any(isinstance(v, complex) for v in raw.ravel())):
+        raise InputError(f"{what} must be real numbers, got complex values")
+    if kind in "USV":
+        raise InputError(f"{what} must be numeric, got {raw.dtype.name} values (text)")
+    if kind == "M" or kind == "m":
+        raise InputError(f"{what} must be numeric, got {raw.dtype.name} values (dates)")
     try:
-        X = np.array(X, dtype=float)
+        return np.array(raw, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"features must be numeric: {exc}") from None
+        raise InputError(f"{what} must be numeric: {exc}") from None
+
+
+#: Features beyond this magnitude are refused by the formulations (LP solvers read 1e20 as
+#: infinite and lose all precision far below; squares overflow at 1e154): scale them first.
+FEATURE_LIMIT = 1e15
+
+
+def _as_finite_matrix(X) -> np.ndarray:
+    X = _real_array(X, "features")
     if X.ndim != 2:
         raise InputError(f"features must form a 2-D array, got {X.ndim} dimension(s)")
     if X.shape[0] == 0:
@@ -293,10 +328,7 @@ def _as_finite_matrix(X) -> np.ndarray:
 
 
 def _as_label_vector(values, n: int, column: str, allowed: Sequence[int]) -> np.ndarray:
-    try:
-        v = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(f"column '{column}' must be numeric") from None
+    v = _real_array(values, f"column '{column}'")
     if v.shape != (n,):
         raise InputError(f"column '{column}' must hold one value per row ({n}), got shape {v.shape}")
     ok = np.isin(v, allowed)
@@ -305,6 +337,18 @@ def _as_label_vector(values, n: int, column: str, allowed: Sequence[int]) -> np.
         spelled = ", ".join(str(a) for a in allowed)
         raise InputError(f"column '{column}' has {v[i]:g} in row {i}: allowed values are {spelled}")
     return v.astype(np.int8)
+
+
+def _raw_header(path: str) -> Optional[list]:
+    """The header's names as written (pandas renames a repeated name 'x' to 'x.1')."""
+    import pandas as pd
+
+    try:
+        row = pd.read_csv(path, header=None, nrows=1, dtype=str, skipinitialspace=True,
+                          keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):
+        return None
+    return [str(v).strip() for v in row.iloc[0].tolist()] if len(row) else None
 
 
 def read_csv(path: str, name: Optional[str] = None) -> Instance:
@@ -318,18 +362,36 @@ def read_csv(path: str, name: Optional[str] = None) -> Instance:
     """
     import pandas as pd
 
+    if os.path.isdir(path):
+        raise InputError(f"data file {path} is a directory")
     if not os.path.isfile(path):
         raise InputError(f"data file not found: {path}")
     try:
         frame = pd.read_csv(path, skipinitialspace=True)
     except pd.errors.EmptyDataError:
         raise InputError(f"{path}: the file is empty") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"{path}: not a readable CSV file ({first})") from None
+    header = _raw_header(path)
+    if header is not None:
+        seen, twice = set(), []
+        for column in header:
+            if column in seen and column not in twice:
+                twice.append(column)
+            seen.add(column)
+        if twice:
+            raise InputError(f"{path}: column {', '.join(repr(t) for t in twice)} appears more "
+                             "than once in the header: every column needs its own name")
     frame.columns = [str(c).strip() for c in frame.columns]
     if "label" not in frame.columns:
-        raise InputError(f"{path}: no 'label' column (header: {', '.join(frame.columns[:8])})")
+        hint = ""
+        if len(frame.columns) == 1 and any(sep in frame.columns[0] for sep in ";\t|"):
+            hint = " (the file seems to use another separator than ',': s3vm reads CSV)"
+        raise InputError(f"{path}: no 'label' column (header: {', '.join(frame.columns[:8])})"
+                         + hint)
     numeric = {}
     for column in frame.columns:
         values = pd.to_numeric(frame[column], errors="coerce")

@@ -6,6 +6,7 @@ not scikit-learn's gamma (gamma = 1 / (2 sigma^2)).
 
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import numpy as np
@@ -14,8 +15,14 @@ from .solvers.errors import InputError
 
 
 def rbf_gamma(sigma: float) -> float:
-    """scikit-learn's gamma for width sigma."""
-    return 1.0 / (2.0 * sigma * sigma)
+    """scikit-learn's gamma for width sigma (InputError when 1 / (2 sigma^2) is not a finite
+    positive number: sigma so small that its square is 0 in floating point)."""
+    square = 2.0 * float(sigma) * float(sigma)
+    if not (square > 0 and math.isfinite(1.0 / square)):
+        raise InputError(f"--sigma {sigma:g} is too small for the rbf kernel: 1/(2 sigma^2) "
+                         "overflows; choose sigma > 1e-150 (a width near the distances "
+                         "between points)")
+    return 1.0 / square
 
 
 def squared_distances(X: np.ndarray, Z: np.ndarray) -> np.ndarray:

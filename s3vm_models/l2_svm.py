@@ -29,6 +29,7 @@ import numpy as np
 from scipy.linalg import cholesky, solve_triangular
 
 from .kernels import kernel_matrix
+from .solvers.errors import NumericalError
 
 #: Margin tolerance of the optimality test: a point with y f within this of 1 may sit on either
 #: side of the active set (its loss and gradient are zero to second order).
@@ -245,7 +246,10 @@ def squared_hinge_svm(K: np.ndarray, y: np.ndarray, C: np.ndarray, bias: bool = 
     optimal = consistent(f, active)
     while not optimal:
         if steps >= max_newton:
-            raise RuntimeError("squared-hinge SVM: Newton did not converge")
+            raise NumericalError(
+                f"the squared-hinge SVM did not converge in {max_newton} Newton steps: with "
+                f"C up to {float(C.max(initial=0.0)):g} its systems are singular to working "
+                "precision; lower --C/--C-star (1e6 or less) or scale the features")
         margin = y * f
         active = np.flatnonzero(used & (margin < 1.0))
         target_A, target_b, target_factor = newton_point(K, y, inv2c, active, bias)

@@ -18,6 +18,11 @@ def scale_features(X: np.ndarray, how: str) -> np.ndarray:
     Constant columns are left at zero rather than divided by zero.
     """
     X = np.asarray(X, dtype=float)
+    big = np.abs(X).max(axis=0, initial=0.0)
+    if np.any(big > 1e150):
+        # Squares of such values overflow (the standard deviation would be inf): divide each
+        # column by its largest magnitude first, which changes neither scaling's result.
+        X = X / np.where(big > 0, big, 1.0)
     if how == "standard":
         centre, spread = X.mean(axis=0), X.std(axis=0)
     elif how == "minmax":

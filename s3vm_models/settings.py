@@ -133,6 +133,61 @@ class Settings:
 SETTING_KEYS = tuple(f.name for f in fields(Settings))
 
 
+def _resolve(path) -> str:
+    """The file ``path`` names: itself when it is a file, else the shipped instance of that name."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise InputError(f"{path} is a directory, not a data or instance file")
+    if not os.path.isfile(path):
+        from .resources import shipped_instance, shipped_instances
+        shipped = shipped_instance(path)
+        if shipped is None:
+            raise InputError(f"file not found: {path} (shipped instances, usable by name: "
+                             f"{', '.join(shipped_instances())})")
+        path = str(shipped)
+    return path
+
+
+def _read_toml(path: str) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML (not UTF-8 text: {exc.reason} at byte "
+                         f"{exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _data_path(path: str, spec: dict) -> str:
+    """The data file an instance file names (relative to the instance file)."""
+    if "data" not in spec:
+        raise InputError(f"{path}: an instance file needs a 'data' entry naming the CSV file")
+    data = spec["data"]
+    if not isinstance(data, str) or not data.strip():
+        raise InputError(f"{path}: 'data' must name the CSV file (a non-empty string), got "
+                         f"{data!r}")
+    data_path = os.path.join(os.path.dirname(os.path.abspath(path)), data)
+    if os.path.abspath(data_path) == os.path.abspath(path):
+        raise InputError(f"{path}: 'data' names the instance file itself; it must name the CSV "
+                         "data file")
+    return data_path
+
+
+def instance_files(path) -> list:
+    """The files :func:`load_instance` reads for ``path`` (the file itself and, for an instance
+    file, its data file); as much as can be told, never an error."""
+    try:
+        path = _resolve(path)
+        if not path.lower().endswith(".toml"):
+            return [path]
+        return [path, _data_path(path, _read_toml(path))]
+    except (InputError, TypeError, ValueError):
+        return [os.fspath(path)] if isinstance(path, (str, os.PathLike)) else []
+
+
 def load_instance(path: str) -> tuple[Instance, Settings]:
     """Load a data file (``.csv``) or an instance file (``.toml``).
 
@@ -142,27 +197,20 @@ def load_instance(path: str) -> tuple[Instance, Settings]:
 
     Returns the instance and the settings the file gives (defaults for a CSV file).
     """
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        from .resources import shipped_instance, shipped_instances
-        shipped = shipped_instance(path)
-        if shipped is None:
-            raise InputError(f"file not found: {path} (shipped instances, usable by name: "
-                             f"{', '.join(shipped_instances())})")
-        path = str(shipped)
+    path = _resolve(path)
     if not path.lower().endswith(".toml"):
         return read_csv(path), Settings()
-    try:
-        with open(path, "rb") as fh:
-            spec = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from None
-    if "data" not in spec:
-        raise InputError(f"{path}: an instance file needs a 'data' entry naming the CSV file")
+    spec = _read_toml(path)
+    data_path = _data_path(path, spec)
     unknown = set(spec) - set(SETTING_KEYS) - {"data", "name", "description"}
     if unknown:
         raise InputError(f"{path}: unknown entries {', '.join(sorted(unknown))}")
-    data_path = os.path.join(os.path.dirname(os.path.abspath(path)), spec["data"])
+    for key in ("name", "description"):
+        if key in spec and not isinstance(spec[key], str):
+            raise InputError(f"{path}: '{key}' must be a string, got {spec[key]!r}")
     instance = read_csv(data_path, name=spec.get("name"))
-    settings = Settings(**{k: spec[k] for k in SETTING_KEYS if k in spec})
+    try:
+        settings = Settings(**{k: spec[k] for k in SETTING_KEYS if k in spec})
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
     return instance, settings

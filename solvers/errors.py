@@ -14,3 +14,8 @@ class InputError(S3VMError, ValueError):
 
 class SolverUnavailableError(S3VMError, RuntimeError):
     """The requested solver is not installed or has no license."""
+
+
+class NumericalError(S3VMError):
+    """Options or data so extreme that a computation cannot be carried out in floating point
+    (a Newton method that cannot converge at C = 1e12, say); the message says what to change."""
