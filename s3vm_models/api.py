@@ -17,8 +17,10 @@ import numpy as np
 
 from .data import Instance
 from .registry import formulation_class, formulation_options, get_formulation
-from .settings import SETTINGS_TABLE, Settings, load_instance
+from .settings import SETTINGS_TABLE, Settings, instance_files, load_instance
 from .solvers.errors import InputError
+from .solvers.files import check_not_input
+from .solvers.supervisor import Interrupted
 
 Data = Union[str, os.PathLike, Instance]
 
@@ -35,6 +37,24 @@ def load(data: Data) -> tuple[Instance, Settings]:
         return load_instance(os.fspath(data))
     raise InputError(f"data must be an Instance, a file path or a shipped instance name, got "
                      f"{type(data).__name__}")
+
+
+def _input_files(data, inputs) -> list:
+    """The files no output of this call may overwrite: ``inputs`` when given, else the files
+    ``data`` names (none for an Instance)."""
+    if inputs is not None:
+        return list(inputs)
+    if isinstance(data, (str, os.PathLike)):
+        return instance_files(data)
+    return []
+
+
+def _check_outputs(form, files) -> None:
+    """The formulation's output files (``--tree``) must not be one of its inputs."""
+    for name, option in form.option_table().items():
+        value = getattr(form, name, None)
+        if option.kind == "file" and value is not None:
+            check_not_input(value, files)
 
 
 def _base_settings(data_settings: Settings, settings: Optional[Settings]) -> Settings:
@@ -60,7 +80,7 @@ def _profile(form, solver: Optional[str], profile: Optional[str], time_limit: Op
 def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
           solver: Optional[str] = None, profile: Optional[str] = None,
           time_limit: Optional[float] = None, options: Optional[dict] = None,
-          verbose: bool = False, **overrides):
+          verbose: bool = False, inputs: Optional[list] = None, **overrides):
     """Solve one formulation on one instance.
 
     Parameters
@@ -81,6 +101,8 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
         The formulation's own options (``{"clusters": 3}`` for cvs3vm, ...).
     verbose : bool
         The solver's own log on stderr.
+    inputs : list of str, optional
+        Files no output file (``tree_file``) may overwrite; default: the files ``data`` names.
     **overrides
         Fields of :class:`Settings` given explicitly (``C=10``, ``kernel="rbf"``, ...); None
         values are ignored. One the formulation does not read is an :class:`InputError`.
@@ -88,9 +110,15 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
     Returns
     -------
     s3vm.solvers.results.Result
+
+    Raises
+    ------
+    s3vm.solvers.supervisor.Interrupted
+        On Ctrl-C (a KeyboardInterrupt): its ``result`` is the best result so far.
     """
     instance, data_settings = load(data)
     form = get_formulation(formulation, **(options or {}))
+    _check_outputs(form, _input_files(data, inputs))
     effective = form.settings_for(_base_settings(data_settings, settings), overrides)
     return form.solve(instance, effective, _profile(form, solver, profile, time_limit, verbose))
 
@@ -166,7 +194,8 @@ def prepare_comparison(data: Data, formulations: Iterable[str],
 def compare(data: Data, formulations: Iterable[str], settings: Optional[Settings] = None, *,
             solver: Optional[str] = None, profile: Optional[str] = None,
             time_limit: Optional[float] = None, options: Optional[dict] = None,
-            per_formulation: Optional[dict] = None, verbose: bool = False, **overrides):
+            per_formulation: Optional[dict] = None, verbose: bool = False,
+            inputs: Optional[list] = None, **overrides):
     """Solve several formulations on one instance; every input is checked before any solve.
 
     See :func:`prepare_comparison` for how settings and options reach each formulation.
@@ -175,15 +204,29 @@ def compare(data: Data, formulations: Iterable[str], settings: Optional[Settings
     -------
     list of (Result, dict)
         Each result with its evaluation against ``truth`` (see :func:`evaluate`).
+
+    Raises
+    ------
+    s3vm.solvers.supervisor.Interrupted
+        On Ctrl-C: its ``results`` are the rows so far, the interrupted solve's last.
     """
     instance, prepared = prepare_comparison(data, formulations, settings, options=options,
                                             per_formulation=per_formulation, **overrides)
+    files = _input_files(data, inputs)
+    for form, _, _ in prepared:
+        _check_outputs(form, files)
     profiles = [_profile(form, run.get("solver", solver), profile,
                          run.get("time_limit", time_limit), verbose)
                 for form, _, run in prepared]
     out = []
     for (form, effective, _), prof in zip(prepared, profiles):
-        result = form.solve(instance, effective, prof)
+        try:
+            result = form.solve(instance, effective, prof)
+        except Interrupted as exc:
+            if exc.result is not None:
+                out.append((exc.result, evaluate(instance, exc.result)))
+            exc.results = out
+            raise
         out.append((result, evaluate(instance, result)))
     return out
 
@@ -205,11 +248,13 @@ def evaluate(instance: Instance, result) -> dict:
 
 def export(data: Data, formulation: str, path: str, fmt: Optional[str] = None,
            settings: Optional[Settings] = None, options: Optional[dict] = None,
-           **overrides) -> str:
+           inputs: Optional[list] = None, **overrides) -> str:
     """Write the model of ``formulation`` on ``data`` to ``path``; returns the format used.
 
-    ``fmt`` defaults to the file's extension (``.mps``, ``.lp``, ...).
+    ``fmt`` defaults to the file's extension (``.mps``, ``.lp``, ...). ``path`` may not be one
+    of the input files (``inputs``, default: the files ``data`` names).
     """
+    check_not_input(path, _input_files(data, inputs))
     instance, data_settings = load(data)
     form = get_formulation(formulation, **(options or {}))
     effective = form.settings_for(_base_settings(data_settings, settings), overrides)

@@ -10,9 +10,11 @@ and bound).
 
 from __future__ import annotations
 
+import logging
+import math
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
-from typing import ClassVar
+from typing import ClassVar, Optional
 
 import numpy as np
 
@@ -20,10 +22,18 @@ from ._version import __version__
 from .data import Instance
 from .options import flags_of, table
 from .settings import SETTINGS_TABLE, Settings
-from .solvers.clock import Clock
+from .solvers.clock import INTERRUPTED, Clock, Stopped
 from .solvers.errors import InputError
 from .solvers.files import check_writable
 from .solvers.results import Result
+from .solvers.supervisor import Interrupted, signal_name, signal_of, supervise
+
+#: How far (relative) a solver's bound may lie above the objective and still be read as equal
+#: to it (the feasibility tolerances of the MIP solvers are 1e-6).
+BOUND_ROUNDING = 1e-6
+
+#: Progress lines of long solves (elapsed time, incumbent, bound), every few seconds.
+PROGRESS_LOG = logging.getLogger("s3vm.progress")
 
 ALL_SETTINGS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance", "positives",
                 "mu", "nu")
@@ -165,6 +175,7 @@ class Formulation(ABC):
         for key, (value, why) in self.settings_fixed.items():
             if getattr(settings, key) != value:
                 raise InputError(why)
+        instance.require_moderate_features()
         if self.needs_labels:
             instance.require_both_classes_labeled()
         if self.needs_unlabeled:
@@ -180,16 +191,46 @@ class Formulation(ABC):
     # -- the pipeline ----------------------------------------------------------------------
     def solve(self, instance: Instance, settings: Settings, profile) -> Result:
         """Check, resolve the solver, run the family's step on a clock that starts before the
-        model is built, and return the completed :class:`~s3vm.solvers.results.Result`."""
+        model is built, and return the completed :class:`~s3vm.solvers.results.Result`.
+
+        The step runs under :func:`~s3vm.solvers.supervisor.supervise`: the time limit holds
+        even inside a step that cannot be cut short (the result is then what the step reported
+        so far, status ``time_limit``), a progress line reaches the log (logger
+        ``s3vm.progress``) every few seconds, and a signal (Ctrl-C; SIGTERM under the command
+        line) stops the solve and raises :class:`~s3vm.solvers.supervisor.Interrupted` carrying
+        the best result so far.
+        """
         self.check(instance, settings)
         limit = profile.time_limit
-        if limit is not None and not limit > 0:  # profiles check this; a duck-typed one may not
-            raise InputError(f"time limit must be > 0, got {limit}")
+        if limit is not None and not (limit > 0 and math.isfinite(limit)):
+            # profiles check this; a duck-typed one may not
+            raise InputError(f"time limit must be > 0 (seconds), got {limit}")
         backend = self.backend(profile)
         clock = Clock(limit)
-        result = Result(formulation=self.name, solver=backend.name, status="error")
-        with self.environment():
-            self.run(instance, settings, backend, profile, clock, result)
+
+        def work() -> Optional[Result]:
+            result = Result(formulation=self.name, solver=backend.name, status="error")
+            try:
+                with self.environment():
+                    self.run(instance, settings, backend, profile, clock, result)
+            except Stopped:  # a model build cut short by the limit or a signal
+                return None
+            except KeyboardInterrupt as exc:  # a solver that caught the signal itself
+                clock.stop(INTERRUPTED, signal_of(exc))
+                return None
+            return result
+
+        outcome = supervise(work, clock, line=self._progress_line(clock),
+                            emit=PROGRESS_LOG.info)
+        result = outcome.value if outcome.finished else None
+        if result is None:
+            result = self._result_so_far(backend, clock)
+        elif clock.interrupted and result.status == "time_limit":
+            result.status = "feasible" if result.labels is not None else "error"
+        if clock.interrupted:
+            reason = f"interrupted by {signal_name(clock.signal)}"
+            result.message = reason + (f" ({result.message})" if result.message else "")
+        check_result(result, instance)
         result.seconds = clock.seconds
         used = [k for k in ALL_SETTINGS if k in self.settings_used or k in self.settings_fixed]
         result.info.update({
@@ -198,7 +239,42 @@ class Formulation(ABC):
             "options": self.option_values(),
             "s3vm_version": __version__,
         })
+        if clock.interrupted:
+            raise Interrupted(clock.signal, result=result)
         return result
+
+    def _progress_line(self, clock: Clock):
+        """The progress line of this solve at ``elapsed`` seconds (see :meth:`Clock.report`)."""
+
+        def line(elapsed: float) -> str:
+            snap = clock.snapshot()
+            parts = [f"{self.name}: {elapsed:.0f} s", snap.get("phase") or "building the model"]
+            for key, word in (("iterations", "iterations"), ("nodes", "nodes")):
+                if snap.get(key) is not None:
+                    parts.append(f"{snap[key]} {word}")
+            parts.append(f"incumbent {_fmt(snap.get('objective'))}")
+            parts.append(f"bound {_fmt(snap.get('lower_bound'))}")
+            return ", ".join(parts)
+
+        return line
+
+    def _result_so_far(self, backend, clock: Clock) -> Result:
+        """The result of a solve stopped inside a step: what the step reported (its incumbent
+        and proven bound), status ``time_limit`` (or, after a signal, ``feasible`` with a
+        solution and ``error`` without)."""
+        snap = clock.snapshot()
+        labels = snap.get("labels")
+        if clock.interrupted:
+            status = "feasible" if labels is not None else "error"
+        else:
+            status = "time_limit"
+        where = snap.get("phase") or "building the model"
+        reason = "stopped" if clock.interrupted else "time limit reached"
+        return Result(formulation=self.name, solver=backend.name, status=status,
+                      objective=snap.get("objective"), lower_bound=snap.get("lower_bound"),
+                      labels=labels, decision_values=snap.get("decision_values"),
+                      primal=snap.get("primal") or {}, iterations=snap.get("iterations"),
+                      nodes=snap.get("nodes"), message=f"{reason} while {where}")
 
     def backend(self, profile):
         """The backend that solves this formulation's models for ``profile`` (resolved before
@@ -243,6 +319,61 @@ class Formulation(ABC):
 
     def _write(self, model, path: str, fmt: str) -> None:  # pragma: no cover - per family
         raise NotImplementedError
+
+
+def _fmt(value) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.8g}"
+
+
+def check_result(result: Result, instance: Instance) -> None:
+    """The guarantees of every result, whatever a solver returned: labels are u values +1/-1,
+    decision values u finite numbers, the objective and bound finite (or None), and the bound
+    not above the objective. A solution with non-finite numbers is a numerical failure: status
+    ``error`` with a message saying what to change, never a solution reported as found."""
+    u = instance.u
+    failures = []
+    labels = result.labels
+    if labels is not None:
+        labels = np.asarray(labels)
+        if labels.shape != (u,) or not np.all((labels == 1) | (labels == -1)):
+            failures.append(f"labels of shape {labels.shape} (expected {u} values +1/-1)")
+    scores = result.decision_values
+    if scores is not None:
+        scores = np.asarray(scores, dtype=float)
+        if scores.shape != (u,):
+            failures.append(f"{scores.size} decision values (expected {u})")
+        elif not np.all(np.isfinite(scores)):
+            failures.append("non-finite decision values")
+    objective = result.objective
+    if objective is not None and not math.isfinite(float(objective)):
+        failures.append(f"objective {objective}")
+    if failures:
+        result.labels = result.decision_values = result.objective = None
+        result.lower_bound = None
+        result.primal = {}
+        if result.status in ("optimal", "feasible", "time_limit"):
+            result.status = "error"
+        result.message = ("numerical failure: " + ", ".join(failures) + "; the data or options "
+                          "are too extreme for the solver (scale the features with --scale "
+                          "standard, or choose moderate --C, --sigma)")
+        return
+    if result.labels is not None:
+        result.labels = labels.astype(int)
+    bound = result.lower_bound
+    if bound is not None:
+        bound = float(bound)
+        if math.isnan(bound) or bound == -math.inf:
+            result.lower_bound = None
+        elif objective is not None and bound > float(objective):
+            if bound <= float(objective) + BOUND_ROUNDING * max(1.0, abs(objective)):
+                result.lower_bound = float(objective)  # rounding: the objective is attained
+            else:
+                # A bound above an attained objective is wrong: drop it rather than report a
+                # negative gap.
+                result.info["dropped_lower_bound"] = bound
+                result.lower_bound = None
+                if result.status == "optimal":
+                    result.status = "feasible"
 
 
 def remaining_profile(profile, clock: Clock):

@@ -131,12 +131,14 @@ class BranchAndBoundFormulation(Formulation):
                 result.message = (f"no labeling of the {instance.u} unlabeled points has {P} "
                                   "labeled +1 (the balance count)")
                 return
+        clock.report(phase="building the bounds")
         problem = self.labeling_problem(instance, settings, backend, profile)
         build_seconds = clock.seconds
+        clock.report(phase="starting heuristic")
         found = search(problem, node_selection=self.node_selection, abs_gap=self.abs_gap,
                        rel_gap=self.rel_gap, time_limit=clock.limit, node_limit=self.node_limit,
                        log_every=self.log_every, keep_tree=self.tree_file is not None,
-                       start=clock.start)
+                       start=clock.start, clock=clock)
         if self.tree_file is not None:
             found.tree.graph["formulation"] = self.name
             write_graphml(found.tree, self.tree_file)

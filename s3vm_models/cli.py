@@ -1,7 +1,9 @@
 """The ``s3vm`` command line: parse, call the API, print. Nothing else lives here.
 
 Exit status: 0 with a result, 2 on bad input or a missing solver (one line on stderr),
-1 on an unexpected internal failure (one line; S3VM_DEBUG=1 shows the traceback).
+1 on an unexpected internal failure (one line; S3VM_DEBUG=1 shows the traceback), 130 after
+SIGINT (Ctrl-C) and 143 after SIGTERM (128 + the signal number; a solve stopped by either prints
+its best result so far first, as JSON with --json), 141 when the reader of stdout went away.
 """
 
 from __future__ import annotations
@@ -11,13 +13,17 @@ import json
 import logging
 import os
 import sys
+import warnings
 from typing import Optional, Sequence
 
 from ._version import __version__
 from .options import Option, add_flags
 from .solvers.errors import InputError, S3VMError
-from .solvers.files import atomic_output, check_writable
+from .solvers.files import (atomic_output, check_not_input, check_writable,
+                            remove_temporary_files)
 from .solvers.stdio import own_stdout
+from .solvers.supervisor import (Interrupted, abandoned_workers, set_isolation,
+                                 signals_interrupt)
 
 PROG = "s3vm"
 
@@ -174,15 +180,26 @@ def _cmd_solve(args, out) -> int:
     from . import api
 
     instance, settings = _data(args)
-    result = api.solve(instance, args.formulation, settings, solver=args.solver,
-                       profile=args.profile, time_limit=args.time_limit,
-                       options=_formulation_options(args), verbose=args.verbose,
-                       **_overrides(args))
+    try:
+        result = api.solve(instance, args.formulation, settings, solver=args.solver,
+                           profile=args.profile, time_limit=args.time_limit,
+                           options=_formulation_options(args), verbose=args.verbose,
+                           inputs=_inputs(args), **_overrides(args))
+    except Interrupted as exc:
+        if exc.result is not None:
+            _print_solve(args, out, instance, exc.result)
+        raise
+    _print_solve(args, out, instance, result)
+    return 0
+
+
+def _print_solve(args, out, instance, result) -> None:
+    from . import api
+
     if args.json:
         print(json.dumps(result.to_dict(primal=args.primal)), file=out)
     else:
         print(_summary(result, api.evaluate(instance, result)), file=out)
-    return 0
 
 
 def _cmd_compare(args, out) -> int:
@@ -190,24 +207,46 @@ def _cmd_compare(args, out) -> int:
 
     instance, settings = _data(args)
     names = [n.strip() for n in args.formulations.split(",") if n.strip()]
-    rows = api.compare(instance, names, settings, solver=args.solver, profile=args.profile,
-                       time_limit=args.time_limit, options=_formulation_options(args),
-                       per_formulation=_per_formulation(args.per_formulation),
-                       verbose=args.verbose, **_overrides(args))
+    try:
+        rows = api.compare(instance, names, settings, solver=args.solver, profile=args.profile,
+                           time_limit=args.time_limit, options=_formulation_options(args),
+                           per_formulation=_per_formulation(args.per_formulation),
+                           verbose=args.verbose, inputs=_inputs(args), **_overrides(args))
+    except Interrupted as exc:
+        if exc.results:
+            _print_compare(args, out, instance, exc.results)
+        raise
+    _print_compare(args, out, instance, rows)
+    return 0
+
+
+def _print_compare(args, out, instance, rows) -> None:
     if args.json:
         print(json.dumps([dict(r.to_dict(), **m) for r, m in rows]), file=out)
     else:
         print(_table(rows, instance), file=out)
-    return 0
+
+
+def _inputs(args) -> list:
+    """The files a command reads (the data, the CSV an instance file names, the profile): no
+    output may overwrite them."""
+    from .settings import instance_files
+
+    files = instance_files(args.data)
+    if getattr(args, "profile", None):
+        files.append(args.profile)
+    return files
 
 
 def _cmd_export(args, out) -> int:
     from . import api
 
     check_writable(args.output)  # before loading data: fail fast on a bad path
+    check_not_input(args.output, _inputs(args))
     instance, settings = _data(args)
     fmt = api.export(instance, args.formulation, args.output, args.fmt, settings,
-                     options=_formulation_options(args), **_overrides(args))
+                     options=_formulation_options(args), inputs=_inputs(args),
+                     **_overrides(args))
     print(f"wrote {args.output} ({fmt})", file=sys.stderr)
     return 0
 
@@ -354,21 +393,28 @@ def _configure_logging(args):
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``s3vm`` console script; returns the exit status.
 
-    Standard output carries only the command's own output: while a command runs, whatever else
+    Standard output carries only the command's output: while a command runs, whatever else
     reaches file descriptor 1 (solver libraries print from C) goes to the null device, or to
-    stderr with ``--verbose``.
+    stderr with ``--verbose``. Python warnings (numpy's, the solvers') are shown with
+    ``--verbose`` only: a message of ours is one line. SIGTERM, like Ctrl-C, stops a solve, which
+    prints its best result so far; the status is then 128 + the signal number.
     """
     handler = None
     try:
-        try:
-            args = build_parser().parse_args(argv)
-        except SystemExit as exc:  # --help and --version print and stop: that is a success
-            return int(exc.code or 0)
-        handler = _configure_logging(args)
-        with own_stdout(native_to_stderr=getattr(args, "verbose", False)) as out:
-            status = COMMANDS[args.command](args, out)
-            out.flush()  # a closed pipe shows here, not at interpreter exit
-        return status
+        with signals_interrupt(), warnings.catch_warnings():
+            try:
+                args = build_parser().parse_args(argv)
+            except SystemExit as exc:  # --help and --version print and stop: a success
+                return int(exc.code or 0)
+            if not getattr(args, "verbose", False):
+                warnings.simplefilter("ignore")
+            handler = _configure_logging(args)
+            with own_stdout(native_to_stderr=getattr(args, "verbose", False)) as out:
+                try:
+                    status = COMMANDS[args.command](args, out)
+                finally:
+                    out.flush()  # a closed pipe shows here, not at interpreter exit
+            return status
     except BrokenPipeError:
         # The reader of stdout went away (`s3vm ... | head`): stop quietly, as `cat` would.
         try:
@@ -378,16 +424,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             pass
         return 141  # 128 + SIGPIPE, what the shell reports for a tool killed by the pipe
     except S3VMError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except Interrupted as exc:
+        print(f"{PROG}: interrupted by {exc.name}", file=sys.stderr)
+        return exc.exit_status
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+        print(f"{PROG}: interrupted by SIGINT", file=sys.stderr)
         return 130
     except Exception as exc:  # a bug, not the user's fault: one line unless debugging
         if os.environ.get("S3VM_DEBUG"):
             raise
-        print(f"{PROG}: internal error: {type(exc).__name__}: {exc}".splitlines()[0],
-              file=sys.stderr)
+        print(f"{PROG}: internal error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
         return 1
     finally:
         if handler is not None:
@@ -395,5 +443,31 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             handler.close()
 
 
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def console_main() -> None:
+    """The console script: :func:`main` with each solve in a child process, then exit. When a
+    solve step that could not be cut short was left running in a thread (a time limit or a
+    signal), the process ends at once, after its output is flushed and no temporary file is
+    left, instead of waiting for the step."""
+    # Each solve in a child process (Linux): a library that holds the GIL for seconds cannot
+    # make the time limit or a signal wait, and running out of memory ends the solve, not the
+    # program. S3VM_ISOLATE=0 keeps solves in a thread of this process.
+    set_isolation(os.environ.get("S3VM_ISOLATE", "1") != "0")
+    status = main()
+    if abandoned_workers():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        remove_temporary_files()
+        os._exit(status)
+    sys.exit(status)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    console_main()

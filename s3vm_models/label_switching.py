@@ -27,6 +27,7 @@ import numpy as np
 from .l2_svm import S3VMObjective, squared_hinge_svm
 
 from .solvers.bnb.problem import labels_by_outputs
+from .solvers.clock import current
 
 #: Fractions of C* of the annealing stages (the last is C* itself).
 ANNEAL = tuple(2.0 ** -k for k in range(10, -1, -1))
@@ -53,7 +54,9 @@ def switch(labels: np.ndarray, f: np.ndarray, positives: Optional[int]) -> int:
 
 def label_switching(objective: S3VMObjective, positives: Optional[int], anneal=ANNEAL,
                     max_rounds: Optional[int] = None,
-                    stop: Optional[Callable[[], bool]] = None) -> tuple[np.ndarray, float, bool]:
+                    stop: Optional[Callable[[], bool]] = None,
+                    on_stage: Optional[Callable[[int, np.ndarray], None]] = None
+                    ) -> tuple[np.ndarray, float, bool]:
     """A local minimum of J by annealed label switching.
 
     Parameters
@@ -69,6 +72,9 @@ def label_switching(objective: S3VMObjective, positives: Optional[int], anneal=A
     stop : callable, optional
         Asked before each retraining; True ends the search early with the labels so far (a
         time limit).
+    on_stage : callable, optional
+        ``on_stage(k, labels)`` before annealing stage k (0-based), with the labels so far (a
+        copy), for progress reports.
 
     Returns
     -------
@@ -88,7 +94,9 @@ def label_switching(objective: S3VMObjective, positives: Optional[int], anneal=A
     rounds = U.size + 1 if max_rounds is None else max_rounds
     active = None
     finished = True
-    for fraction in anneal:
+    for stage, fraction in enumerate(anneal):
+        if on_stage is not None:
+            on_stage(stage, labels.astype(int))
         C[U] = fraction * C_star
         for _ in range(rounds):
             if stop is not None and stop():
@@ -111,5 +119,8 @@ class LabelSwitching:
     name = "switching"
 
     def __call__(self, objective: S3VMObjective, positives: Optional[int]):
-        labels, value, _ = label_switching(objective, positives)
+        # Stopped with the solve (a time limit, a signal): the labels so far are a labeling.
+        clock = current()
+        labels, value, _ = label_switching(objective, positives,
+                                           stop=None if clock is None else clock.expired)
         return labels, value

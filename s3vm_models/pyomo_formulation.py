@@ -6,6 +6,7 @@ import numpy as np
 
 from .base import Formulation, remaining_profile
 from .data import Instance
+from .solvers.clock import checkpoint
 from .solvers.files import atomic_output
 from .settings import Settings
 
@@ -28,7 +29,10 @@ class PyomoFormulation(Formulation):
         return backend
 
     def run(self, instance, settings, backend, profile, clock, result):
+        clock.report(phase="building the model")
         model = self.model_to_solve(instance, settings, backend)
+        checkpoint()
+        clock.report(phase=f"solving ({backend.name})")
         outcome = backend.solve(model, remaining_profile(profile, clock))
         result.status, result.iterations, result.nodes = (outcome.status, outcome.iterations,
                                                           outcome.nodes)

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from .base import Formulation
 from .l2_svm import S3VMObjective
-from .label_switching import label_switching
+from .label_switching import ANNEAL, label_switching
 from .solvers.errors import InputError
 
 
@@ -40,7 +40,13 @@ class LabelSwitchingS3VM(Formulation):
     def run(self, instance, settings, backend, profile, clock, result):
         objective = self.build(instance, settings)
         positives = settings.positive_count(instance) if settings.balance == "count" else None
-        labels, value, finished = label_switching(objective, positives, stop=clock.expired)
+
+        def on_stage(stage, labels):
+            clock.report(phase=f"label switching, stage {stage + 1} of {len(ANNEAL)}",
+                         labels=labels)
+
+        labels, value, finished = label_switching(objective, positives, stop=clock.expired,
+                                                  on_stage=on_stage)
         solution = objective.solve(labels)
         result.status = "feasible" if finished else "time_limit"
         result.message = "" if finished else "time limit reached during label switching"

@@ -20,6 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from .base import remaining_profile
+from .solvers.clock import checkpoint
 from .linear_svm import LP_FORM, DualFormLP
 from .options import Option
 from .problem3 import Problem3Data, build_problem3, build_problem3_dual, solution_wg
@@ -126,11 +127,23 @@ class VS3VM(DualFormLP, PyomoFormulation):
     def run(self, instance, settings, backend, profile, clock, result):
         from .solvers.slp import successive_lp
 
+        clock.report(phase="building the LP")
         model = self.model_to_solve(instance, settings, backend)
+        checkpoint()
         problem = ConcaveS3VM(model, settings.mu, settings.nu)
+        clock.report(phase=f"setting up the LP ({backend.name})")
         session = backend.session(model, remaining_profile(profile, clock))
         session.warm = self.warm_start
-        trace = successive_lp(problem, session, max_lps=self.max_lps, tol=self.tol, clock=clock)
+        data = model.problem_data
+
+        def on_iterate(x, f, k):
+            scores = data.B @ x.w - x.g
+            clock.report(phase=f"successive LPs, LP {k}", iterations=k, objective=f,
+                         decision_values=scores, labels=labels_from_scores(scores))
+
+        clock.report(phase="successive LPs, LP 1")
+        trace = successive_lp(problem, session, max_lps=self.max_lps, tol=self.tol, clock=clock,
+                              on_iterate=on_iterate)
         self.fill_from_trace(result, trace, model)
         return model
 

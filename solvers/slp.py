@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol
 
 from .clock import Clock
 
@@ -53,7 +53,8 @@ class SLPTrace:
 
 
 def successive_lp(problem: ConcaveProblem, session, *, max_lps: int = 50, tol: float = 1e-9,
-                  clock: Optional[Clock] = None) -> SLPTrace:
+                  clock: Optional[Clock] = None,
+                  on_iterate: Optional[Callable[[Any, float, int], None]] = None) -> SLPTrace:
     """Run the successive linear approximation from the LP the model currently holds.
 
     Parameters
@@ -67,7 +68,11 @@ def successive_lp(problem: ConcaveProblem, session, *, max_lps: int = 50, tol: f
         The condition g'(x_{i+1} - x_i) = 0 is taken to hold when the decrease of the linearised
         objective is at most ``tol * max(1, |f(x_i)|)``.
     clock : Clock, optional
-        The solve's clock; its limit is checked between LPs (default: no limit).
+        The solve's clock; its limit (and a stop request) is checked between LPs (default: no
+        limit).
+    on_iterate : callable, optional
+        ``on_iterate(x, f(x), k)`` after each LP k (1-based) whose iterate is kept as the best
+        so far, for progress reports.
 
     Returns
     -------
@@ -98,6 +103,8 @@ def successive_lp(problem: ConcaveProblem, session, *, max_lps: int = 50, tol: f
     if not math.isfinite(f):
         trace.status, trace.message = "error", "the LP solution gave a non-finite objective"
         return trace
+    if on_iterate is not None:
+        on_iterate(x, f, trace.n_lps)
     while True:
         if trace.n_lps >= max_lps:
             trace.stop = f"LP cap ({max_lps}) reached"
@@ -124,5 +131,7 @@ def successive_lp(problem: ConcaveProblem, session, *, max_lps: int = 50, tol: f
             trace.stop = "necessary optimality condition"
             break
         x, f = x_next, f_next
+        if on_iterate is not None:
+            on_iterate(x, f, trace.n_lps)
     trace.x, trace.objective = x, f
     return trace

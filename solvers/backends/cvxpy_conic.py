@@ -1,14 +1,27 @@
 """Shared code of the backends that solve a ``cvxpy.Problem`` (the SDP formulations).
 
 Each solver's module names its CVXPY solver and how the profile's options are spelled for it.
+
+Stopping. A solver call gets the time the solve's clock has left (:func:`call_limit`). Two
+solvers need more than that to stop on time and on a signal:
+
+- SCS catches SIGINT itself while it runs (it replaces Python's handler) and returns its status
+  "interrupted", which CVXPY reports as a failed solve: :class:`InterruptibleScs` turns that
+  status back into :class:`~s3vm.solvers.supervisor.Interrupted`.
+- SDPA has no time limit and holds the GIL for the whole solve, so no Python code (no signal
+  handler, no clock) runs until it returns: :func:`solve_sdpa_in_process` runs it in a child
+  process, killed when the solve's clock is stopped (its time limit, a signal).
 """
 
 from __future__ import annotations
 
 import math
+import signal
 import time
 from typing import ClassVar, Optional
 
+from ..clock import INTERRUPTED, call_limit, cancellable, current
+from ..errors import InputError
 from .base import Backend, Outcome
 
 
@@ -26,9 +39,8 @@ def map_cvxpy_status(status: str) -> str:
     return "error"
 
 
-def _hit_time_limit(profile, seconds: float, stats) -> bool:
-    """Whether a solve ended by the profile's time limit (by the solver's clock or ours)."""
-    limit = profile.time_limit
+def _hit_time_limit(limit: Optional[float], seconds: float, stats) -> bool:
+    """Whether a solve ended by its time limit (by the solver's clock or ours)."""
     if limit is None:
         return False
     solve_time = getattr(stats, "solve_time", None) or 0.0
@@ -58,23 +70,41 @@ class CvxpyBackend(Backend):
     def solver_options(self, profile) -> dict:
         """The profile's time limit in this solver's vocabulary, plus its options."""
         options = dict(profile.options)
-        if profile.time_limit is not None and self.time_limit_option is not None:
-            options.setdefault(self.time_limit_option, float(profile.time_limit))
+        limit = call_limit(profile.time_limit)
+        if limit is not None and self.time_limit_option is not None:
+            options.setdefault(self.time_limit_option, float(limit))
         return options
+
+    def cvxpy_solver(self):
+        """What ``problem.solve(solver=...)`` gets: the CVXPY name, or a custom solver."""
+        return self.cvxpy_name
 
     def solve(self, problem, profile) -> Outcome:
         import cvxpy as cp
 
         start = time.perf_counter()
+        limit = call_limit(profile.time_limit)
+        options = self.solver_options(profile)
         try:
-            problem.solve(solver=self.cvxpy_name, verbose=bool(profile.verbose),
-                          **self.solver_options(profile))
+            problem.solve(solver=self.cvxpy_solver(), verbose=bool(profile.verbose), **options)
         except cp.error.SolverError as exc:
-            return Outcome(status="error", seconds=time.perf_counter() - start,
-                           message=f"{self.cvxpy_name}: {exc}".splitlines()[0])
+            clock = current()
+            status = "time_limit" if clock is not None and clock.stopped \
+                and not clock.interrupted else "error"
+            return Outcome(status=status, seconds=time.perf_counter() - start,
+                           message=f"{self.name}: {exc}".splitlines()[0])
+        except (ValueError, TypeError) as exc:
+            if profile.options:
+                # A solver refusing an option of the profile (SCS: "max_iters must be
+                # positive") is the profile's fault, not ours.
+                raise InputError(f"{self.name} rejected the profile's options "
+                                 f"{sorted(profile.options)}: "
+                                 f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                                 ) from None
+            raise
         seconds = time.perf_counter() - start
         status = map_cvxpy_status(problem.status)
-        if status == "feasible" and _hit_time_limit(profile, seconds, problem.solver_stats):
+        if status == "feasible" and _hit_time_limit(limit, seconds, problem.solver_stats):
             # SCS and Clarabel stopped by their clock report an inaccurate "solution", which
             # CVXPY maps to OPTIMAL_INACCURATE: that is a time limit, not a converged solve.
             status = "time_limit"
@@ -87,3 +117,134 @@ class CvxpyBackend(Backend):
                        iterations=int(iterations) if iterations is not None else None,
                        seconds=seconds, message=str(problem.status),
                        has_solution=objective is not None and status != "infeasible")
+
+
+# -- SCS: its own SIGINT handler -------------------------------------------------------------
+SCS_SIGINT = -5  # SCS's status value after it caught SIGINT
+
+
+def interruptible_scs():
+    """A CVXPY solver that is SCS, except that a solve SCS stopped on SIGINT raises
+    :class:`~s3vm.solvers.supervisor.Interrupted` (and stops the solve's clock)."""
+    from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
+
+    class InterruptibleScs(SCS):
+        def name(self):
+            return "S3VM_SCS"
+
+        def solve_via_data(self, data, warm_start, verbose, solver_opts, solver_cache=None):
+            results = super().solve_via_data(data, warm_start, verbose, solver_opts,
+                                             solver_cache)
+            if results.get("info", {}).get("status_val") == SCS_SIGINT:
+                from ..supervisor import Interrupted
+
+                clock = current()
+                if clock is not None:
+                    clock.stop(INTERRUPTED, signal.SIGINT)
+                raise Interrupted(signal.SIGINT)
+            return results
+
+    return InterruptibleScs()
+
+
+# -- SDPA: in a child process ----------------------------------------------------------------
+def _sdpa_child(connection, args) -> None:
+    try:
+        import sdpap
+
+        connection.send(("ok", sdpap.solve(*args)))
+    except BaseException as exc:  # reported to the parent, which decides
+        try:
+            connection.send(("error", f"{type(exc).__name__}: {exc}"))
+        except Exception:
+            pass
+    finally:
+        connection.close()
+
+
+_CONTEXT = None
+
+
+def _context():
+    """The multiprocessing context of the solver processes: a fork server (one fresh process,
+    started once, that forks a child per solve with sdpap already imported)."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["numpy", "scipy.sparse", "sdpap"])
+        _CONTEXT = ctx
+    return _CONTEXT
+
+
+class SolverKilled(Exception):
+    """The solver process was stopped before it answered."""
+
+
+def solve_sdpa_in_process(*args):
+    """``sdpap.solve(*args)`` in a child process: killed when the solve's clock is stopped (the
+    time limit, a signal), so that SDPA, which holds the GIL and has no time limit, can neither
+    outrun the limit nor make the process deaf to signals."""
+    ctx = _context()
+    receiver, sender = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=_sdpa_child, args=(sender, args), daemon=True)
+    process.start()
+    sender.close()
+    try:
+        with cancellable(process.kill):
+            clock = current()
+            while not receiver.poll(0.1):
+                if not process.is_alive() and not receiver.poll(0.1):
+                    break
+                if clock is not None and clock.expired():
+                    process.kill()
+                    break
+            try:
+                kind, payload = receiver.recv()
+            except (EOFError, OSError):
+                raise SolverKilled("SDPA was stopped (time limit or signal)") from None
+    finally:
+        receiver.close()
+        if process.is_alive():
+            process.kill()
+        process.join(5)
+    if kind == "error":
+        raise RuntimeError(payload)
+    return payload
+
+
+def sdpa_in_process():
+    """A CVXPY solver that is SDPA run by :func:`solve_sdpa_in_process`."""
+    from cvxpy.error import SolverError
+    from cvxpy.reductions.solvers.conic_solvers import sdpa_conif
+
+    class ProcessSdpa(sdpa_conif.SDPA):
+        def name(self):
+            return "S3VM_SDPA"
+
+        def solve_via_data(self, data, warm_start, verbose, solver_opts, solver_cache=None):
+            import cvxpy.settings as s
+            import sdpap
+
+            data[s.DIMS] = sdpa_conif.dims_to_solver_dict(data[s.DIMS])
+            A, b, c, dims = data[s.A], data[s.B], data[s.C], data[s.DIMS]
+            K = sdpap.SymCone(f=c.shape[0])
+            J = sdpap.SymCone(f=dims["f"], l=dims["l"], s=tuple(dims["s"]))
+            if "print" not in solver_opts:
+                solver_opts["print"] = "display" if verbose else "no"
+            try:
+                x, y, sdpapinfo, timeinfo, sdpainfo = solve_sdpa_in_process(
+                    A, -b, c, K, J, solver_opts)
+            except SolverKilled as exc:
+                raise SolverError(str(exc)) from None
+            solution = {s.STATUS: self.STATUS_MAP[sdpapinfo["phasevalue"]]}
+            if solution[s.STATUS] in s.SOLUTION_PRESENT:
+                x, y = x.toarray(), y.toarray()
+                solution[s.VALUE] = sdpapinfo["primalObj"]
+                solution[s.PRIMAL] = x
+                solution[s.EQ_DUAL] = y[:dims["f"]]
+                solution[s.INEQ_DUAL] = y[dims["f"]:]
+            return solution
+
+    return ProcessSdpa()

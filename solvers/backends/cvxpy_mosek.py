@@ -1,5 +1,6 @@
 """MOSEK through CVXPY for the SDP formulations (needs a MOSEK licence)."""
 
+from ..clock import call_limit
 from .cvxpy_conic import CvxpyBackend
 from .mosek import NeedsMosekLicence
 
@@ -11,8 +12,9 @@ class CvxpyMosekBackend(NeedsMosekLicence, CvxpyBackend):
     def solver_options(self, profile):
         options = dict(profile.options)
         params = dict(options.pop("mosek_params", {}))
-        if profile.time_limit is not None:
-            params.setdefault("MSK_DPAR_OPTIMIZER_MAX_TIME", float(profile.time_limit))
+        limit = call_limit(profile.time_limit)
+        if limit is not None:
+            params.setdefault("MSK_DPAR_OPTIMIZER_MAX_TIME", float(limit))
         if profile.threads is not None:
             params.setdefault("MSK_IPAR_NUM_THREADS", int(profile.threads))
         if params:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
 from typing import Optional
 
 import numpy as np
 
+from ..clock import TIME_LIMIT, call_limit, current
 from .base import Backend, Outcome, Session
 
 LARGE_LP_ROWS = 5000  # below this, simplex is fast whatever the start
@@ -92,12 +94,12 @@ class HighsSession(Session):
         h.setOptionValue("output_flag", bool(profile.verbose))
         if profile.verbose:
             h.setOptionValue("log_to_console", True)
-        if profile.time_limit is not None:
-            h.setOptionValue("time_limit", float(profile.time_limit))
         if profile.mip_rel_gap is not None:
             h.setOptionValue("mip_rel_gap", float(profile.mip_rel_gap))
-        if profile.threads is not None:
-            h.setOptionValue("threads", int(profile.threads))
+        # HiGHS sizes its thread scheduler, which is global to the process, at the first solve;
+        # a later solve asking for another size fails. One thread unless the profile says
+        # otherwise keeps every solve on the same size (and deterministic).
+        h.setOptionValue("threads", 1 if profile.threads is None else int(profile.threads))
         for key, value in profile.options.items():
             if h.setOptionValue(str(key), value) != highspy.HighsStatus.kOk:
                 from ..errors import InputError
@@ -122,7 +124,25 @@ class HighsSession(Session):
         if not self.minimizing:
             h.changeObjectiveSense(highspy.ObjSense.kMaximize)
         self.h = h
+        self.clock = current()
+        if self.clock is not None:
+            # Interrupt callbacks: cancelSolve() (a time limit, a signal) reaches the solver
+            # between iterations, and a MIP reports its bounds to the progress line.
+            h.HandleUserInterrupt = True
+            if self.is_mip:
+                h.cbMipInterrupt += self._report_mip
         self.setup_seconds = time.perf_counter() - start
+
+    def _report_mip(self, event) -> None:
+        """Progress of a MIP solve: HiGHS's incumbent value and dual bound."""
+        out = event.data_out
+        primal, dual = float(out.mip_primal_bound), float(out.mip_dual_bound)
+        sign = 1.0 if self.minimizing else -1.0
+        self.clock.report(phase="solving the MIP (HiGHS)",
+                          objective=sign * primal if math.isfinite(primal) else None,
+                          nodes=int(out.mip_node_count))
+        if math.isfinite(dual):
+            self.clock.report(lower_bound=sign * dual)
 
     def _rows(self, info):
         """Rows for HiGHS: the compiler splits a ranged constraint into a >= and a <= row;
@@ -247,6 +267,24 @@ class HighsSession(Session):
             primal = self.solved_once and cost_changes and not bound_changes
             self.h.setOptionValue("simplex_strategy", 4 if primal else 1)
 
+    def _run(self) -> None:
+        import highspy
+
+        try:
+            status = self.h.run()
+        finally:
+            if threading.current_thread() is not threading.main_thread():
+                # As highspy does after its own threaded solve: release this thread's part of
+                # HiGHS's scheduler, which would otherwise outlive the thread and abort the
+                # process at exit ("terminate called without an active exception").
+                highspy.Highs.resetThreadScheduler(False)
+        if status == highspy.HighsStatus.kError and \
+                self.h.getModelStatus() == highspy.HighsModelStatus.kNotset:
+            # A profile asking for another number of threads than HiGHS's global scheduler was
+            # started with: start it anew (no other solve runs in this process) and retry.
+            highspy.Highs.resetGlobalScheduler(True)
+            self.h.run()
+
     def resolve(self) -> Outcome:
         import highspy
 
@@ -259,14 +297,24 @@ class HighsSession(Session):
         self.solved_once = True
         if self.profile.verbose:
             sys.stderr.flush()
-        self.h.run()
+        # The limit of this call: the profile's, or less when the solve's clock has less left
+        # (a session re-solves many times under one limit).
+        limit = call_limit(self.profile.time_limit)
+        self.h.setOptionValue("time_limit", math.inf if limit is None else float(limit))
+        if self.clock is not None:
+            with self.clock.cancellable(self.h.cancelSolve):
+                self._run()
+        else:
+            self._run()
         status = self.h.getModelStatus()
         info = self.h.getInfo()
         MS = highspy.HighsModelStatus
         has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
         if status == MS.kOptimal:
             state = "optimal"
-        elif status == MS.kTimeLimit:
+        elif status == MS.kTimeLimit or (status == MS.kInterrupt and self.clock is not None
+                                         and self.clock.stop_reason == TIME_LIMIT):
+            # (cancelled by the solve's clock at its limit: a time limit as well)
             state = "time_limit"
         elif status in (MS.kInfeasible, MS.kUnboundedOrInfeasible):
             state = "infeasible"

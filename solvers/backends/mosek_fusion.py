@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import time
 
+from ..clock import call_limit
 from .base import Backend, Outcome
 from .mosek import NeedsMosekLicence
 
@@ -36,8 +37,9 @@ class MosekFusionBackend(NeedsMosekLicence, Backend):
         from ..errors import InputError
 
         params = {}
-        if profile.time_limit is not None:
-            params["optimizerMaxTime"] = float(profile.time_limit)
+        limit = call_limit(profile.time_limit)
+        if limit is not None:
+            params["optimizerMaxTime"] = float(limit)
         if profile.threads is not None:
             params["numThreads"] = int(profile.threads)
         params.update(profile.options)

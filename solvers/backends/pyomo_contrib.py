@@ -12,6 +12,7 @@ import sys
 import time
 from typing import Optional
 
+from ..clock import call_limit
 from .base import Backend, Outcome, Session
 
 
@@ -75,8 +76,9 @@ class PyomoContribBackend(Backend):
             "tee": sys.stderr if profile.verbose else False,
             "solver_options": dict(profile.options),
         }
-        if profile.time_limit is not None:
-            options["time_limit"] = float(profile.time_limit)
+        limit = call_limit(profile.time_limit)
+        if limit is not None:
+            options["time_limit"] = float(limit)
         if profile.mip_rel_gap is not None:
             options["rel_gap"] = float(profile.mip_rel_gap)
         if profile.threads is not None:

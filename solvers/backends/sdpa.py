@@ -1,7 +1,9 @@
 """SDPA (interior point) through CVXPY, where installed (pip install sdpa-python).
-SDPA has no time limit through CVXPY: the profile's limit is not applied."""
 
-from .cvxpy_conic import CvxpyBackend
+SDPA has no time limit and holds the GIL while it runs, so each solve runs in a child process
+(:func:`solve_sdpa_in_process`) that is killed when the solve's time is up or a signal arrives."""
+
+from .cvxpy_conic import CvxpyBackend, sdpa_in_process
 
 
 class SdpaBackend(CvxpyBackend):
@@ -9,3 +11,6 @@ class SdpaBackend(CvxpyBackend):
     cvxpy_name = "SDPA"
     python_package = "sdpa-python"
     extra = "sdpa"
+
+    def cvxpy_solver(self):
+        return sdpa_in_process()

@@ -138,7 +138,7 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
            node_limit: Optional[int] = None, log_every: Optional[int] = 1000,
            log: Optional[Callable[[str], Any]] = None,
            progress: Optional[Callable[[str], Any]] = None, keep_tree: bool = True,
-           start: Optional[float] = None) -> SearchResult:
+           start: Optional[float] = None, clock=None) -> SearchResult:
     """Minimise ``problem`` over the labelings that meet its balance count, by branch and bound.
 
     Parameters
@@ -173,6 +173,10 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
     start : float, optional
         The ``time.perf_counter()`` at which the clock of ``time_limit`` and ``seconds``
         started (default: now), so that a caller can charge its model building to the limit.
+    clock : s3vm.solvers.clock.Clock, optional
+        The solve's clock: a stop request (a signal, a supervisor's time limit) ends the search
+        before the next expansion like Ctrl-C, and the incumbent, the bound and the node count
+        are published with :meth:`~s3vm.solvers.clock.Clock.report` as they change.
 
     Returns
     -------
@@ -195,7 +199,8 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
                   node_limit=node_limit, log_every=log_every,
                   log=log if log is not None else LOGGER.info,
                   progress=progress if progress is not None else _log_progress,
-                  keep_tree=keep_tree, start=time.perf_counter() if start is None else start)
+                  keep_tree=keep_tree, start=time.perf_counter() if start is None else start,
+                  clock=clock)
     result = run.execute(frontier)
     if result.tree is not None:
         result.tree.graph.update(node_selection=node_selection, status=result.status,
@@ -304,7 +309,7 @@ class _Search:
     """One run of the search; :meth:`execute` is the loop."""
 
     def __init__(self, problem, *, abs_gap, rel_gap, time_limit, node_limit, log_every, log,
-                 progress, keep_tree, start):
+                 progress, keep_tree, start, clock=None):
         self.problem = problem
         self.u = int(problem.u)
         self.P = None if problem.positives is None else int(problem.positives)
@@ -313,6 +318,7 @@ class _Search:
         self.log, self.progress = log, progress
         self.tree = TreeRecorder() if keep_tree else NoTree()
         self.start = start
+        self.clock = clock
         self.incumbent = math.inf
         self.cutoff = math.inf
         self.labels: Optional[np.ndarray] = None
@@ -329,7 +335,7 @@ class _Search:
         self.next_log = log_every if log_every else math.inf
         if log_every == 0:
             self.log = _discard
-        self.last_log = self.last_progress = start
+        self.last_log = self.last_progress = self.last_report = start
 
     # -- incumbent and pruning ------------------------------------------------------------
     def _cutoff(self, value: float) -> float:
@@ -348,6 +354,9 @@ class _Search:
             self.incumbent, self.cutoff = value, self._cutoff(value)
             self.labels, self.source = labels.astype(int), source
             self.problem.notify_cutoff(self.cutoff)
+            if self.clock is not None:
+                self.clock.report(objective=value, labels=self.labels.copy(),
+                                  decision_values=None)
 
     def _prune(self, node_id: int, bound: float) -> None:
         self.floor = min(self.floor, bound)
@@ -426,11 +435,13 @@ class _Search:
 
     # -- the loop --------------------------------------------------------------------------
     def execute(self, frontier) -> SearchResult:
-        self.log(f"branch and bound: {self.u} unlabeled, "
-                 f"{'no balance count' if self.P is None else f'{self.P} positive'}")
-        self.log(_HEADER)
         try:
+            # The starting heuristic first: a bad input it finds (one error line) comes before
+            # any log line.
             self._initial_incumbent()
+            self.log(f"branch and bound: {self.u} unlabeled, "
+                     f"{'no balance count' if self.P is None else f'{self.P} positive'}")
+            self.log(_HEADER)
             root = self._evaluate(None, None, np.zeros(self.u, dtype=int), 0, 0, None, None)
             frontier.push(root, None)
             self.expanding = math.inf
@@ -457,7 +468,9 @@ class _Search:
             self._offer(labels, value, str(name))
 
     def _limit_reached(self, now: float) -> bool:
-        if self.time_limit is not None and now - self.start >= self.time_limit:
+        if self.clock is not None and self.clock.stopped:
+            self.stop = "interrupted" if self.clock.interrupted else "time limit"
+        elif self.time_limit is not None and now - self.start >= self.time_limit:
             self.stop = "time limit"
         elif self.node_limit is not None and self.nodes >= self.node_limit:
             self.stop = "node limit"
@@ -480,8 +493,15 @@ class _Search:
             row = self._row(frontier, now)
             self.log(row)
             self.last_log = now
+            if self.clock is not None:
+                self.clock.logged()
             if self.log_every:
                 self.next_log = (self.nodes // self.log_every + 1) * self.log_every
+        if self.clock is not None and now - self.last_report >= PROGRESS_SECONDS:
+            bound = self._lower_bound(frontier)
+            self.clock.report(phase="branch and bound", nodes=self.nodes,
+                              lower_bound=bound if math.isfinite(bound) else None)
+            self.last_report = now
         if now - self.last_progress >= PROGRESS_SECONDS:
             self.progress(row if row is not None else self._row(frontier, now))
             self.last_progress = now
