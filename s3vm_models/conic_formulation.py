@@ -12,7 +12,7 @@ import numpy as np
 from .base import Formulation, remaining_profile
 from .data import Instance
 from .options import Option
-from .solvers.clock import Clock
+from .solvers.clock import Clock, checkpoint
 from .solvers.errors import InputError
 from .solvers.files import atomic_output
 from .kernels import kernel_matrix
@@ -155,6 +155,8 @@ class ConicFormulation(Formulation):
         solver's status differently.
         """
         built = self.build(instance, settings, backend.model_kind)
+        checkpoint()
+        clock.report(phase=f"solving the SDP ({backend.name})")
         return built, backend.solve(built.model, remaining_profile(profile, clock)), {}
 
     def supervised_value(self, instance: Instance, settings: Settings, y: np.ndarray
@@ -167,25 +169,24 @@ class ConicFormulation(Formulation):
         return value, alpha, None
 
     def run(self, instance, settings, backend, profile, clock, result):
+        clock.report(phase=f"building and solving the SDP ({backend.name})")
         built, outcome, extra = self.run_model(instance, settings, backend, profile, clock)
         result.status, result.iterations, result.message = (outcome.status, outcome.iterations,
                                                             outcome.message)
         result.info.update({**built.info, **extra})
+        if outcome.status == "infeasible":
+            result.message = f"{outcome.message}: {self.infeasible_advice(instance, settings)}"
+        elif outcome.status == "error" and not clock.stopped:
+            others = [name for name in ("sdpa", "clarabel", "scs") if name != backend.name]
+            result.message = (f"{outcome.message} (the SDP solver failed: try another one, "
+                              f"--solver {' or '.join(others)}, or moderate --C/--C-star)")
         if not outcome.has_solution:
             return
         # A model written as the minimum of the negative (a dual) says so in its info.
         sign = built.info.get("objective_sign", 1)
         relaxed = None if outcome.objective is None else sign * outcome.objective
         labels, scores = self.labels_from(built, instance, settings)
-        y = instance.label.astype(float)
-        y[instance.unlabeled] = labels
-        value, alpha, note = self.supervised_value(instance, settings, y)
-        result.labels, result.decision_values = labels, scores
-        result.objective = value
-        result.primal = {"alpha": alpha, "relaxation_value": relaxed}
-        result.info["relaxation_value"] = relaxed
-        if note:
-            result.info["objective_note"] = note
+        clock.report(phase="scoring the rounded labels", labels=labels, decision_values=scores)
         bound = None
         if self.is_relaxation:
             certify = built.read.get("certified")
@@ -196,14 +197,49 @@ class ConicFormulation(Formulation):
                 bound = bound if np.isfinite(bound) else None
             elif outcome.status == "optimal":
                 bound = relaxed  # the solver's word (a model without a dual certificate)
+            clock.report(lower_bound=bound)
+        y = instance.label.astype(float)
+        y[instance.unlabeled] = labels
+        value, alpha, note = self.supervised_value(instance, settings, y)
+        result.labels, result.decision_values = labels, scores
+        result.objective = value
+        result.primal = {"alpha": alpha, "relaxation_value": relaxed}
+        result.info["relaxation_value"] = relaxed
+        if note:
+            result.info["objective_note"] = note
         result.lower_bound = bound
+        if value is None or not np.isfinite(value):
+            # The rounded labels have no finite, computable score D(y): no solution to report,
+            # only the relaxation's bound.
+            result.status = "error"
+            result.labels = result.decision_values = result.objective = None
+            result.primal = {"relaxation_value": relaxed}
+            result.message = ("the rounded labels cannot be separated with --hard-margin "
+                              "(D(y) is infinite): drop --hard-margin or use another kernel"
+                              if value is not None else
+                              "the supervised SVM at the rounded labels did not solve: lower "
+                              "--C/--C-star or scale the features (--scale standard)")
+            return
         if outcome.status in ("optimal", "feasible"):
             gap = result.gap
             # Both ends of the interval of section 7.1.4 meet: the rounded labels are optimal.
+            # Both ends are certified (the bound by a feasible dual point, D(y) by a feasible
+            # primal point), so an inaccurate solve can reach "optimal" only by this proof.
             result.status = "optimal" if gap is not None and gap <= 1e-6 else "feasible"
         else:
             result.status = outcome.status
 
+    def infeasible_advice(self, instance: Instance, settings: Settings) -> str:
+        """What to change when the relaxation has no feasible point."""
+        if settings.hard_margin:
+            return ("with --hard-margin the points cannot be separated in this relaxation: drop "
+                    "--hard-margin (the soft margin, --C) or use another kernel")
+        if settings.balance == "count":
+            P = settings.positive_count(instance)
+            return (f"no label matrix meets the balance count P = {P} of {instance.u} unlabeled "
+                    "points with the constraints of this model (groups, the subspace): choose "
+                    "another --positives, or --balance none")
+        return "the model has no feasible point: check the groups of the data"
 
 def round_scores(scores: np.ndarray, instance: Instance,
                  settings: Settings) -> tuple[np.ndarray, np.ndarray]:

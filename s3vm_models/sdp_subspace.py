@@ -59,6 +59,12 @@ class SubspaceFamily(ConicFormulation):
         super().check(instance, settings)
         check_dim_fits(self.dim, instance)
 
+    def infeasible_advice(self, instance: Instance, settings: Settings) -> str:
+        advice = super().infeasible_advice(instance, settings)
+        return (f"{advice}; the spectral subspace of dimension d = {self.dim} may miss what the "
+                f"full relaxation reaches: raise --dim (at most "
+                f"{instance.label_map().size}) or use sdp")
+
     def prepare(self, instance: Instance, settings: Settings,
                 V: Optional[np.ndarray] = None) -> tuple[Optional[np.ndarray], np.ndarray]:
         """What every builder of the family starts with: the checks, then (C, V) with C the
