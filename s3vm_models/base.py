@@ -25,6 +25,7 @@ from .settings import SETTINGS_TABLE, Settings
 from .solvers.clock import INTERRUPTED, Clock, Stopped
 from .solvers.errors import InputError
 from .solvers.files import check_writable
+from .solvers.memory import check_dense_memory
 from .solvers.results import Result
 from .solvers.supervisor import Interrupted, signal_name, signal_of, supervise
 
@@ -37,6 +38,27 @@ PROGRESS_LOG = logging.getLogger("s3vm.progress")
 
 ALL_SETTINGS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance", "positives",
                 "mu", "nu")
+
+#: Peak bytes per entry of an n x n matrix (all the step's dense matrices and the solver's copies
+#: counted), per formulation and kernel (linear, rbf): the memory check of
+#: :meth:`Formulation.dense_bytes_per_entry`. Measured as peak RSS over n^2 at n = 500 to 2,000
+#: (docs/reliability.md#memory); 0 for a formulation without n x n matrices.
+DENSE_MEMORY = {
+    "rlp": (0, 640), "svm1": (0, 640), "vs3vm": (0, 640), "cvs3vm": (0, 640),
+    "bd-mip": (0, 640), "bb-mip": (0, 640),  # rbf: the kernel expansion over all points
+    "l2-miqp": (16, 640),                     # linear: K = G G' of the big-M bound
+    "bb": (48, 48), "switching": (48, 48),    # K and the active sets' factors
+    "bb-sdp": (400, 400),                     # K and node SDPs of size n
+    "sdp": (400, 400), "sdp-subspace": (1400, 1400),
+    "sdp-lowrank": (0, 0),                    # a Nystroem factor, no n x n matrix
+}
+
+#: What to do instead, per formulation, when its n x n matrices do not fit.
+MEMORY_ADVICE = {
+    "lp": "use --kernel linear (an LP without n x n coefficients) or sdp-lowrank, or fewer points",
+    "svm": "use sdp-lowrank (a low-rank kernel factor, no n x n matrix) or fewer points",
+    "sdp": "use sdp-lowrank (a low-rank kernel factor, no n x n matrix) or fewer points",
+}
 
 
 class Formulation(ABC):
@@ -176,6 +198,8 @@ class Formulation(ABC):
             if getattr(settings, key) != value:
                 raise InputError(why)
         instance.require_moderate_features()
+        check_dense_memory(instance.n, self.dense_bytes_per_entry(settings), self.name,
+                           self.memory_advice(settings))
         if self.needs_labels:
             instance.require_both_classes_labeled()
         if self.needs_unlabeled:
@@ -187,6 +211,19 @@ class Formulation(ABC):
                              "or drop the column")
         if settings.balance == "count":
             settings.positive_count(instance, in_range=not self.unmeetable_count_is_infeasible)
+
+    def dense_bytes_per_entry(self, settings: Settings) -> float:
+        """Peak bytes per entry of an n x n matrix this formulation forms under ``settings``
+        (see :data:`DENSE_MEMORY`; 0 for none). A formulation whose footprint differs overrides
+        this."""
+        linear, rbf = DENSE_MEMORY.get(self.name, (0, 0))
+        return rbf if settings.kernel == "rbf" else linear
+
+    def memory_advice(self, settings: Settings) -> str:
+        """What to do instead when the n x n matrices do not fit."""
+        if self.problem_class in ("lp", "mip", "miqp"):
+            return MEMORY_ADVICE["lp"] if settings.kernel == "rbf" else MEMORY_ADVICE["svm"]
+        return MEMORY_ADVICE.get(self.problem_class, MEMORY_ADVICE["svm"])
 
     # -- the pipeline ----------------------------------------------------------------------
     def solve(self, instance: Instance, settings: Settings, profile) -> Result:

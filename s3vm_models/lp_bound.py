@@ -33,6 +33,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .solvers.bnb.problem import LabelingProblem, NodeBound, labels_by_outputs
+from .solvers.clock import Stopped
 
 INTEGRALITY_TOL = 1e-6  # a relaxed d_j this close to 0 or 1 counts as integral
 
@@ -146,6 +147,9 @@ class LPRelaxationProblem(LabelingProblem):
         outcome = self._solve(labels)
         if outcome.status == "infeasible":
             return float("inf")
+        if outcome.status == "time_limit":
+            # The solve's time is up in the middle of a leaf: the search stops here.
+            raise Stopped("time limit")
         if outcome.status != "optimal":
             raise RuntimeError(f"the LP of a full labeling did not solve: {outcome.message}")
         return float(outcome.objective)

@@ -364,6 +364,7 @@ def _supervise_process(work, clock: Clock, waiter: _Waiter) -> Supervised:
     os.close(down_r)
     conn = Connection(up_r, writable=False)
     outcome: Optional[tuple] = None
+    died = False
 
     def stop(reason: str, signum: Optional[int]) -> None:
         request = "T;" if reason == TIME_LIMIT else f"I{signum or signal.SIGINT};"
@@ -393,19 +394,27 @@ def _supervise_process(work, clock: Clock, waiter: _Waiter) -> Supervised:
                 if not waiter.check(stop):
                     break
             except EOFError:
+                died = True
                 break  # the child died without a word
             except KeyboardInterrupt as exc:
                 if not waiter.interrupted(exc, stop):
                     break
     finally:
+        conn.close()
+        os.close(down_w)
         if outcome is None:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        _, status = _reap(pid)
-        conn.close()
-        os.close(down_w)
+            # A killed process with gigabytes mapped takes seconds to tear down: it is reaped
+            # in the background unless it is gone already (then its status tells why).
+            status = _reap(pid, wait=died)
+            if status is None:
+                threading.Thread(target=_reap, args=(pid,), daemon=True).start()
+                status = 0
+        else:
+            status = _reap(pid)
     if outcome is None:
         if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL \
                 and not clock.stopped:
@@ -413,7 +422,10 @@ def _supervise_process(work, clock: Clock, waiter: _Waiter) -> Supervised:
                               "lack of memory: choose a formulation without n x n matrices "
                               "(sdp-lowrank, the linear kernel) or fewer points")
         if not clock.stopped:
-            raise SolveKilled(f"the solve process ended unexpectedly ({_status_text(status)})")
+            raise SolveKilled(f"the solve process ended unexpectedly ({_status_text(status)}; "
+                              "an abort is most often an allocation that failed): choose a "
+                              "formulation without n x n matrices (sdp-lowrank, the linear "
+                              "kernel) or fewer points")
         return Supervised(False)
     kind, payload = outcome
     if kind == "error":
@@ -425,16 +437,19 @@ class SolveKilled(S3VMError):
     """The process of a solve died (killed for lack of memory, most likely)."""
 
 
-def _reap(pid: int) -> tuple:
+def _reap(pid: int, wait: bool = True) -> Optional[int]:
+    """The exit status of child ``pid`` once it ended (None when ``wait`` is False and it has
+    not ended yet)."""
     while True:
         try:
-            return os.waitpid(pid, 0)
+            done, status = os.waitpid(pid, 0 if wait else os.WNOHANG)
+            return status if done else None
         except InterruptedError:  # pragma: no cover - PEP 475 retries; a handler may raise
             continue
         except KeyboardInterrupt:  # a signal while reaping a killed child: reap it anyway
             continue
         except ChildProcessError:
-            return pid, 0
+            return 0
 
 
 def _status_text(status: int) -> str:

@@ -27,6 +27,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ..clock import Stopped
 from ..errors import InputError
 from ..backends.base import Backend, Outcome
 
@@ -459,6 +460,11 @@ class _Search:
                 self.expanding = math.inf
         except KeyboardInterrupt:
             self.stop = "interrupted"
+        except Stopped:
+            # A step of the problem gave up because the solve's clock stopped (its limit, a
+            # signal): the search ends as at a limit, with what it proved so far.
+            interrupted = self.clock is not None and self.clock.interrupted
+            self.stop = "interrupted" if interrupted else "time limit"
         return self._finish(frontier)
 
     def _initial_incumbent(self) -> None:
