@@ -39,6 +39,16 @@ def load(data: Data) -> tuple[Instance, Settings]:
                      f"{type(data).__name__}")
 
 
+def _options(options) -> dict:
+    """The ``options`` argument, checked: a dict of option names to values."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise InputError(f"options must be a dict of option names to values, e.g. "
+                         f"{{'max_lps': 10}}, got {type(options).__name__}")
+    return options
+
+
 def _input_files(data, inputs) -> list:
     """The files no output of this call may overwrite: ``inputs`` when given, else the files
     ``data`` names (none for an Instance)."""
@@ -117,7 +127,7 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
         On Ctrl-C (a KeyboardInterrupt): its ``result`` is the best result so far.
     """
     instance, data_settings = load(data)
-    form = get_formulation(formulation, **(options or {}))
+    form = get_formulation(formulation, **_options(options))
     _check_outputs(form, _input_files(data, inputs))
     effective = form.settings_for(_base_settings(data_settings, settings), overrides)
     return form.solve(instance, effective, _profile(form, solver, profile, time_limit, verbose))
@@ -166,7 +176,7 @@ def prepare_comparison(data: Data, formulations: Iterable[str],
         raise InputError("no formulation to compare")
     if len(set(names)) != len(names):
         raise InputError(f"a formulation is named twice: {', '.join(names)}")
-    options = options or {}
+    options = _options(options)
     overrides = {k: v for k, v in overrides.items() if v is not None}
     own = _split_per_formulation(names, per_formulation)
     classes = [formulation_class(name) for name in names]
@@ -256,7 +266,7 @@ def export(data: Data, formulation: str, path: str, fmt: Optional[str] = None,
     """
     check_not_input(path, _input_files(data, inputs))
     instance, data_settings = load(data)
-    form = get_formulation(formulation, **(options or {}))
+    form = get_formulation(formulation, **_options(options))
     effective = form.settings_for(_base_settings(data_settings, settings), overrides)
     if fmt is None:
         ext = path.rsplit(".", 1)[-1].lower() if "." in path else ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from typing import ClassVar, Optional
@@ -27,7 +28,8 @@ from .solvers.errors import InputError
 from .solvers.files import check_writable
 from .solvers.memory import check_dense_memory
 from .solvers.results import Result
-from .solvers.supervisor import Interrupted, signal_name, signal_of, supervise
+from .solvers.supervisor import (PROGRESS_SECONDS, Interrupted, signal_name, signal_of,
+                                 supervise)
 
 #: How far (relative) a solver's bound may lie above the objective and still be read as equal
 #: to it (the feasibility tolerances of the MIP solvers are 1e-6).
@@ -258,7 +260,7 @@ class Formulation(ABC):
             return result
 
         outcome = supervise(work, clock, line=self._progress_line(clock),
-                            emit=PROGRESS_LOG.info)
+                            emit=PROGRESS_LOG.info, interval=progress_seconds())
         result = outcome.value if outcome.finished else None
         if result is None:
             result = self._result_so_far(backend, clock)
@@ -356,6 +358,20 @@ class Formulation(ABC):
 
     def _write(self, model, path: str, fmt: str) -> None:  # pragma: no cover - per family
         raise NotImplementedError
+
+
+def progress_seconds() -> float:
+    """Seconds between progress lines: 5, or ``S3VM_PROGRESS_SECONDS`` when set."""
+    text = os.environ.get("S3VM_PROGRESS_SECONDS")
+    if text:
+        try:
+            value = float(text)
+        except ValueError:
+            value = 0.0
+        if value > 0 and math.isfinite(value):
+            return value
+        raise InputError(f"S3VM_PROGRESS_SECONDS must be a number of seconds > 0, got {text!r}")
+    return PROGRESS_SECONDS
 
 
 def _fmt(value) -> str:

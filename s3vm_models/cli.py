@@ -29,10 +29,27 @@ PROG = "s3vm"
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors and exit status 2 (argparse prints the whole usage)."""
+    """argparse with one-line errors and exit status 2 (argparse prints the whole usage), and
+    an option given twice refused (argparse would keep the last silently: ``--C 1 --C 2``)."""
 
     def error(self, message):
         raise InputError(message)
+
+    def parse_known_args(self, args=None, namespace=None):
+        seen: dict = {}
+        for token in list(args or []):
+            if token == "--":
+                break
+            flag = token.split("=", 1)[0]
+            action = self._option_string_actions.get(flag)
+            if action is None or isinstance(action, argparse._AppendAction) or \
+                    isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+                continue
+            if action.dest in seen:
+                raise InputError(f"{flag} is given twice ({seen[action.dest]} and {token}): "
+                                 "give each option once")
+            seen[action.dest] = token
+        return super().parse_known_args(args, namespace)
 
 
 def _number(text: str) -> float:

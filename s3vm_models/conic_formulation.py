@@ -226,6 +226,9 @@ class ConicFormulation(Formulation):
             # Both ends are certified (the bound by a feasible dual point, D(y) by a feasible
             # primal point), so an inaccurate solve can reach "optimal" only by this proof.
             result.status = "optimal" if gap is not None and gap <= 1e-6 else "feasible"
+            if result.status == "optimal" and outcome.status != "optimal":
+                result.message = (f"{outcome.message}: the solver was inaccurate, but the "
+                                  "certified bound and objective meet")
         else:
             result.status = outcome.status
 

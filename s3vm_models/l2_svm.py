@@ -98,7 +98,14 @@ class ActiveFactor:
         rows = np.asarray(rows, dtype=int)
         P = K[np.ix_(rows, rows)]
         P[np.diag_indices_from(P)] += inv2c[rows]
-        L = cholesky(P, lower=True, check_finite=False) if rows.size else np.zeros((0, 0))
+        try:
+            L = cholesky(P, lower=True, check_finite=False) if rows.size else np.zeros((0, 0))
+        except np.linalg.LinAlgError:
+            big = float(np.abs(np.diag(P)).max(initial=0.0))
+            raise NumericalError(
+                f"the squared-hinge SVM's system is singular to working precision (kernel "
+                f"values up to {big:.3g} against 1/(2C) = {float(inv2c[rows].min()):.3g}): "
+                "scale the features (--scale standard) or lower --C/--C-star") from None
         Ly = solve_triangular(L, y[rows], lower=True, check_finite=False)
         Le = solve_triangular(L, np.ones(rows.size), lower=True, check_finite=False)
         return cls(rows, L, Ly, Le, bias)

@@ -103,6 +103,10 @@ class Option:
                 return value
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise InputError(f"{what} must be an integer or 'truth', got {value!r}")
+            if value < 0:
+                # A count above u is a problem without feasible labelings (bb reports it so); a
+                # negative count is no count at all.
+                raise InputError(f"{what} must be a count >= 0, got {value}")
             return int(value)
         if self.kind == "int":
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):

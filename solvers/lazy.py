@@ -10,7 +10,7 @@ from .errors import InputError
 
 def lookup(table: dict, name: str, kind: str):
     """The object ``table[name]`` points to; an unknown name is an InputError listing the known."""
-    if name not in table:
+    if not isinstance(name, str) or name not in table:
         raise InputError(f"unknown {kind} {name!r}: choose one of {', '.join(table)}")
     module, attr = table[name].split(":")
     return getattr(importlib.import_module(module), attr)

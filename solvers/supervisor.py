@@ -456,3 +456,85 @@ def _status_text(status: int) -> str:
     if os.WIFSIGNALED(status):
         return f"killed by {signal_name(os.WTERMSIG(status))}"
     return f"exit status {os.WEXITSTATUS(status)}"
+
+
+# -- one call in a child process -------------------------------------------------------------
+class SolverKilled(Exception):
+    """A call in a child process was stopped (the clock's limit, a signal) or its process died
+    before it answered."""
+
+
+def call_in_child(fn: Callable[..., Any], *args) -> Any:
+    """``fn(*args)`` in a forked child process; its return value must pickle.
+
+    For a library call that holds the GIL and has no limit of its own (SDPA): the calling
+    thread waits on a pipe, so the supervisor keeps running, and the child is killed when the
+    current clock is stopped (its time limit, a signal) or expires. The arguments need no
+    pickling (the child shares them at the fork). An exception in the child comes back as a
+    RuntimeError with its type and message.
+
+    Raises
+    ------
+    SolverKilled
+        The child was stopped or died before answering.
+    """
+    from multiprocessing.connection import Connection
+
+    from .clock import cancellable, current
+
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 0
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            _die_with_parent()
+            os.close(read_end)
+            conn = Connection(write_end, readable=False)
+            try:
+                message = ("ok", fn(*args))
+            except BaseException as exc:
+                message = ("error", f"{type(exc).__name__}: {exc}")
+            conn.send(message)
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    conn = Connection(read_end, writable=False)
+    state = {"killed": False, "answered": False}
+
+    def kill() -> None:
+        if not state["answered"]:
+            state["killed"] = True
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    try:
+        with cancellable(kill):
+            clock = current()
+            while not conn.poll(0.1):
+                if clock is not None and clock.expired():
+                    kill()
+                    break
+            try:
+                kind, payload = conn.recv()
+                state["answered"] = True
+            except (EOFError, OSError):
+                raise SolverKilled("stopped (time limit or signal)" if state["killed"]
+                                   else "its process died before it answered") from None
+    finally:
+        conn.close()
+        if not state["answered"]:
+            kill()
+            threading.Thread(target=_reap, args=(pid,), daemon=True).start()
+        else:
+            _reap(pid)
+    if kind == "error":
+        raise RuntimeError(payload)
+    return payload

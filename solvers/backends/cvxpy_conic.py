@@ -9,8 +9,8 @@ solvers need more than that to stop on time and on a signal:
   "interrupted", which CVXPY reports as a failed solve: :class:`InterruptibleScs` turns that
   status back into :class:`~s3vm.solvers.supervisor.Interrupted`.
 - SDPA has no time limit and holds the GIL for the whole solve, so no Python code (no signal
-  handler, no clock) runs until it returns: :func:`solve_sdpa_in_process` runs it in a child
-  process, killed when the solve's clock is stopped (its time limit, a signal).
+  handler, no clock) runs until it returns: :func:`solve_sdpa_in_process` runs it in a forked
+  child process, killed when the solve's clock is stopped (its time limit, a signal).
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ import signal
 import time
 from typing import ClassVar, Optional
 
-from ..clock import INTERRUPTED, call_limit, cancellable, current
+from ..clock import INTERRUPTED, call_limit, current
 from ..errors import InputError
+from ..supervisor import SolverKilled, call_in_child
 from .base import Backend, Outcome
 
 
@@ -148,70 +149,17 @@ def interruptible_scs():
 
 
 # -- SDPA: in a child process ----------------------------------------------------------------
-def _sdpa_child(connection, args) -> None:
-    try:
-        import sdpap
+def _sdpa_solve(*args):
+    import sdpap
 
-        connection.send(("ok", sdpap.solve(*args)))
-    except BaseException as exc:  # reported to the parent, which decides
-        try:
-            connection.send(("error", f"{type(exc).__name__}: {exc}"))
-        except Exception:
-            pass
-    finally:
-        connection.close()
-
-
-_CONTEXT = None
-
-
-def _context():
-    """The multiprocessing context of the solver processes: a fork server (one fresh process,
-    started once, that forks a child per solve with sdpap already imported)."""
-    global _CONTEXT
-    if _CONTEXT is None:
-        import multiprocessing
-
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["numpy", "scipy.sparse", "sdpap"])
-        _CONTEXT = ctx
-    return _CONTEXT
-
-
-class SolverKilled(Exception):
-    """The solver process was stopped before it answered."""
+    return sdpap.solve(*args)
 
 
 def solve_sdpa_in_process(*args):
-    """``sdpap.solve(*args)`` in a child process: killed when the solve's clock is stopped (the
-    time limit, a signal), so that SDPA, which holds the GIL and has no time limit, can neither
-    outrun the limit nor make the process deaf to signals."""
-    ctx = _context()
-    receiver, sender = ctx.Pipe(duplex=False)
-    process = ctx.Process(target=_sdpa_child, args=(sender, args), daemon=True)
-    process.start()
-    sender.close()
-    try:
-        with cancellable(process.kill):
-            clock = current()
-            while not receiver.poll(0.1):
-                if not process.is_alive() and not receiver.poll(0.1):
-                    break
-                if clock is not None and clock.expired():
-                    process.kill()
-                    break
-            try:
-                kind, payload = receiver.recv()
-            except (EOFError, OSError):
-                raise SolverKilled("SDPA was stopped (time limit or signal)") from None
-    finally:
-        receiver.close()
-        if process.is_alive():
-            process.kill()
-        process.join(5)
-    if kind == "error":
-        raise RuntimeError(payload)
-    return payload
+    """``sdpap.solve(*args)`` in a forked child process (:func:`call_in_child`): killed when the
+    solve's clock is stopped (the time limit, a signal), so that SDPA, which holds the GIL and
+    has no time limit, can neither outrun the limit nor make the process deaf to signals."""
+    return call_in_child(_sdpa_solve, *args)
 
 
 def sdpa_in_process():
@@ -237,7 +185,7 @@ def sdpa_in_process():
                 x, y, sdpapinfo, timeinfo, sdpainfo = solve_sdpa_in_process(
                     A, -b, c, K, J, solver_opts)
             except SolverKilled as exc:
-                raise SolverError(str(exc)) from None
+                raise SolverError(f"SDPA: {exc}") from None
             solution = {s.STATUS: self.STATUS_MAP[sdpapinfo["phasevalue"]]}
             if solution[s.STATUS] in s.SOLUTION_PRESENT:
                 x, y = x.toarray(), y.toarray()

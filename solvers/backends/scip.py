@@ -136,5 +136,6 @@ class ScipBackend(PyomoContribBackend):
                 outcome.message == "interrupted":
             # Stopped by the solve's clock at its limit: a time limit, with SCIP's incumbent.
             outcome.status = "time_limit"
+            outcome.message = "time limit reached"
         return outcome
 
