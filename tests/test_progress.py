@@ -1,0 +1,101 @@
+"""Long solves of every family show progress on stderr (a line every few seconds: elapsed time,
+incumbent, bound), and ``--quiet`` silences them.
+
+Before issue 14 only branch and bound printed anything; the MIP, MIQP and SDP solves printed
+nothing while they ran (``sdp`` on two moons ran 135 s without a line). The interval is 5 s;
+``S3VM_PROGRESS_SECONDS`` shortens it here so that each case takes a few seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import pytest
+
+from contract import BLOBS, environment, run_cli
+from s3vm import api
+from s3vm.generators import two_moons
+from s3vm.solvers.registry import installed_solvers
+
+LINE = re.compile(r"^(?P<name>[\w-]+): (?P<elapsed>\d+) s, (?P<phase>.+), "
+                  r"incumbent (?P<incumbent>\S+), bound (?P<bound>\S+)$")
+
+
+@pytest.fixture()
+def fast_lines(monkeypatch):
+    monkeypatch.setenv("S3VM_PROGRESS_SECONDS", "0.5")
+    from s3vm.solvers import supervisor
+
+    supervisor.set_isolation(True)
+    yield
+    supervisor.set_isolation(False)
+
+
+@pytest.fixture(scope="module")
+def moons(tmp_path_factory):
+    path = tmp_path_factory.mktemp("progress") / "moons1010.csv"
+    two_moons(5, 500, seed=1).to_csv(str(path))
+    return str(path)
+
+
+# family -> (formulation, data, settings, solver): each runs far longer than its 2.5 s limit
+CASES = {
+    "mip": ("bd-mip", "heart", {}, None),
+    "miqp": ("l2-miqp", "heart", {}, None),
+    "successive LPs": ("vs3vm", "moons", {"kernel": "rbf", "sigma": 0.5}, None),
+    "label switching": ("switching", "moons", {"kernel": "rbf", "sigma": 0.5}, None),
+    "sdp": ("sdp", "sdp_2moons", {}, "scs"),
+    "subspace sdp": ("sdp-lowrank", "moons", {"kernel": "rbf", "sigma": 0.5}, None),
+}
+
+
+@pytest.mark.parametrize("family", list(CASES))
+def test_a_long_solve_prints_progress_lines(caplog, fast_lines, moons, family):
+    name, data, settings, solver = CASES[family]
+    if name == "l2-miqp" and "scip" not in installed_solvers("miqp"):
+        pytest.skip("needs SCIP")
+    caplog.set_level(logging.INFO, logger="s3vm.progress")
+    api.solve(moons if data == "moons" else data, name, solver=solver, time_limit=2.5,
+              **settings)
+    lines = [r.getMessage() for r in caplog.records if r.name == "s3vm.progress"]
+    parsed = [LINE.match(line) for line in lines]
+    assert lines and all(parsed), lines
+    assert {m["name"] for m in parsed} == {name}
+    elapsed = [int(m["elapsed"]) for m in parsed]
+    assert elapsed == sorted(elapsed) and elapsed[-1] <= 3
+
+
+def test_a_mip_line_shows_the_solver_s_incumbent_and_bound(caplog, fast_lines):
+    caplog.set_level(logging.INFO, logger="s3vm.progress")
+    api.solve("heart", "bd-mip", time_limit=4)
+    last = LINE.match([r.getMessage() for r in caplog.records
+                       if r.name == "s3vm.progress"][-1])
+    assert last["incumbent"] != "-" and last["bound"] != "-"
+    assert float(last["bound"]) <= float(last["incumbent"])
+
+
+def test_branch_and_bound_prints_its_own_log_instead(caplog, monkeypatch):
+    monkeypatch.setenv("S3VM_PROGRESS_SECONDS", "0.5")
+    caplog.set_level(logging.INFO, logger="s3vm")
+    api.solve("heart", "bb", time_limit=3, options={"log_every": 200})
+    names = {r.name for r in caplog.records}
+    assert "s3vm.bnb" in names
+    rows = [r.getMessage() for r in caplog.records if r.name == "s3vm.bnb"]
+    assert any("best bound" in row for row in rows)
+
+
+def test_quiet_prints_nothing_and_the_default_prints_lines():
+    args = ["solve", "heart", "-f", "bd-mip", "--time-limit", "2.5", "--json"]
+    env = environment(S3VM_PROGRESS_SECONDS="0.5")
+    quiet = run_cli(args + ["-q"], env=env)
+    loud = run_cli(args, env=env)
+    assert quiet.returncode == loud.returncode == 0
+    assert quiet.stderr == ""
+    assert any(LINE.match(line) for line in loud.stderr.splitlines()), loud.stderr
+
+
+def test_a_short_solve_prints_no_progress_line(caplog):
+    caplog.set_level(logging.INFO, logger="s3vm.progress")
+    api.solve(BLOBS, "vs3vm")
+    assert not [r for r in caplog.records if r.name == "s3vm.progress"]
