@@ -192,12 +192,18 @@ class Formulation(ABC):
             self.run(instance, settings, backend, profile, clock, result)
         result.seconds = clock.seconds
         used = [k for k in ALL_SETTINGS if k in self.settings_used or k in self.settings_fixed]
+        options = self.option_values()
         result.info.update({
             "instance": instance.name,
             "settings": settings.to_dict(used),
-            "options": self.option_values(),
+            "options": options,
+            # The seed of the labeled draw (or generator) that made the data, and the seed of
+            # the formulation's own randomised steps (None where there is none).
+            "seed": {"data": instance.meta.get("seed"), "formulation": options.get("seed")},
             "s3vm_version": __version__,
         })
+        if instance.meta:
+            result.info["data"] = dict(instance.meta)
         return result
 
     def backend(self, profile):

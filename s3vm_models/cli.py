@@ -20,6 +20,8 @@ from .solvers.files import atomic_output, check_writable
 from .solvers.stdio import own_stdout
 
 PROG = "s3vm"
+#: The labeled share of ``s3vm dataset`` when none is given (that of the shipped instances).
+DEFAULT_LABELED_FRACTION = 0.1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,6 +44,8 @@ def _add_problem_options(p: argparse.ArgumentParser) -> None:
     add_flags(p, {opt: [] for opt in SETTING_OPTIONS})
     p.add_argument("--scale", choices=("standard", "minmax"),
                    help="scale features before solving (off by default)")
+    p.add_argument("--unlabeled-marker", dest="unlabeled_marker", type=_number,
+                   help="the label of unlabeled rows in a LIBSVM/svmlight file (default 0)")
 
 
 def _add_solver_options(p: argparse.ArgumentParser) -> None:
@@ -101,14 +105,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="formulations and installed solvers")
 
-    p = sub.add_parser("dataset", help="write a bundled data set as a CSV data file")
+    p = sub.add_parser("dataset", help="write a bundled data set as a semi-supervised CSV data "
+                                       "file (a seeded labeled subset, the rest unlabeled)")
     p.add_argument("name", nargs="?", help="data set name (omit to list them)")
     p.add_argument("-o", "--output", help="CSV file to write")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--labeled-fraction", dest="labeled_fraction", type=_number,
-                   help="share of each class labeled (seeded, stratified)")
+                   help=f"share of each class labeled (seeded, stratified; default "
+                        f"{DEFAULT_LABELED_FRACTION})")
     g.add_argument("--n-labeled", dest="n_labeled", type=int, help="number of labeled points")
-    p.add_argument("--seed", type=int, default=0)
+    g.add_argument("--all-labeled", dest="all_labeled", action="store_true",
+                   help="label every row (a supervised file)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the labeled draw (default 0)")
     p.add_argument("--scale", choices=("standard", "minmax"))
     return parser
 
@@ -162,7 +170,7 @@ def _data(args):
     """The instance (scaled when asked) and the file's settings."""
     from .settings import load_instance
 
-    instance, settings = load_instance(args.data)
+    instance, settings = load_instance(args.data, unlabeled=args.unlabeled_marker)
     if args.scale:
         from .scaling import scale_instance
 
@@ -290,12 +298,21 @@ def _cmd_dataset(args, out) -> int:
     if not args.output:
         raise InputError("give -o FILE to write the data set")
     check_writable(args.output)
-    instance = load_dataset(args.name, labeled_fraction=args.labeled_fraction,
-                            n_labeled=args.n_labeled, seed=args.seed, scale=args.scale)
+    fraction = args.labeled_fraction
+    if fraction is None and args.n_labeled is None and not args.all_labeled:
+        fraction = DEFAULT_LABELED_FRACTION
+    instance = load_dataset(args.name, labeled_fraction=fraction, n_labeled=args.n_labeled,
+                            seed=args.seed, scale=args.scale)
     with atomic_output(args.output, suffix=".csv") as tmp:
         instance.to_csv(tmp)
-    print(f"wrote {args.output}: n = {instance.n}, p = {instance.p}, labeled = {instance.l}",
-          file=sys.stderr)
+    if args.all_labeled:
+        how = "every row labeled"
+    elif args.n_labeled is not None:
+        how = f"{args.n_labeled} labeled rows drawn with seed {args.seed}"
+    else:
+        how = f"labeled fraction {fraction:g} of each class, seed {args.seed}"
+    print(f"wrote {args.output}: n = {instance.n}, p = {instance.p}, labeled = {instance.l}, "
+          f"unlabeled = {instance.u} ({how})", file=sys.stderr)
     return 0
 
 

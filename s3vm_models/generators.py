@@ -162,7 +162,8 @@ def two_moons(n_per_class_labeled: int = 1, n_unlabeled_per_class: int = 50,
     X, truth = X[perm], truth[perm]
     label = select_labeled(truth, n_labeled_per_class=nl, seed=rng)
     return Instance(X, label, truth, feature_names=("x1", "x2"),
-                    name=f"two_moons_l{nl}_u{nu}_seed{seed if isinstance(seed, int) else 'rng'}")
+                    name=f"two_moons_l{nl}_u{nu}_seed{seed if isinstance(seed, int) else 'rng'}",
+                    meta=_meta("two_moons", seed))
 
 
 def gaussian_blobs(n: int = 100, p: int = 2, separation: float = 3.0,
@@ -212,7 +213,8 @@ def gaussian_blobs(n: int = 100, p: int = 2, separation: float = 3.0,
     label = select_labeled(truth, labeled_fraction=labeled_fraction,
                            n_labeled_per_class=n_labeled_per_class, seed=rng)
     return Instance(X, label, truth, feature_names=tuple(f"x{j + 1}" for j in range(p)),
-                    name=f"gaussian_blobs_n{n}_p{p}_seed{seed if isinstance(seed, int) else 'rng'}")
+                    name=f"gaussian_blobs_n{n}_p{p}_seed{seed if isinstance(seed, int) else 'rng'}",
+                    meta=_meta("gaussian_blobs", seed))
 
 
 def noisy_linear(per_class: int = 2, u: int = 10, p: int = 3, noise: float = 1.0,
@@ -256,4 +258,12 @@ def noisy_linear(per_class: int = 2, u: int = 10, p: int = 3, noise: float = 1.0
     rest = rng.permutation(np.setdiff1d(np.arange(n), lab))[:u]
     rows = rng.permutation(np.concatenate([lab, rest]))
     label = np.where(np.isin(rows, lab), truth[rows], 0)
-    return Instance(X[rows], label, truth[rows], name=f"noisy_linear_seed{seed}")
+    return Instance(X[rows], label, truth[rows], name=f"noisy_linear_seed{seed}",
+                    meta=_meta("noisy_linear", seed))
+
+
+def _meta(generator: str, seed) -> dict:
+    """What an instance records of its making: the generator and its seed (one seed draws both
+    the points and the labeled subset; None for a Generator object)."""
+    return {"generator": generator,
+            "seed": int(seed) if isinstance(seed, (int, np.integer)) else None}

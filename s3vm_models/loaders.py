@@ -332,9 +332,16 @@ def _instance(X, y, names, name, labeled_fraction=None, n_labeled=None, seed=0, 
               label=None) -> Instance:
     if scale not in SCALINGS:
         raise InputError(f"unknown scale {scale!r}: choose one of none, standard, minmax")
+    meta = {"dataset": name}
     if label is None:
         label = select_labeled(y, labeled_fraction=labeled_fraction, n_labeled=n_labeled, seed=seed)
-    return Instance(scale_features(X, scale), label, y, feature_names=names, name=name)
+        if labeled_fraction is not None or n_labeled is not None:
+            meta.update({"labeled_fraction": labeled_fraction, "n_labeled": n_labeled,
+                         "seed": seed if isinstance(seed, (int, np.integer)) else None})
+    if scale:
+        meta["scale"] = scale
+    return Instance(scale_features(X, scale), label, y, feature_names=names, name=name,
+                    meta=meta)
 
 
 def load_dataset(name: str, labeled_fraction: Optional[float] = None,

@@ -133,15 +133,28 @@ class Settings:
 SETTING_KEYS = tuple(f.name for f in fields(Settings))
 
 
-def load_instance(path: str) -> tuple[Instance, Settings]:
-    """Load a data file (``.csv``) or an instance file (``.toml``).
+def load_instance(path: str, unlabeled: Optional[float] = None) -> tuple[Instance, Settings]:
+    """Load a data file (``.csv``, or LIBSVM/svmlight ``.svm``/``.libsvm``/``.svmlight``) or an
+    instance file (``.toml``).
 
     ``path`` may also name a shipped instance file (``"two_moons"`` or ``"two_moons.toml"``, see
     :func:`s3vm.instances.shipped_instances`) when no file of that name exists: a real file
     always wins.
 
-    Returns the instance and the settings the file gives (defaults for a CSV file).
+    An instance file has a ``data`` entry (the data file, relative to the instance file), the
+    settings of :class:`Settings`, and optionally ``name``, ``description``, ``unlabeled`` (the
+    label marking unlabeled rows of a LIBSVM file, default 0) and ``seed`` (the seed of the
+    labeled draw that made the data file, recorded with every result).
+
+    Parameters
+    ----------
+    unlabeled : float, optional
+        The unlabeled marker of a LIBSVM file (default: the instance file's, else 0).
+
+    Returns the instance and the settings the file gives (defaults for a data file).
     """
+    from .data import is_svmlight, read_svmlight
+
     path = os.fspath(path)
     if not os.path.isfile(path):
         from .resources import shipped_instance, shipped_instances
@@ -151,6 +164,8 @@ def load_instance(path: str) -> tuple[Instance, Settings]:
                              f"{', '.join(shipped_instances())})")
         path = str(shipped)
     if not path.lower().endswith(".toml"):
+        if is_svmlight(path):
+            return read_svmlight(path, 0 if unlabeled is None else unlabeled), Settings()
         return read_csv(path), Settings()
     try:
         with open(path, "rb") as fh:
@@ -158,11 +173,22 @@ def load_instance(path: str) -> tuple[Instance, Settings]:
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
     if "data" not in spec:
-        raise InputError(f"{path}: an instance file needs a 'data' entry naming the CSV file")
-    unknown = set(spec) - set(SETTING_KEYS) - {"data", "name", "description"}
+        raise InputError(f"{path}: an instance file needs a 'data' entry naming the data file")
+    unknown = set(spec) - set(SETTING_KEYS) - {"data", "name", "description", "unlabeled",
+                                               "seed"}
     if unknown:
         raise InputError(f"{path}: unknown entries {', '.join(sorted(unknown))}")
     data_path = os.path.join(os.path.dirname(os.path.abspath(path)), spec["data"])
-    instance = read_csv(data_path, name=spec.get("name"))
+    if is_svmlight(data_path):
+        marker = spec.get("unlabeled", 0) if unlabeled is None else unlabeled
+        instance = read_svmlight(data_path, marker, name=spec.get("name"))
+    else:
+        instance = read_csv(data_path, name=spec.get("name"))
+    meta = {"instance_file": os.path.basename(path)}
+    if "seed" in spec:
+        if isinstance(spec["seed"], bool) or not isinstance(spec["seed"], int):
+            raise InputError(f"{path}: seed must be an integer, got {spec['seed']!r}")
+        meta["seed"] = spec["seed"]
+    instance.meta.update(meta)
     settings = Settings(**{k: spec[k] for k in SETTING_KEYS if k in spec})
     return instance, settings
