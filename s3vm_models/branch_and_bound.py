@@ -150,4 +150,5 @@ class BranchAndBoundFormulation(Formulation):
         result.info.update({
             "incumbent_source": found.incumbent_source, "open_nodes": found.open_nodes,
             "build_seconds": build_seconds, "search_seconds": found.seconds - build_seconds,
-            "positives": problem.positives, **self.result_info(problem)})
+            "positives": problem.positives, "trace": found.trace,
+            **self.result_info(problem)})

@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_formulation_options(p)
     _add_solver_options(p)
     p.add_argument("--json", action="store_true", help="print the list of result objects")
+    p.add_argument("--plot", metavar="FILE",
+                   help="also draw the decision boundaries side by side (a 2-D instance; "
+                        "PNG, SVG or PDF by the extension; needs matplotlib)")
 
     p = sub.add_parser("export", help="write a formulation's model to a file")
     p.add_argument("data")
@@ -104,6 +107,35 @@ def build_parser() -> argparse.ArgumentParser:
     _add_formulation_options(p)
 
     sub.add_parser("list", help="formulations and installed solvers")
+
+    p = sub.add_parser("plot", help="draw a picture: decision boundaries, a branch-and-bound "
+                                    "search, or a results file's performance profile and gaps")
+    kinds = p.add_subparsers(dest="kind", parser_class=_Parser, required=True)
+    for kind, text in (("boundary", "the decision boundaries of formulations on a 2-D "
+                                    "instance, side by side"),
+                       ("bnb", "the incumbent and lower bound of branch-and-bound searches "
+                               "over time and nodes")):
+        q = kinds.add_parser(kind, help=text)
+        q.add_argument("data", help="data file, instance file or shipped instance name")
+        q.add_argument("--formulations", "-f", required=True, help="comma-separated names")
+        q.add_argument("--set", dest="per_formulation", action="append", default=[],
+                       metavar="NAME.KEY=VALUE", help="a setting or option for one formulation")
+        q.add_argument("-o", "--output", required=True, help="picture file (.png, .svg, .pdf)")
+        _add_problem_options(q)
+        _add_formulation_options(q)
+        _add_solver_options(q)
+    for kind, text in (("profile", "Dolan-More performance profile (time to solve) of a "
+                                   "results file of s3vm bench"),
+                       ("gap", "bars of the gap between objective and lower bound per "
+                               "instance and formulation, from a results file")):
+        q = kinds.add_parser(kind, help=text)
+        q.add_argument("results", help="results file of s3vm bench (STEM.jsonl)")
+        q.add_argument("-o", "--output", required=True, help="picture file (.png, .svg, .pdf)")
+        q.add_argument("--title")
+        if kind == "profile":
+            q.add_argument("--solved", default="optimal",
+                           help="comma-separated statuses that count as solved (default "
+                                "optimal; add feasible to time the local methods)")
 
     p = sub.add_parser("bench", help="run a benchmark suite: instances x formulations x "
                                      "settings x seeds (docs/bench.md)")
@@ -213,12 +245,22 @@ def _cmd_solve(args, out) -> int:
 def _cmd_compare(args, out) -> int:
     from . import api
 
+    if args.plot:
+        from .plots import check_output
+
+        check_output(args.plot)  # before any solve
     instance, settings = _data(args)
     names = [n.strip() for n in args.formulations.split(",") if n.strip()]
     rows = api.compare(instance, names, settings, solver=args.solver, profile=args.profile,
                        time_limit=args.time_limit, options=_formulation_options(args),
                        per_formulation=_per_formulation(args.per_formulation),
                        verbose=args.verbose, **_overrides(args))
+    if args.plot:
+        from .plots import boundaries, save
+
+        save(boundaries(instance, [r for r, _ in rows]), args.plot)
+        if not args.quiet:
+            print(f"wrote {args.plot}", file=sys.stderr)
     if args.json:
         print(json.dumps([dict(r.to_dict(), **m) for r, m in rows]), file=out)
     else:
@@ -357,7 +399,48 @@ def _cmd_bench(args, out) -> int:
     return 0
 
 
-COMMANDS = {"solve": _cmd_solve, "bench": _cmd_bench, "compare": _cmd_compare, "export": _cmd_export,
+def _cmd_plot(args, out) -> int:
+    from . import plots
+
+    plots.check_output(args.output)
+    if args.kind in ("profile", "gap"):
+        from .suite import read_records
+
+        records = read_records(args.results)
+        if args.kind == "profile":
+            solved = tuple(s.strip() for s in args.solved.split(",") if s.strip())
+            from .solvers.results import STATUSES
+
+            bad = [s for s in solved if s not in STATUSES]
+            if bad:
+                raise InputError(f"--solved: unknown status {bad[0]!r} (statuses: "
+                                 f"{', '.join(STATUSES)})")
+            figure = plots.performance_profile(records, solved, args.title)
+        else:
+            figure = plots.gap_bars(records, args.title)
+    else:
+        from . import api
+
+        instance, settings = _data(args)
+        names = [n.strip() for n in args.formulations.split(",") if n.strip()]
+        if args.kind == "boundary" and instance.p != 2:
+            raise InputError(f"a boundary picture needs 2 features, {instance.name} has "
+                             f"{instance.p}")
+        rows = api.compare(instance, names, settings, solver=args.solver, profile=args.profile,
+                           time_limit=args.time_limit, options=_formulation_options(args),
+                           per_formulation=_per_formulation(args.per_formulation),
+                           verbose=args.verbose, **_overrides(args))
+        results = [r for r, _ in rows]
+        figure = (plots.boundaries(instance, results) if args.kind == "boundary"
+                  else plots.search_trace(results))
+        print(_table(rows, instance), file=out)
+    plots.save(figure, args.output)
+    if not getattr(args, "quiet", False):
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+COMMANDS = {"solve": _cmd_solve, "bench": _cmd_bench, "plot": _cmd_plot, "compare": _cmd_compare, "export": _cmd_export,
             "list": _cmd_list, "dataset": _cmd_dataset}
 
 

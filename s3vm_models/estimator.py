@@ -39,14 +39,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .solvers.errors import InputError
 
-#: formulation -> its inductive rule (see the module notes). A formulation missing here has
-#: none, and the estimator refuses it (tests/test_estimator.py keeps the table complete).
-DECISION_RULES = {
-    "rlp": "linear", "svm1": "linear", "bd-mip": "linear", "vs3vm": "linear",
-    "bb-mip": "linear", "cvs3vm": "linear",
-    "switching": "expansion", "bb": "expansion", "l2-miqp": "expansion", "bb-sdp": "expansion",
-    "sdp": "dual", "sdp-subspace": "dual", "sdp-lowrank": "dual",
-}
+from .inductive import DECISION_RULES, predictor
 
 #: The settings the estimator takes as parameters, with the class defaults of :class:`Settings`.
 _SETTING_PARAMS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance",
@@ -320,33 +313,17 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         return result, rule
 
     def _set_decision(self, instance, result, rule) -> None:
-        primal = result.primal or {}
-        key = {"linear": "w", "expansion": "beta", "dual": "alpha"}[rule]
-        if primal.get(key) is None:
-            raise InputError(f"formulation {self.formulation!r} returned no solution to predict "
-                             f"with (status {result.status}"
-                             f"{': ' + result.message if result.message else ''})")
-        settings = result.info.get("settings", {})
-        kernel = settings.get("kernel", self.kernel)
-        self._kernel_ = (kernel, float(settings.get("sigma", self.sigma)))
-        coef = np.asarray(primal[key], dtype=float)
-        if rule == "dual":
-            y = instance.label.astype(float)
-            if instance.u:
-                y[instance.unlabeled] = result.labels
-            coef, intercept = coef * y, 0.0
-        else:
-            intercept = float(primal.get("b") or 0.0)
+        found = predictor(result, instance, rule)
+        self._kernel_ = (found.kernel, found.sigma)
         self.decision_rule_ = rule
-        self.intercept_ = intercept
+        self.intercept_ = found.intercept
         for attr in ("coef_", "dual_coef_", "X_fit_"):
             self.__dict__.pop(attr, None)
-        if kernel == "linear":
-            # The LP family's w is in feature space already; an expansion folds into w = X'c.
-            self.coef_ = coef if rule == "linear" else instance.X.T @ coef
+        if found.coef is not None:
+            self.coef_ = found.coef
         else:
-            self.dual_coef_ = coef
-            self.X_fit_ = np.array(instance.X)
+            self.dual_coef_ = found.dual_coef
+            self.X_fit_ = found.basis
 
     # -- prediction ------------------------------------------------------------------------
     def decision_function(self, X):
