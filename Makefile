@@ -18,7 +18,7 @@ PIN    := --constraint constraints.txt
 # message. `pip install .` prints no warning and needs no filter (tests/test_packaging.py).
 EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
-.PHONY: demo test venv clean test-latest test-oldest constraints
+.PHONY: demo test venv clean test-latest test-oldest constraints docs
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -86,4 +86,10 @@ constraints:
 	rm -rf $(FREEZE)
 
 clean:
-	rm -rf $(VENV) $(LATEST) $(OLDEST) $(FREEZE) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(LATEST) $(OLDEST) $(FREEZE) build site *.egg-info .pytest_cache .hypothesis
+
+# The documentation site: docs/ and the API reference from the docstrings, into site/ (strict:
+# a broken link or an unresolvable reference fails the build).
+docs: $(STAMP)
+	$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e '.[sdpa,docs]'
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict

@@ -422,16 +422,16 @@ def read_svmlight(path: str, unlabeled: float = 0, name: Optional[str] = None) -
     """Read a LIBSVM/svmlight file (``label index:value ...`` per line, as SVMlight, SVMlin and
     UniverSVM take) through scikit-learn's :func:`~sklearn.datasets.load_svmlight_file`.
 
+    The labels other than ``unlabeled`` must be two classes: +1/-1 as given, any other pair
+    mapped in sorted order (the smaller to -1, the larger to +1, recorded in
+    ``meta["classes"]``). The features are read dense (the formulations build dense kernels).
+
     Parameters
     ----------
     path : str
     unlabeled : float, default 0
         The label that marks an unlabeled row (SVMlin's 0; UniverSVM's files may use another).
     name : str, optional
-
-    The other labels must be two classes: +1/-1 as given, any other pair mapped in sorted
-    order (the smaller to -1, the larger to +1, recorded in ``meta["classes"]``). The features
-    are read dense (the formulations build dense kernels).
 
     Raises
     ------

@@ -12,17 +12,9 @@ The targets follow scikit-learn's semi-supervised estimators (``SelfTrainingClas
 without a label. The CSV files of s3vm keep their own convention (+1/-1, 0 unlabeled): pass
 ``unlabeled=0`` to fit such labels as they are.
 
-Every formulation has an inductive rule, derived from what it solves (docs/formulations.md):
-
-``linear``
-    The LP/MIP family (rlp, svm1, bd-mip, vs3vm, bb-mip, cvs3vm; Problem 3): f(x) = w'x + b with
-    the linear kernel, f(x) = sum_k w_k k(x, x_k) + b (Mangasarian's generalized SVM) with rbf.
-``expansion``
-    The S3VM-L2 family (switching, bb, l2-miqp, bb-sdp; Problem 1): the squared-hinge SVM at the
-    final labeling, f(x) = sum_i beta_i k(x_i, x) + b over the training rows (b = 0 without bias).
-``dual``
-    The SDP family (sdp, sdp-subspace, sdp-lowrank; Problem 2): the supervised SVM without bias
-    at the rounded labeling y, whose dual solution a gives f(x) = sum_i a_i y_i k(x_i, x).
+Every formulation has an inductive rule, derived from what it solves (:mod:`s3vm.inductive`):
+the LP/MIP family's w and b, the S3VM-L2 family's kernel expansion beta and b, the SDP family's
+supervised SVM at its rounded labels.
 
 With no unlabeled row the semi-supervised problem is the supervised one of its family (Problem 3
 without unlabeled terms: svm1, or rlp for rlp; the squared-hinge SVM; the SVM dual of Problem 2),
@@ -114,10 +106,6 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     unlabeled : int, float or str, default -1
         The target value that marks an unlabeled row (0 for s3vm's CSV convention).
 
-    A setting left at its default is a default (a formulation that does not read it ignores
-    it, as an instance file's settings); one given another value must apply, as the keywords of
-    :func:`s3vm.solve` (``balance="count"`` with vs3vm is an error, not silently dropped).
-
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
@@ -142,6 +130,12 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         When X has column names (a pandas DataFrame).
+
+    Notes
+    -----
+    A setting left at its default is a default (a formulation that does not read it ignores
+    it, as an instance file's settings); one given another value must apply, as the keywords of
+    :func:`s3vm.solve` (``balance="count"`` with vs3vm is an error, not silently dropped).
 
     Examples
     --------

@@ -79,6 +79,8 @@ class Settings:
     nu : float
         Weight of the unlabeled losses (Problem 3).
 
+    Notes
+    -----
     Every value is checked by its entry of :data:`SETTING_OPTIONS` (numpy scalars become Python
     numbers, so float32 and float64 are alike).
     """
@@ -148,10 +150,14 @@ def load_instance(path: str, unlabeled: Optional[float] = None) -> tuple[Instanc
 
     Parameters
     ----------
+    path : str or os.PathLike
     unlabeled : float, optional
         The unlabeled marker of a LIBSVM file (default: the instance file's, else 0).
 
-    Returns the instance and the settings the file gives (defaults for a data file).
+    Returns
+    -------
+    tuple of (Instance, Settings)
+        The instance and the settings the file gives (defaults for a data file).
     """
     from .data import is_svmlight, read_svmlight
 
