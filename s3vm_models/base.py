@@ -93,8 +93,14 @@ class Formulation(ABC):
         options = self.option_table()
         unknown = [k for k in values if k not in options]
         if unknown:
-            raise InputError(f"{flags_of(unknown, options)} does not apply to formulation "
-                             f"{self.name!r}")
+            # Name the flag the user typed (--gap, not the keyword rel_gap of another table).
+            from .registry import all_options
+
+            known = {name: option for name, (option, _) in all_options().items()}
+            hint = (" (a MIP solver's gap is the profile's mip_rel_gap)"
+                    if "rel_gap" in unknown and self.problem_class in ("lp", "mip") else "")
+            raise InputError(f"{flags_of(unknown, {**known, **options})} does not apply to "
+                             f"formulation {self.name!r}{hint}")
         for name, option in options.items():
             setattr(self, name, option.validate(values.get(name, option.default)))
         self.check_options()
