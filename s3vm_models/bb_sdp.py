@@ -74,20 +74,20 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         Option("node_selection", "choice", "best", "depth-first, best-first (default for "
                "bb-sdp), or best-bound with diving", choices=("depth", "best", "best-dive"),
                group=BNB_GROUP),
-        Option("cut_factor", "float", 3.0, "bb-sdp: at most this times n RLT cuts a round",
+        Option("cut_factor", "float", 3.0, "at most this times n RLT cuts a round",
                minimum=0.0, group=SDP_GROUP),
-        Option("max_rounds", "int", 30, "bb-sdp: cutting-plane rounds at a node", minimum=1,
+        Option("max_rounds", "int", 30, "cutting-plane rounds at a node", minimum=1,
                group=SDP_GROUP),
-        Option("round_tol", "float", 1e-3, "bb-sdp: stop a node's rounds below this relative "
+        Option("round_tol", "float", 1e-3, "stop a node's rounds below this relative "
                "improvement", minimum=0.0, group=SDP_GROUP),
-        Option("branching", "choice", "rank", "bb-sdp: SDP-S3VM's ranked rule or the most "
+        Option("branching", "choice", "rank", "SDP-S3VM's ranked rule or the most "
                "fractional point", choices=BRANCHINGS, group=SDP_GROUP),
-        Option("count_bound", "choice", "lifted", "bb-sdp with --balance count: labels lifted "
+        Option("count_bound", "choice", "lifted", "with --balance count: labels lifted "
                "into the SDP, or the count left to the search", choices=COUNT_BOUNDS,
                group=SDP_GROUP),
-        Option("mean_products", "bool", False, "bb-sdp with --balance mean: the balance times "
+        Option("mean_products", "bool", False, "with --balance mean: the balance times "
                "every output, by facial reduction", group=SDP_GROUP),
-        Option("sdp_tol", "float", 1e-7, "bb-sdp: the SDP solver's accuracy", minimum=0.0,
+        Option("sdp_tol", "float", 1e-7, "the SDP solver's accuracy", minimum=0.0,
                open_min=True, maximum=0.1, group=SDP_GROUP),
     )
 
