@@ -18,7 +18,7 @@ PIN    := --constraint constraints.txt
 # message. `pip install .` prints no warning and needs no filter (tests/test_packaging.py).
 EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
-.PHONY: demo test venv clean test-latest test-oldest constraints
+.PHONY: demo test venv clean test-latest test-oldest constraints docs
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -26,18 +26,25 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e '.[sdpa]'
 	touch $@
 
+# The test environment: every extra whose code the tests exercise (pictures, Dask, Parquet, the
+# docs build) besides the solvers.
+TEST_EXTRAS := test,scip,sdpa,plot,dask,parquet,docs
+
 $(TEST_STAMP): $(STAMP)
-	$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e '.[test,scip,sdpa]'
+	$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e '.[$(TEST_EXTRAS)]'
 	touch $@
 
 venv: $(STAMP)
 
 # The main job: on the bundled two moons (rbf kernel, count balance), the local methods, the SDP
 # relaxation with its interval, the Bennett-Demiriz MIP under a 10 s limit, and the exact bb,
-# which proves its labeling optimal.
+# which proves its labeling optimal. `make demo PLOT=demo.png` also draws their decision
+# boundaries side by side (PNG, SVG or PDF; installs the plot extra).
 DEMO_FORMULATIONS := vs3vm,switching,sdp,bd-mip,bb
+PLOT ?=
 demo: $(STAMP)
-	$(BIN)/s3vm compare instances/two_moons.toml --formulations $(DEMO_FORMULATIONS) --set bd-mip.time_limit=10 --quiet
+	$(if $(PLOT),$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e '.[sdpa,plot]')
+	$(BIN)/s3vm compare instances/two_moons.toml --formulations $(DEMO_FORMULATIONS) --set bd-mip.time_limit=10 --quiet $(if $(PLOT),--plot $(PLOT))
 
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests
@@ -47,7 +54,7 @@ test-latest:
 	rm -rf $(LATEST)
 	$(PYTHON) -m venv $(LATEST)
 	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
-	$(EDITABLE) $(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[test,scip,sdpa]'
+	$(EDITABLE) $(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[$(TEST_EXTRAS)]'
 	$(LATEST)/bin/python -m pip list --format=freeze | grep -iE '^(numpy|scipy|pandas|scikit-learn|pyomo|highspy|cvxpy|scs|clarabel|pyscipopt)=='
 	$(LATEST)/bin/python -m pytest -q -n 2 tests
 
@@ -70,8 +77,8 @@ constraints:
 	rm -rf $(FREEZE)
 	$(PYTHON) -m venv $(FREEZE)
 	$(FREEZE)/bin/python -m pip install --quiet --upgrade pip
-	$(FREEZE)/bin/python -m pip install --quiet '.[test,scip,sdpa]'
-	{ echo "# Every package of the test environment: 'make constraints' installs s3vm[test,scip,sdpa] into a"; \
+	$(FREEZE)/bin/python -m pip install --quiet '.[$(TEST_EXTRAS)]'
+	{ echo "# Every package of the test environment: 'make constraints' installs s3vm[$(TEST_EXTRAS)] into a"; \
 	  echo "# fresh venv with the newest releases setup.cfg allows and freezes it (made with Python"; \
 	  echo "# $$($(FREEZE)/bin/python -c 'import platform; print(platform.python_version(), "on", platform.system(), platform.machine())'))."; \
 	  echo "# make demo, make test and .ci/run install with it; refresh it, then run make test."; \
@@ -79,4 +86,10 @@ constraints:
 	rm -rf $(FREEZE)
 
 clean:
-	rm -rf $(VENV) $(LATEST) $(OLDEST) $(FREEZE) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(LATEST) $(OLDEST) $(FREEZE) build site *.egg-info .pytest_cache .hypothesis
+
+# The documentation site: docs/ and the API reference from the docstrings, into site/ (strict:
+# a broken link or an unresolvable reference fails the build).
+docs: $(STAMP)
+	$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e '.[sdpa,docs]'
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict

@@ -27,6 +27,7 @@ _PUBLIC = {
     "compare": "s3vm.api",
     "export": "s3vm.api",
     "evaluate": "s3vm.api",
+    "load": "s3vm.api",
     "load_instance": "s3vm.settings",
     "load_dataset": "s3vm.loaders",
     "S3VMClassifier": "s3vm.estimator",

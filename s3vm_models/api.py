@@ -22,21 +22,36 @@ from .solvers.errors import InputError
 from .solvers.files import check_not_input
 from .solvers.supervisor import Interrupted
 
-Data = Union[str, os.PathLike, Instance]
+Data = Union[str, os.PathLike, Instance, tuple, "pandas.DataFrame"]
 
 
 def load(data: Data) -> tuple[Instance, Settings]:
     """The instance and the settings ``data`` gives (defaults for data without settings).
 
-    ``data`` is an :class:`Instance`, a CSV data file, a TOML instance file, or the name of an
-    instance shipped with s3vm (``"two_moons"``).
+    ``data`` is one of
+
+    - a file: CSV data (``label`` +1/-1, 0 unlabeled), LIBSVM/svmlight (``.svm``, ``.libsvm``,
+      ``.svmlight``; label 0 unlabeled), or a TOML instance file with settings;
+    - the name of an instance shipped with s3vm (``"two_moons"``);
+    - arrays: a tuple ``(X, y)`` or ``(X, y, truth)`` of numpy arrays, lists or pandas objects,
+      y +1/-1 with 0 on unlabeled rows (for scikit-learn's convention, -1 unlabeled and any
+      two labels, use :class:`s3vm.S3VMClassifier`);
+    - a pandas DataFrame with the columns of a CSV data file (``label``, optional ``truth``
+      and ``group``, the rest features);
+    - an :class:`Instance`.
+
+    Everything is checked here, once: a complex, non-numeric or non-finite X, labels outside
+    -1/0/+1 or mismatched lengths are an :class:`InputError`.
     """
-    if isinstance(data, Instance):
-        return data, Settings()
+    from .data import as_instance
+
     if isinstance(data, (str, os.PathLike)):
         return load_instance(os.fspath(data))
-    raise InputError(f"data must be an Instance, a file path or a shipped instance name, got "
-                     f"{type(data).__name__}")
+    instance = as_instance(data)
+    if instance is None:
+        raise InputError(f"data must be a file path, a shipped instance name, (X, y), a pandas "
+                         f"DataFrame or an Instance, got {type(data).__name__}")
+    return instance, Settings()
 
 
 def _options(options) -> dict:
@@ -95,9 +110,10 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
 
     Parameters
     ----------
-    data : str, os.PathLike or Instance
-        A CSV data file, a TOML instance file, the name of a shipped instance, or an
-        :class:`Instance`.
+    data : str, os.PathLike, tuple, pandas.DataFrame or Instance
+        A data file (CSV, LIBSVM), a TOML instance file, the name of a shipped instance,
+        ``(X, y)`` arrays (y +1/-1, 0 unlabeled), a DataFrame or an :class:`Instance`; see
+        :func:`load`.
     formulation : str
         A name from :func:`s3vm.registry.formulation_names`.
     settings : Settings, optional

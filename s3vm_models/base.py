@@ -99,6 +99,9 @@ class Formulation(ABC):
     settings_fixed : dict
         Fields the formulation always solves with one value: name -> (value, why). An explicit
         other value is an error giving ``why``; a file's other value is ignored.
+    balances : tuple of str
+        The values of ``balance`` the formulation solves (when it reads ``balance``); another is
+        an :class:`InputError`.
     preferred_solvers : tuple of str
         The solvers to use when none is named, the first installed one winning (before the
         default of the problem class).
@@ -121,14 +124,21 @@ class Formulation(ABC):
     unmeetable_count_is_infeasible: ClassVar[bool] = False
     settings_used: ClassVar[tuple] = ALL_SETTINGS
     settings_fixed: ClassVar[dict] = {}
+    balances: ClassVar[tuple] = ("none", "count")
     preferred_solvers: ClassVar[tuple] = ()
 
     def __init__(self, **values):
         options = self.option_table()
         unknown = [k for k in values if k not in options]
         if unknown:
-            raise InputError(f"{flags_of(unknown, options)} does not apply to formulation "
-                             f"{self.name!r}")
+            # Name the flag the user typed (--gap, not the keyword rel_gap of another table).
+            from .registry import all_options
+
+            known = {name: option for name, (option, _) in all_options().items()}
+            hint = (" (a MIP solver's gap is the profile's mip_rel_gap)"
+                    if "rel_gap" in unknown and self.problem_class in ("lp", "mip") else "")
+            raise InputError(f"{flags_of(unknown, {**known, **options})} does not apply to "
+                             f"formulation {self.name!r}{hint}")
         for name, option in options.items():
             setattr(self, name, option.validate(values.get(name, option.default)))
         self.check_options()
@@ -202,6 +212,10 @@ class Formulation(ABC):
         instance.require_moderate_features()
         check_dense_memory(instance.n, self.dense_bytes_per_entry(settings), self.name,
                            self.memory_advice(settings))
+        if "balance" in self.settings_used and settings.balance not in self.balances:
+            raise InputError(f"--balance {settings.balance} does not apply to {self.name} (it "
+                             f"takes {', '.join(self.balances)}; the mean balance is S3VM-L2's: "
+                             "bb, bb-sdp, l2-miqp)")
         if self.needs_labels:
             instance.require_both_classes_labeled()
         if self.needs_unlabeled:
@@ -272,12 +286,18 @@ class Formulation(ABC):
         check_result(result, instance)
         result.seconds = clock.seconds
         used = [k for k in ALL_SETTINGS if k in self.settings_used or k in self.settings_fixed]
+        options = self.option_values()
         result.info.update({
             "instance": instance.name,
             "settings": settings.to_dict(used),
-            "options": self.option_values(),
+            "options": options,
+            # The seed of the labeled draw (or generator) that made the data, and the seed of
+            # the formulation's own randomised steps (None where there is none).
+            "seed": {"data": instance.meta.get("seed"), "formulation": options.get("seed")},
             "s3vm_version": __version__,
         })
+        if instance.meta:
+            result.info["data"] = dict(instance.meta)
         if clock.interrupted:
             raise Interrupted(clock.signal, result=result)
         return result

@@ -133,6 +133,7 @@ class BranchAndBoundFormulation(Formulation):
                 return
         clock.report(phase="building the bounds")
         problem = self.labeling_problem(instance, settings, backend, profile)
+        problem.clock = clock  # a problem with long bound computations stops them at the limit
         build_seconds = clock.seconds
         clock.report(phase="starting heuristic")
         found = search(problem, node_selection=self.node_selection, abs_gap=self.abs_gap,
@@ -152,4 +153,5 @@ class BranchAndBoundFormulation(Formulation):
         result.info.update({
             "incumbent_source": found.incumbent_source, "open_nodes": found.open_nodes,
             "build_seconds": build_seconds, "search_seconds": found.seconds - build_seconds,
-            "positives": problem.positives, **self.result_info(problem)})
+            "positives": problem.positives, "trace": found.trace,
+            **self.result_info(problem)})

@@ -26,6 +26,8 @@ from .solvers.supervisor import (Interrupted, abandoned_workers, set_isolation,
                                  signals_interrupt)
 
 PROG = "s3vm"
+#: The labeled share of ``s3vm dataset`` when none is given (that of the shipped instances).
+DEFAULT_LABELED_FRACTION = 0.1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,6 +67,8 @@ def _add_problem_options(p: argparse.ArgumentParser) -> None:
     add_flags(p, {opt: [] for opt in SETTING_OPTIONS})
     p.add_argument("--scale", choices=("standard", "minmax"),
                    help="scale features before solving (off by default)")
+    p.add_argument("--unlabeled-marker", dest="unlabeled_marker", type=_number,
+                   help="the label of unlabeled rows in a LIBSVM/svmlight file (default 0)")
 
 
 def _add_solver_options(p: argparse.ArgumentParser) -> None:
@@ -111,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_formulation_options(p)
     _add_solver_options(p)
     p.add_argument("--json", action="store_true", help="print the list of result objects")
+    p.add_argument("--plot", metavar="FILE",
+                   help="also draw the decision boundaries side by side (a 2-D instance; "
+                        "PNG, SVG or PDF by the extension; needs matplotlib)")
 
     p = sub.add_parser("export", help="write a formulation's model to a file")
     p.add_argument("data")
@@ -124,14 +131,77 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="formulations and installed solvers")
 
-    p = sub.add_parser("dataset", help="write a bundled data set as a CSV data file")
+    p = sub.add_parser("plot", help="draw a picture: decision boundaries, a branch-and-bound "
+                                    "search, or a results file's performance profile and gaps")
+    kinds = p.add_subparsers(dest="kind", parser_class=_Parser, required=True)
+    for kind, text in (("boundary", "the decision boundaries of formulations on a 2-D "
+                                    "instance, side by side"),
+                       ("bnb", "the incumbent and lower bound of branch-and-bound searches "
+                               "over time and nodes")):
+        q = kinds.add_parser(kind, help=text)
+        q.add_argument("data", help="data file, instance file or shipped instance name")
+        q.add_argument("--formulations", "-f", required=True, help="comma-separated names")
+        q.add_argument("--set", dest="per_formulation", action="append", default=[],
+                       metavar="NAME.KEY=VALUE", help="a setting or option for one formulation")
+        q.add_argument("-o", "--output", required=True, help="picture file (.png, .svg, .pdf)")
+        _add_problem_options(q)
+        _add_formulation_options(q)
+        _add_solver_options(q)
+    for kind, text in (("profile", "Dolan-More performance profile (time to solve) of a "
+                                   "results file of s3vm bench"),
+                       ("gap", "bars of the gap between objective and lower bound per "
+                               "instance and formulation, from a results file")):
+        q = kinds.add_parser(kind, help=text)
+        q.add_argument("results", help="results file of s3vm bench (STEM.jsonl)")
+        q.add_argument("-o", "--output", required=True, help="picture file (.png, .svg, .pdf)")
+        q.add_argument("--title")
+        if kind == "profile":
+            q.add_argument("--solved", default="optimal",
+                           help="comma-separated statuses that count as solved (default "
+                                "optimal; add feasible to time the local methods)")
+
+    p = sub.add_parser("select", help="choose kernel and C as SDP-S3VM does (10-fold "
+                                      "cross-validation on the labeled points) and print the "
+                                      "settings of their problem (C* = C l/u, mean balance)")
+    p.add_argument("data", help="CSV data file, TOML instance file, or a shipped instance name")
+    p.add_argument("--folds", type=int, default=10, help="cross-validation folds (default 10)")
+    p.add_argument("--unlabeled-marker", dest="unlabeled_marker", type=_number,
+                   help="the label that marks an unlabeled row in a LIBSVM file")
+    p.add_argument("--scale", choices=("standard", "minmax"),
+                   help="scale features before selecting (off by default)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("-o", "--output", metavar="FILE.toml",
+                   help="also write an instance file with the chosen settings")
+
+    p = sub.add_parser("bench", help="run a benchmark suite: instances x formulations x "
+                                     "settings x seeds (docs/bench.md)")
+    p.add_argument("suite", help="suite file (TOML)")
+    p.add_argument("-o", "--output", metavar="STEM",
+                   help="results files STEM.jsonl, STEM.csv (and STEM.parquet with pyarrow); "
+                        "default: the suite's output entry, else SUITE-results beside the suite")
+    p.add_argument("-j", "--jobs", type=int,
+                   help="local worker processes (default: one per core; 1 runs in this process)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on a Dask cluster (dask.distributed scheduler address, e.g. "
+                        "tcp://host:8786) instead of local processes")
+    p.add_argument("--retry-errors", dest="retry_errors", action="store_true",
+                   help="run again the runs recorded as errors")
+    p.add_argument("--list", dest="list_runs", action="store_true",
+                   help="print the runs and whether each is done; run nothing")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("dataset", help="write a bundled data set as a semi-supervised CSV data "
+                                       "file (a seeded labeled subset, the rest unlabeled)")
     p.add_argument("name", nargs="?", help="data set name (omit to list them)")
     p.add_argument("-o", "--output", help="CSV file to write")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--labeled-fraction", dest="labeled_fraction", type=_number,
-                   help="share of each class labeled (seeded, stratified)")
+                   help=f"share of each class labeled (seeded, stratified; default "
+                        f"{DEFAULT_LABELED_FRACTION})")
     g.add_argument("--n-labeled", dest="n_labeled", type=int, help="number of labeled points")
-    p.add_argument("--seed", type=int, default=0)
+    g.add_argument("--all-labeled", dest="all_labeled", action="store_true",
+                   help="label every row (a supervised file)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the labeled draw (default 0)")
     p.add_argument("--scale", choices=("standard", "minmax"))
     return parser
 
@@ -185,7 +255,7 @@ def _data(args):
     """The instance (scaled when asked) and the file's settings."""
     from .settings import load_instance
 
-    instance, settings = load_instance(args.data)
+    instance, settings = load_instance(args.data, unlabeled=args.unlabeled_marker)
     if args.scale:
         from .scaling import scale_instance
 
@@ -222,6 +292,11 @@ def _print_solve(args, out, instance, result) -> None:
 def _cmd_compare(args, out) -> int:
     from . import api
 
+    if args.plot:
+        from .plots import check_output
+
+        check_output(args.plot)  # before any solve
+        check_not_input(args.plot, _inputs(args))
     instance, settings = _data(args)
     names = [n.strip() for n in args.formulations.split(",") if n.strip()]
     try:
@@ -233,6 +308,12 @@ def _cmd_compare(args, out) -> int:
         if exc.results:
             _print_compare(args, out, instance, exc.results)
         raise
+    if args.plot:
+        from .plots import boundaries, save
+
+        save(boundaries(instance, [r for r, _ in rows]), args.plot)
+        if not args.quiet:
+            print(f"wrote {args.plot}", file=sys.stderr)
     _print_compare(args, out, instance, rows)
     return 0
 
@@ -346,16 +427,135 @@ def _cmd_dataset(args, out) -> int:
     if not args.output:
         raise InputError("give -o FILE to write the data set")
     check_writable(args.output)
-    instance = load_dataset(args.name, labeled_fraction=args.labeled_fraction,
-                            n_labeled=args.n_labeled, seed=args.seed, scale=args.scale)
+    fraction = args.labeled_fraction
+    if fraction is None and args.n_labeled is None and not args.all_labeled:
+        fraction = DEFAULT_LABELED_FRACTION
+    instance = load_dataset(args.name, labeled_fraction=fraction, n_labeled=args.n_labeled,
+                            seed=args.seed, scale=args.scale)
     with atomic_output(args.output, suffix=".csv") as tmp:
         instance.to_csv(tmp)
-    print(f"wrote {args.output}: n = {instance.n}, p = {instance.p}, labeled = {instance.l}",
-          file=sys.stderr)
+    if args.all_labeled:
+        how = "every row labeled"
+    elif args.n_labeled is not None:
+        how = f"{args.n_labeled} labeled rows drawn with seed {args.seed}"
+    else:
+        how = f"labeled fraction {fraction:g} of each class, seed {args.seed}"
+    print(f"wrote {args.output}: n = {instance.n}, p = {instance.p}, labeled = {instance.l}, "
+          f"unlabeled = {instance.u} ({how})", file=sys.stderr)
     return 0
 
 
-COMMANDS = {"solve": _cmd_solve, "compare": _cmd_compare, "export": _cmd_export,
+def _cmd_bench(args, out) -> int:
+    from .suite import Progress, ResultsFiles, read_suite, run_suite, summary
+
+    if args.jobs is not None and args.jobs < 1:
+        raise InputError(f"--jobs must be >= 1, got {args.jobs}")
+    if args.jobs is not None and args.scheduler:
+        raise InputError("--jobs and --scheduler exclude each other (the cluster has its workers)")
+    suite = read_suite(args.suite, args.output)
+    if args.list_runs:
+        done = {r["run"]: r["status"] for r in ResultsFiles(suite.output, suite.name).read()}
+        for run in suite.runs:
+            print(f"{done.get(run.key, 'todo'):<10} {run.key}", file=out)
+        return 0
+    progress = Progress(len(suite.runs), quiet=args.quiet)
+    records = run_suite(suite, jobs=args.jobs, scheduler=args.scheduler,
+                        retry_errors=args.retry_errors, progress=progress)
+    title = f"suite {suite.name}: {len(records)} runs"
+    print(title, file=out)
+    print(summary(records), file=out)
+    if not args.quiet:
+        print(f"results in {suite.output}.jsonl and .csv", file=sys.stderr)
+    return 0
+
+
+def _cmd_plot(args, out) -> int:
+    from . import plots
+
+    plots.check_output(args.output)
+    if args.kind in ("profile", "gap"):
+        from .suite import read_records
+
+        records = read_records(args.results)
+        if args.kind == "profile":
+            solved = tuple(s.strip() for s in args.solved.split(",") if s.strip())
+            from .solvers.results import STATUSES
+
+            bad = [s for s in solved if s not in STATUSES]
+            if bad:
+                raise InputError(f"--solved: unknown status {bad[0]!r} (statuses: "
+                                 f"{', '.join(STATUSES)})")
+            figure = plots.performance_profile(records, solved, args.title)
+        else:
+            figure = plots.gap_bars(records, args.title)
+    else:
+        from . import api
+
+        instance, settings = _data(args)
+        names = [n.strip() for n in args.formulations.split(",") if n.strip()]
+        if args.kind == "boundary" and instance.p != 2:
+            raise InputError(f"a boundary picture needs 2 features, {instance.name} has "
+                             f"{instance.p}")
+        rows = api.compare(instance, names, settings, solver=args.solver, profile=args.profile,
+                           time_limit=args.time_limit, options=_formulation_options(args),
+                           per_formulation=_per_formulation(args.per_formulation),
+                           verbose=args.verbose, **_overrides(args))
+        results = [r for r, _ in rows]
+        figure = (plots.boundaries(instance, results) if args.kind == "boundary"
+                  else plots.search_trace(results))
+        print(_table(rows, instance), file=out)
+    plots.save(figure, args.output)
+    if not getattr(args, "quiet", False):
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def _cmd_select(args, out) -> int:
+    from .selection import select_parameters
+
+    if args.output is not None:
+        check_writable(args.output)
+    instance, _ = _data(args)
+    chosen = select_parameters(instance, folds=args.folds)
+    if args.output is not None:
+        _write_selected(args, chosen)
+    if args.json:
+        print(json.dumps({**chosen.settings(), "accuracy": chosen.accuracy,
+                          "flags": chosen.flags()}), file=out)
+    else:
+        accuracy = ", ".join(f"{k} {acc:.4f} at C = {c:.6g}" for k, (acc, c)
+                             in chosen.accuracy.items())
+        print(f"cross-validated accuracy: {accuracy}", file=out)
+        print(chosen.flags(), file=out)
+    return 0
+
+
+def _write_selected(args, chosen) -> None:
+    """An instance file naming the same data with the selected settings."""
+    from .resources import shipped_instance
+
+    data = args.data
+    if not os.path.isfile(data):
+        data = str(shipped_instance(data))
+    if data.lower().endswith(".toml"):
+        import tomllib
+
+        with open(data, "rb") as fh:
+            spec = tomllib.load(fh)
+        data = os.path.join(os.path.dirname(os.path.abspath(data)), spec["data"])
+    target = os.path.relpath(os.path.abspath(data), os.path.dirname(os.path.abspath(args.output)))
+    lines = [f'data = "{target}"',
+             "# SDP-S3VM's problem: kernel and C by s3vm select, C* = C l/u, mean balance"]
+    for key, value in chosen.settings().items():
+        text = (str(value).lower() if isinstance(value, bool) else f'"{value}"'
+                if isinstance(value, str) else repr(float(value)))
+        lines.append(f"{key} = {text}")
+    with atomic_output(args.output, suffix=".toml") as tmp:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+
+
+COMMANDS = {"solve": _cmd_solve, "select": _cmd_select, "bench": _cmd_bench, "plot": _cmd_plot, "compare": _cmd_compare, "export": _cmd_export,
             "list": _cmd_list, "dataset": _cmd_dataset}
 
 

@@ -45,6 +45,9 @@ class Instance:
         Groups never relate to each other except through labeled rows. See :meth:`label_map`.
     feature_names : tuple of str
     name : str
+    meta : dict
+        Where the instance comes from, JSON-ready (``{"dataset": "heart", "labeled_fraction":
+        0.1, "seed": 0}`` for a drawn labeled subset); every Result records it.
     """
 
     X: np.ndarray
@@ -53,6 +56,7 @@ class Instance:
     group: Optional[np.ndarray] = None
     feature_names: tuple = field(default=())
     name: str = "instance"
+    meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
         X = _as_finite_matrix(self.X)
@@ -154,7 +158,7 @@ class Instance:
     def with_labels(self, label: np.ndarray, name: Optional[str] = None) -> "Instance":
         """A copy with another label vector (same features, truth and groups)."""
         return Instance(self.X, label, self.truth, self.group, self.feature_names,
-                        name or self.name)
+                        name or self.name, dict(self.meta))
 
     def to_csv(self, path: str, float_format: Optional[str] = None) -> None:
         """Write the CSV contract of this instance (features, label, truth and group if any).
@@ -313,6 +317,11 @@ FEATURE_LIMIT = 1e15
 
 
 def _as_finite_matrix(X) -> np.ndarray:
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):  # a pandas DataFrame: name the column
+        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if t.kind not in "biuf"]
+        if bad:
+            raise InputError(f"features must be numeric: column {bad[0]!r} is {X[bad[0]].dtype}")
+        X = X.to_numpy()
     X = _real_array(X, "features")
     if X.ndim != 2:
         raise InputError(f"features must form a 2-D array, got {X.ndim} dimension(s)")
@@ -385,7 +394,26 @@ def read_csv(path: str, name: Optional[str] = None) -> Instance:
         if twice:
             raise InputError(f"{path}: column {', '.join(repr(t) for t in twice)} appears more "
                              "than once in the header: every column needs its own name")
+    return frame_instance(frame, name or os.path.splitext(os.path.basename(path))[0],
+                          where=f"{path}: ")
+
+
+def frame_instance(frame, name: str = "frame", where: str = "") -> Instance:
+    """An :class:`Instance` from a pandas DataFrame of the CSV contract: feature columns, a
+    ``label`` column (+1/-1, 0 unlabeled), optional ``truth`` and ``group`` columns.
+
+    Rows are numbered from 1 in messages, as the data rows of a file; ``where`` names the
+    source in them (``"data.csv: "``).
+    """
+    import pandas as pd
+
+    path = where[:-2] if where.endswith(": ") else "the data frame"
+    frame = frame.copy()
     frame.columns = [str(c).strip() for c in frame.columns]
+    twice = sorted(set(c for c in frame.columns if list(frame.columns).count(c) > 1))
+    if twice:
+        raise InputError(f"{path}: column {', '.join(repr(t) for t in twice)} appears more than "
+                         "once: every column needs its own name")
     if "label" not in frame.columns:
         hint = ""
         if len(frame.columns) == 1 and any(sep in frame.columns[0] for sep in ";\t|"):
@@ -439,7 +467,93 @@ def read_csv(path: str, name: Optional[str] = None) -> Instance:
             truth=numeric.get("truth"),
             group=numeric.get("group"),
             feature_names=tuple(features),
-            name=name or os.path.splitext(os.path.basename(path))[0],
+            name=name,
         )
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
+
+
+#: File name endings read as LIBSVM/svmlight files (any other file is CSV).
+SVMLIGHT_SUFFIXES = (".svm", ".libsvm", ".svmlight")
+
+
+def is_svmlight(path) -> bool:
+    return os.fspath(path).lower().endswith(SVMLIGHT_SUFFIXES)
+
+
+def read_svmlight(path: str, unlabeled: float = 0, name: Optional[str] = None) -> Instance:
+    """Read a LIBSVM/svmlight file (``label index:value ...`` per line, as SVMlight, SVMlin and
+    UniverSVM take) through scikit-learn's :func:`~sklearn.datasets.load_svmlight_file`.
+
+    The labels other than ``unlabeled`` must be two classes: +1/-1 as given, any other pair
+    mapped in sorted order (the smaller to -1, the larger to +1, recorded in
+    ``meta["classes"]``). The features are read dense (the formulations build dense kernels).
+
+    Parameters
+    ----------
+    path : str
+    unlabeled : float, default 0
+        The label that marks an unlabeled row (SVMlin's 0; UniverSVM's files may use another).
+    name : str, optional
+
+    Raises
+    ------
+    InputError
+        On a missing or unreadable file, or labels of more than two classes.
+    """
+    from sklearn.datasets import load_svmlight_file
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise InputError(f"data file not found: {path}")
+    try:
+        X, y = load_svmlight_file(path, dtype=np.float64)
+    except (ValueError, TypeError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{path}: not a readable LIBSVM/svmlight file ({first})") from None
+    unl = y == unlabeled
+    classes = np.unique(y[~unl])
+    spelled = ", ".join(f"{c:g}" for c in classes[:6])
+    if classes.size > 2:
+        raise InputError(f"{path}: {classes.size} classes ({spelled}) besides the unlabeled "
+                         f"marker {unlabeled:g}: s3vm separates two classes")
+    if classes.size == 2:
+        low, high = classes
+    elif classes.size == 1 and abs(classes[0]) == 1:
+        low, high = -1.0, 1.0
+    else:
+        raise InputError(f"{path}: the labeled rows hold {classes.size} class(es) ({spelled}); "
+                         f"two are needed (is {unlabeled:g} the unlabeled marker?)")
+    label = np.where(unl, 0, np.where(y == high, 1, -1))
+    stem = name or os.path.splitext(os.path.basename(path))[0]
+    try:
+        return Instance(X.toarray(), label, name=stem,
+                        meta={"file": os.path.basename(path), "format": "svmlight",
+                              "classes": [float(low), float(high)],
+                              "unlabeled_marker": float(unlabeled)})
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def as_instance(data, name: str = "arrays") -> Instance:
+    """The :class:`Instance` of in-memory data: an Instance, a pandas DataFrame of the CSV
+    contract (a ``label`` column), or a tuple ``(X, y)`` / ``(X, y, truth)`` of arrays or frames
+    with y in s3vm's convention (+1/-1, 0 unlabeled). None for anything else (a path)."""
+    if isinstance(data, Instance):
+        return data
+    if hasattr(data, "columns") and hasattr(data, "iloc"):
+        return frame_instance(data, name=name)
+    if isinstance(data, tuple):
+        if len(data) not in (2, 3):
+            raise InputError(f"give data as (X, y) or (X, y, truth), got a tuple of {len(data)}")
+        X, y = data[0], data[1]
+        truth = data[2] if len(data) == 3 else None
+        names = tuple(str(c) for c in X.columns) if hasattr(X, "columns") else ()
+        y = np.asarray(y)
+        if y.ndim == 2 and 1 in y.shape:
+            y = y.ravel()
+        return Instance(X, y, truth, feature_names=names, name=name)
+    if isinstance(data, np.ndarray):
+        raise InputError("a bare array has no labels: give (X, y), y = +1/-1 and 0 for "
+                         "unlabeled rows")
+    return None

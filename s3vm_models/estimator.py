@@ -1,116 +1,368 @@
-"""A scikit-learn style estimator over any formulation with an explicit decision function.
+"""A scikit-learn estimator over any S3VM formulation: fit on partially labeled data, predict new
+points with the formulation's own decision function.
 
-    clf = S3VMClassifier("vs3vm", mu=0.1, nu=1.0).fit(X, y)   # y: +1/-1 labeled, 0 unlabeled
-    clf.transduction_        # labels of every training row
-    clf.predict(X_new)       # sign of the decision function, ties to +1
+    from s3vm import S3VMClassifier
+    clf = S3VMClassifier(formulation="switching", kernel="rbf", sigma=0.5, C=10.0)
+    clf.fit(X, y)            # scikit-learn's convention: y = -1 marks an unlabeled row
+    clf.transduction_        # the labels of every training row
+    clf.predict(X_new)       # the kernel expansion of the solution, on new points
 
-The LP/MIP family (Problem 3) decides with f(x) = sum_k w_k phi_k(x) + b, where phi is x itself
-(linear kernel) or the kernel values against every training point (rbf).
+The targets follow scikit-learn's semi-supervised estimators (``SelfTrainingClassifier``,
+``LabelSpreading``): any two class labels, and ``-1`` (the parameter ``unlabeled``) on the rows
+without a label. The CSV files of s3vm keep their own convention (+1/-1, 0 unlabeled): pass
+``unlabeled=0`` to fit such labels as they are.
+
+Every formulation has an inductive rule, derived from what it solves (:mod:`s3vm.inductive`):
+the LP/MIP family's w and b, the S3VM-L2 family's kernel expansion beta and b, the SDP family's
+supervised SVM at its rounded labels.
+
+With no unlabeled row the semi-supervised problem is the supervised one of its family (Problem 3
+without unlabeled terms: svm1, or rlp for rlp; the squared-hinge SVM; the SVM dual of Problem 2),
+which ``fit`` then solves, so that the estimator is a classifier on fully labeled data too.
 """
 
 from __future__ import annotations
 
+import numbers
 from typing import Optional
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
 
-from .data import Instance
 from .solvers.errors import InputError
-from .kernels import kernel_matrix
-from .settings import SETTING_KEYS, Settings
+
+from .inductive import DECISION_RULES, predictor
+
+#: The settings the estimator takes as parameters, with the class defaults of :class:`Settings`.
+_SETTING_PARAMS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance",
+                   "positives", "mu", "nu")
 
 
-class S3VMClassifier:
-    """Fit a formulation on partially labeled data; predict with its decision function.
+def _validate_data(estimator, X, y=None, reset=True):
+    """scikit-learn's input validation (n_features_in_, feature_names_in_), across versions."""
+    kwargs = dict(dtype=np.float64, ensure_all_finite=True)
+    try:
+        from sklearn.utils.validation import validate_data
+    except ImportError:  # scikit-learn < 1.6
+        kwargs.pop("ensure_all_finite")
+        kwargs["force_all_finite"] = True
+        if y is None:
+            return estimator._validate_data(X, reset=reset, **kwargs)
+        return estimator._validate_data(X, y, reset=reset, y_numeric=False, **kwargs)
+    if y is None:
+        return validate_data(estimator, X, reset=reset, **kwargs)
+    return validate_data(estimator, X, y, reset=reset, **kwargs)
+
+
+def _unlabeled_mask(y: np.ndarray, marker) -> np.ndarray:
+    """Rows of ``y`` equal to ``marker`` (a string array simply has no numeric marker)."""
+    if y.dtype.kind in "iufb":
+        if isinstance(marker, numbers.Number):
+            return y == marker
+        return np.zeros(y.shape, dtype=bool)
+    if y.dtype.kind in "US":
+        return y == marker if isinstance(marker, str) else np.zeros(y.shape, dtype=bool)
+    return np.fromiter((v == marker for v in y), dtype=bool, count=y.size)
+
+
+class S3VMClassifier(ClassifierMixin, BaseEstimator):
+    """A semi-supervised SVM: fit a formulation on partially labeled rows, predict new points.
 
     Parameters
     ----------
-    formulation : str
-        A registry name with a linear or kernel-expansion decision function
-        (rlp, svm1, bd-mip, vs3vm, cvs3vm).
-    solver : str, optional
-        Solver name (default: the formulation's default through its profile).
-    profile : str, optional
-        Solver profile file.
-    time_limit : float, optional
-    **params
-        :class:`Settings` fields (kernel, sigma, mu, nu, balance, ...) and formulation options
-        (max_lps, clusters, label_fraction, seed, lp_form, ...).
+    formulation : str, default "switching"
+        A name of :func:`s3vm.formulation_names`: ``switching`` (Joachims' label switching, a
+        local minimum of S3VM-L2, fast), ``bb`` (the same problem solved exactly), ``vs3vm``,
+        ``bd-mip``, ``sdp``, ...; see docs/formulations.md.
+    kernel : {"linear", "rbf"}, default "linear"
+    sigma : float, default 1.0
+        Width of the rbf kernel exp(-|x - z|^2 / (2 sigma^2)).
+    C : float, default 1.0
+        Penalty of the labeled losses (S3VM-L2 and SDP families).
+    C_star : float or None, default None
+        Penalty of the unlabeled losses (None: C).
+    bias : bool, default True
+        Whether f has an offset b (bb-sdp and the SDP family solve without one).
+    hard_margin : bool, default False
+        SDP family: no upper bound on the dual variables.
+    balance : {"none", "count"}, default "none"
+        ``count``: exactly ``positives`` unlabeled rows in the class ``classes_[1]``.
+    positives : int or None, default None
+        The count of ``balance="count"`` (None: the labeled rows' share of ``classes_[1]``).
+    mu : float, default 0.1
+        Weight of the 1-norm of w (LP/MIP family).
+    nu : float, default 1.0
+        Weight of the unlabeled losses (LP/MIP family).
+    seed : int, default 0
+        Seed of the formulation's randomised steps, for the formulations that have one
+        (cvs3vm, sdp-lowrank, ...); recorded in ``result_.info["options"]``.
+    options : dict or None, default None
+        Other options of the formulation (``{"max_lps": 20}`` for vs3vm, ``{"node_limit":
+        1000}`` for bb, ...), as in :func:`s3vm.solve`.
+    solver : str or None, default None
+        A solver name (None: the formulation's default).
+    time_limit : float or None, default None
+        Seconds for one fit, model building included.
+    unlabeled : int, float or str, default -1
+        The target value that marks an unlabeled row (0 for s3vm's CSV convention).
 
     Attributes
     ----------
-    result_ : s3vm.solvers.results.Result
-    transduction_ : ndarray of shape (n,)
-        Given labels on labeled rows, the formulation's labels on the others.
-    coef_ : ndarray
-        w (features for the linear kernel, expansion coefficients for rbf).
+    classes_ : ndarray of shape (2,)
+        The two class labels; ``classes_[1]`` is the +1 class of the formulation.
+    transduction_ : ndarray of shape (n_samples,)
+        The label of every training row: the given label of a labeled row, the formulation's
+        label of an unlabeled one.
+    result_ : s3vm.Result
+        The solve: status, objective, lower bound, gap, seconds, info (instance, settings,
+        options, seed, version).
+    decision_rule_ : {"linear", "expansion", "dual"}
+        How new points are scored (see :mod:`s3vm.estimator`).
+    coef_ : ndarray of shape (n_features,)
+        With the linear kernel: w of f(x) = w'x + b.
+    dual_coef_ : ndarray of shape (n_samples,)
+        With the rbf kernel: the coefficients c of f(x) = sum_i c_i k(x_i, x) + b over the
+        training rows (``X_fit_``).
     intercept_ : float
         b.
+    X_fit_ : ndarray of shape (n_samples, n_features)
+        The training rows (rbf kernel only).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        When X has column names (a pandas DataFrame).
+
+    Notes
+    -----
+    A setting left at its default is a default (a formulation that does not read it ignores
+    it, as an instance file's settings); one given another value must apply, as the keywords of
+    :func:`s3vm.solve` (``balance="count"`` with vs3vm is an error, not silently dropped).
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> model = make_pipeline(StandardScaler(), S3VMClassifier(kernel="rbf", C=10.0))
     """
 
-    def __init__(self, formulation: str = "vs3vm", *, solver: Optional[str] = None,
-                 profile: Optional[str] = None, time_limit: Optional[float] = None, **params):
+    def __init__(self, formulation="switching", *, kernel="linear", sigma=1.0, C=1.0,
+                 C_star=None, bias=True, hard_margin=False, balance="none", positives=None,
+                 mu=0.1, nu=1.0, seed=0, options=None, solver=None, time_limit=None,
+                 unlabeled=-1):
         self.formulation = formulation
-        self.solver, self.profile, self.time_limit = solver, profile, time_limit
-        self.params = params
+        self.kernel = kernel
+        self.sigma = sigma
+        self.C = C
+        self.C_star = C_star
+        self.bias = bias
+        self.hard_margin = hard_margin
+        self.balance = balance
+        self.positives = positives
+        self.mu = mu
+        self.nu = nu
+        self.seed = seed
+        self.options = options
+        self.solver = solver
+        self.time_limit = time_limit
+        self.unlabeled = unlabeled
 
-    def get_params(self, deep: bool = True) -> dict:
-        return dict(formulation=self.formulation, solver=self.solver, profile=self.profile,
-                    time_limit=self.time_limit, **self.params)
+    # -- scikit-learn's declarations -------------------------------------------------------
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # a binary classifier (two classes)
+        tags.input_tags.sparse = False
+        return tags
 
-    def set_params(self, **params) -> "S3VMClassifier":
-        for key in ("formulation", "solver", "profile", "time_limit"):
-            if key in params:
-                setattr(self, key, params.pop(key))
-        self.params.update(params)
-        return self
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"binary_only": True}
 
-    def fit(self, X, y, truth=None) -> "S3VMClassifier":
-        """Solve the formulation on rows X with labels y (+1/-1, 0 for unlabeled).
+    # -- fitting ---------------------------------------------------------------------------
+    def _settings(self):
+        """(base settings, explicit settings): parameters left at their defaults are defaults."""
+        from .settings import Settings
 
-        ``truth`` is needed only by formulations that call an oracle (cvs3vm).
+        defaults = Settings()
+        given = {name: getattr(self, name) for name in _SETTING_PARAMS}
+        base = Settings(**given)  # validates every value, with the flags' messages
+        explicit = {k: v for k, v in given.items()
+                    if not (v is getattr(defaults, k) or (v is not None and
+                            type(v) is type(getattr(defaults, k)) and v == getattr(defaults, k)))}
+        return base, explicit
+
+    def _formulation_options(self, cls) -> dict:
+        options = dict(self.options or {})
+        if not isinstance(self.options, (dict, type(None))):
+            raise InputError(f"options must be a dict of formulation options, got "
+                             f"{type(self.options).__name__}")
+        if "seed" in cls.option_table():
+            options.setdefault("seed", self.seed)
+        elif self.seed != 0:
+            raise InputError(f"seed does not apply to formulation {cls.name!r} (it has no "
+                             "randomised step)")
+        return options
+
+    def fit(self, X, y):
+        """Solve the formulation on the rows of X with the targets y.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numpy array, pandas DataFrame, list of rows; real and finite.
+        y : array-like of shape (n_samples,)
+            Two class labels (any values), and ``unlabeled`` (default -1) on unlabeled rows.
+
+        Returns
+        -------
+        self
         """
-        from . import api
+        from sklearn.utils.multiclass import check_classification_targets
 
-        instance = Instance(X, y, truth=truth, name="fit")
-        settings = Settings(**{k: v for k, v in self.params.items() if k in SETTING_KEYS})
-        options = {k: v for k, v in self.params.items() if k not in SETTING_KEYS}
-        result = api.solve(instance, self.formulation, settings, solver=self.solver,
-                           profile=self.profile, time_limit=self.time_limit, options=options)
-        if "w" not in result.primal:
-            raise InputError(f"formulation {self.formulation!r} found no solution "
-                             f"(status {result.status}): nothing to predict with")
+        from .registry import formulation_class
+
+        if not isinstance(self.formulation, str):
+            raise InputError(f"formulation must be a name, got {self.formulation!r}")
+        rule = DECISION_RULES.get(self.formulation)
+        cls = formulation_class(self.formulation)  # InputError for an unknown name
+        if rule is None:
+            raise InputError(f"formulation {self.formulation!r} has no inductive rule: it "
+                             "labels the training rows but cannot score new points")
+        if y is None:
+            raise ValueError("S3VMClassifier requires y to be passed, but the target y is None")
+        X, y = _validate_data(self, X, y)
+        mask = _unlabeled_mask(y, self.unlabeled)
+        labeled_targets = y[~mask]
+        if labeled_targets.size == 0:
+            raise ValueError("no labeled row: every target is the unlabeled marker "
+                             f"{self.unlabeled!r}")
+        check_classification_targets(labeled_targets)
+        classes = np.unique(labeled_targets)
+        if classes.size != 2:
+            plural = "class" if classes.size == 1 else "classes"
+            raise ValueError(f"Only binary classification is supported: the labeled rows must "
+                             f"hold exactly 2 classes, got {classes.size} {plural} "
+                             f"({', '.join(map(repr, classes[:5].tolist()))}; "
+                             f"{self.unlabeled!r} marks an unlabeled row)")
+        self.classes_ = classes
+        label = np.zeros(y.shape[0], dtype=np.int8)
+        label[~mask] = np.where(labeled_targets == classes[1], 1, -1)
+
+        from .data import Instance
+
+        instance = Instance(X, label, name="fit")
+        base, explicit = self._settings()
+        options = self._formulation_options(cls)
+        if instance.u == 0:
+            result, rule = self._fit_supervised(instance, cls, rule, base, explicit)
+        else:
+            from . import api
+
+            result = api.solve(instance, self.formulation, base, solver=self.solver,
+                               time_limit=self.time_limit, options=options, **explicit)
+        self._set_decision(instance, result, rule)
+        transduction = label.copy()
+        if instance.u:
+            transduction[instance.unlabeled] = result.labels
+        self.transduction_ = np.where(transduction > 0, classes[1], classes[0])
         self.result_ = result
-        self.settings_ = settings
-        self.basis_ = None if settings.kernel == "linear" else instance.X
-        self.coef_ = np.asarray(result.primal["w"], dtype=float)
-        self.intercept_ = float(result.primal["b"])
-        transduction = instance.label.astype(int).copy()
-        transduction[instance.unlabeled] = result.labels
-        self.transduction_ = transduction
-        self.classes_ = np.array([-1, 1])
         return self
 
-    def decision_function(self, X) -> np.ndarray:
-        """f(x); larger means +1."""
-        if not hasattr(self, "coef_"):
-            raise InputError("this S3VMClassifier is not fitted yet: call fit first")
-        X = Instance(X, np.zeros(len(X))).X  # the same validation as training data
-        if self.basis_ is None:
-            if X.shape[1] != self.coef_.shape[0]:
-                raise InputError(f"X has {X.shape[1]} features, the model {self.coef_.shape[0]}")
-            features = X
+    def _fit_supervised(self, instance, cls, rule, base, explicit):
+        """The formulation's problem with no unlabeled row: its family's supervised SVM."""
+        from . import api
+        from .solvers.results import Result
+
+        settings = cls.settings_for(base, explicit)  # explicit settings must still apply
+        if rule == "linear":
+            name = "rlp" if cls.name == "rlp" else "svm1"
+            result = api.solve(instance, name, settings, solver=self.solver,
+                               time_limit=self.time_limit)
+            result.info["supervised"] = (f"no unlabeled row: {cls.name} reduces to {name} "
+                                         "(Problem 3 without unlabeled terms)")
+            return result, rule
+        from .kernels import kernel_matrix
+
+        K = kernel_matrix(instance.X, None, settings.kernel, settings.sigma)
+        y = instance.label.astype(float)
+        result = Result(formulation=cls.name, solver="supervised", status="optimal",
+                        labels=np.zeros(0, dtype=int), decision_values=np.zeros(0))
+        if rule == "expansion":
+            from .l2_svm import squared_hinge_svm
+
+            sol = squared_hinge_svm(K, y, float(settings.C), bool(settings.bias))
+            result.objective = result.lower_bound = float(sol.value)
+            result.primal = {"beta": sol.beta, "b": float(sol.b)}
+            what = "the squared-hinge SVM (Problem 1 with no unlabeled row)"
         else:
-            if X.shape[1] != self.basis_.shape[1]:
-                raise InputError(f"X has {X.shape[1]} features, the model "
-                                 f"{self.basis_.shape[1]}")
-            features = kernel_matrix(X, self.basis_, self.settings_.kernel, self.settings_.sigma)
-        return features @ self.coef_ + self.intercept_
+            from .conic_formulation import problem2_penalties
+            from .svm_dual import svm_dual_value
 
-    def predict(self, X) -> np.ndarray:
-        """+1 where the decision function is >= 0, else -1."""
-        return np.where(self.decision_function(X) >= 0, 1, -1)
+            value, alpha = svm_dual_value(K, y, problem2_penalties(instance, settings))
+            if alpha is None:
+                raise InputError("the hard-margin SVM cannot separate the labeled rows: "
+                                 "set hard_margin=False")
+            result.objective = result.lower_bound = float(value)
+            result.primal = {"alpha": alpha}
+            what = "the supervised SVM dual (Problem 2 with no unlabeled row)"
+        result.info.update({"supervised": f"no unlabeled row: {cls.name} reduces to {what}",
+                            "settings": settings.to_dict(), "instance": instance.name})
+        return result, rule
 
-    def score(self, X, y) -> float:
-        """Accuracy of :meth:`predict` against y (+1/-1)."""
-        return float(np.mean(self.predict(X) == np.asarray(y)))
+    def _set_decision(self, instance, result, rule) -> None:
+        found = predictor(result, instance, rule)
+        self._kernel_ = (found.kernel, found.sigma)
+        self.decision_rule_ = rule
+        self.intercept_ = found.intercept
+        for attr in ("coef_", "dual_coef_", "X_fit_"):
+            self.__dict__.pop(attr, None)
+        if found.coef is not None:
+            self.coef_ = found.coef
+        else:
+            self.dual_coef_ = found.dual_coef
+            self.X_fit_ = found.basis
+
+    # -- prediction ------------------------------------------------------------------------
+    def decision_function(self, X):
+        """f(x) of the fitted formulation; larger means ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "decision_rule_")
+        X = _validate_data(self, X, reset=False)
+        kernel, sigma = self._kernel_
+        if kernel == "linear":
+            return X @ self.coef_ + self.intercept_
+        from .kernels import kernel_matrix
+
+        return kernel_matrix(X, self.X_fit_, kernel, sigma) @ self.dual_coef_ + self.intercept_
+
+    def predict(self, X):
+        """``classes_[1]`` where the decision function is >= 0, else ``classes_[0]``."""
+        return np.where(self.decision_function(X) >= 0, self.classes_[1], self.classes_[0])
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy of :meth:`predict` on the labeled rows of y (rows marked ``unlabeled`` are
+        left out, so that a cross-validation over semi-supervised targets scores what it can).
+
+        Raises ValueError when no row of y is labeled.
+        """
+        from sklearn.metrics import accuracy_score
+
+        y = np.asarray(y)
+        keep = ~_unlabeled_mask(y.ravel() if y.ndim > 1 else y, self.unlabeled)
+        if not keep.any():
+            raise ValueError("no labeled row to score: every target is the unlabeled marker "
+                             f"{self.unlabeled!r}")
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight)[keep]
+        from sklearn.utils import _safe_indexing
+
+        X = _safe_indexing(X, np.flatnonzero(keep)) if not keep.all() else X
+        return float(accuracy_score(y[keep], self.predict(X), sample_weight=sample_weight))
+

@@ -57,7 +57,7 @@ def _class_counts_from_total(sizes: np.ndarray, total: int) -> np.ndarray:
 
 def select_labeled(truth, labeled_fraction: Optional[float] = None,
                    n_labeled: Optional[int] = None, n_labeled_per_class: Optional[int] = None,
-                   seed=0) -> np.ndarray:
+                   seed=0, rounding: str = "half-up") -> np.ndarray:
     """Choose a seeded, stratified random set of labeled points.
 
     Exactly one of the three size arguments may be given; with none, every point is labeled.
@@ -68,7 +68,8 @@ def select_labeled(truth, labeled_fraction: Optional[float] = None,
         The class (+1/-1) of every point; both classes must occur.
     labeled_fraction : float in (0, 1], optional
         Per class, ``max(1, floor(fraction * n_c + 0.5))`` points of the n_c points of that class
-        are labeled (the fraction is taken per class, so the class ratio is kept).
+        are labeled (the fraction is taken per class, so the class ratio is kept); with
+        ``rounding="floor"``, ``max(1, floor(fraction * n_c))`` (SDP-S3VM's count).
     n_labeled : int, optional
         Total number of labeled points (>= 2), split over the classes in proportion to their
         sizes by the largest-remainder rule, at least one per class.
@@ -76,6 +77,8 @@ def select_labeled(truth, labeled_fraction: Optional[float] = None,
         The same number (>= 1) of labeled points in each class.
     seed : int or numpy.random.Generator
         Seed of ``numpy.random.default_rng``. Class +1 is drawn first, then class -1.
+    rounding : {"half-up", "floor"}
+        How ``labeled_fraction`` times a class size becomes a count.
 
     Returns
     -------
@@ -103,7 +106,10 @@ def select_labeled(truth, labeled_fraction: Optional[float] = None,
         return truth.astype(np.int8)
     if labeled_fraction is not None:
         f = _check_float(labeled_fraction, "labeled_fraction", 0.0, low_open=True, high=1.0)
-        k = np.maximum(1, np.floor(f * sizes + 0.5).astype(int))
+        if rounding not in ("half-up", "floor"):
+            raise InputError(f"rounding must be half-up or floor, got {rounding!r}")
+        k = np.maximum(1, np.floor(f * sizes + (0.5 if rounding == "half-up" else 0.0))
+                       .astype(int))
     elif n_labeled is not None:
         total = _check_int(n_labeled, "n_labeled", 2)
         if total > truth.size:
@@ -162,7 +168,8 @@ def two_moons(n_per_class_labeled: int = 1, n_unlabeled_per_class: int = 50,
     X, truth = X[perm], truth[perm]
     label = select_labeled(truth, n_labeled_per_class=nl, seed=rng)
     return Instance(X, label, truth, feature_names=("x1", "x2"),
-                    name=f"two_moons_l{nl}_u{nu}_seed{seed if isinstance(seed, int) else 'rng'}")
+                    name=f"two_moons_l{nl}_u{nu}_seed{seed if isinstance(seed, int) else 'rng'}",
+                    meta=_meta("two_moons", seed))
 
 
 def gaussian_blobs(n: int = 100, p: int = 2, separation: float = 3.0,
@@ -212,7 +219,8 @@ def gaussian_blobs(n: int = 100, p: int = 2, separation: float = 3.0,
     label = select_labeled(truth, labeled_fraction=labeled_fraction,
                            n_labeled_per_class=n_labeled_per_class, seed=rng)
     return Instance(X, label, truth, feature_names=tuple(f"x{j + 1}" for j in range(p)),
-                    name=f"gaussian_blobs_n{n}_p{p}_seed{seed if isinstance(seed, int) else 'rng'}")
+                    name=f"gaussian_blobs_n{n}_p{p}_seed{seed if isinstance(seed, int) else 'rng'}",
+                    meta=_meta("gaussian_blobs", seed))
 
 
 def noisy_linear(per_class: int = 2, u: int = 10, p: int = 3, noise: float = 1.0,
@@ -256,4 +264,12 @@ def noisy_linear(per_class: int = 2, u: int = 10, p: int = 3, noise: float = 1.0
     rest = rng.permutation(np.setdiff1d(np.arange(n), lab))[:u]
     rows = rng.permutation(np.concatenate([lab, rest]))
     label = np.where(np.isin(rows, lab), truth[rows], 0)
-    return Instance(X[rows], label, truth[rows], name=f"noisy_linear_seed{seed}")
+    return Instance(X[rows], label, truth[rows], name=f"noisy_linear_seed{seed}",
+                    meta=_meta("noisy_linear", seed))
+
+
+def _meta(generator: str, seed) -> dict:
+    """What an instance records of its making: the generator and its seed (one seed draws both
+    the points and the labeled subset; None for a Generator object)."""
+    return {"generator": generator,
+            "seed": int(seed) if isinstance(seed, (int, np.integer)) else None}

@@ -36,4 +36,5 @@ def scale_features(X: np.ndarray, how: str) -> np.ndarray:
 def scale_instance(instance: Instance, how: str) -> Instance:
     """A copy of ``instance`` with scaled features."""
     return Instance(scale_features(instance.X, how), instance.label, instance.truth,
-                    instance.group, instance.feature_names, instance.name)
+                    instance.group, instance.feature_names, instance.name,
+                    {**instance.meta, "scale": how})

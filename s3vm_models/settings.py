@@ -29,7 +29,7 @@ from .options import Option, table
 from .solvers.errors import InputError
 
 KERNELS = ("linear", "rbf")
-BALANCES = ("none", "count")
+BALANCES = ("none", "count", "mean")
 
 #: The problem settings every formulation shares: their checks and command-line flags.
 SETTING_OPTIONS = (
@@ -43,7 +43,8 @@ SETTING_OPTIONS = (
     Option("bias", "bool", True, "decision function without offset b", group="problem"),
     Option("hard_margin", "bool", False, "no upper bound on the SVM dual variables",
            group="problem"),
-    Option("balance", "choice", "none", "balance constraint on the unlabeled labels",
+    Option("balance", "choice", "none", "balance constraint: count (exactly P unlabeled +1), "
+           "mean (unlabeled outputs sum to u x the labeled mean: bb, bb-sdp, l2-miqp), none",
            choices=BALANCES, group="problem"),
     Option("positives", "positives", None, "balance count P of unlabeled +1 points, or "
            "'truth'", group="problem"),
@@ -69,8 +70,11 @@ class Settings:
         Whether the decision function has an offset b.
     hard_margin : bool
         SDP formulations only: no upper bound on the dual variables.
-    balance : {"none", "count"}
-        ``count``: exactly ``positives`` unlabeled points labeled +1.
+    balance : {"none", "count", "mean"}
+        ``count``: exactly ``positives`` unlabeled points labeled +1. ``mean``: the outputs of
+        the unlabeled points (clipped at the margin) sum to u times the mean of the labeled
+        labels, the balance of Piccialli, Schwiddessen and Sudoso (2024); S3VM-L2 only
+        (docs/formulations.md#balance).
     positives : int or "truth", optional
         The count P; ``"truth"`` takes the true count from the ``truth`` column; by default
         round(u * fraction of +1 among labeled points).
@@ -79,6 +83,8 @@ class Settings:
     nu : float
         Weight of the unlabeled losses (Problem 3).
 
+    Notes
+    -----
     Every value is checked by its entry of :data:`SETTING_OPTIONS` (numpy scalars become Python
     numbers, so float32 and float64 are alike).
     """
@@ -164,14 +170,14 @@ def _read_toml(path: str) -> dict:
 def _data_path(path: str, spec: dict) -> str:
     """The data file an instance file names (relative to the instance file)."""
     if "data" not in spec:
-        raise InputError(f"{path}: an instance file needs a 'data' entry naming the CSV file")
+        raise InputError(f"{path}: an instance file needs a 'data' entry naming the data file")
     data = spec["data"]
     if not isinstance(data, str) or not data.strip():
-        raise InputError(f"{path}: 'data' must name the CSV file (a non-empty string), got "
+        raise InputError(f"{path}: 'data' must name the data file (a non-empty string), got "
                          f"{data!r}")
     data_path = os.path.join(os.path.dirname(os.path.abspath(path)), data)
     if os.path.abspath(data_path) == os.path.abspath(path):
-        raise InputError(f"{path}: 'data' names the instance file itself; it must name the CSV "
+        raise InputError(f"{path}: 'data' names the instance file itself; it must name the "
                          "data file")
     return data_path
 
@@ -188,27 +194,59 @@ def instance_files(path) -> list:
         return [os.fspath(path)] if isinstance(path, (str, os.PathLike)) else []
 
 
-def load_instance(path: str) -> tuple[Instance, Settings]:
-    """Load a data file (``.csv``) or an instance file (``.toml``).
+def load_instance(path: str, unlabeled: Optional[float] = None) -> tuple[Instance, Settings]:
+    """Load a data file (``.csv``, or LIBSVM/svmlight ``.svm``/``.libsvm``/``.svmlight``) or an
+    instance file (``.toml``).
 
     ``path`` may also name a shipped instance file (``"two_moons"`` or ``"two_moons.toml"``, see
     :func:`s3vm.instances.shipped_instances`) when no file of that name exists: a real file
     always wins.
 
-    Returns the instance and the settings the file gives (defaults for a CSV file).
+    An instance file has a ``data`` entry (the data file, relative to the instance file), the
+    settings of :class:`Settings`, and optionally ``name``, ``description``, ``unlabeled`` (the
+    label marking unlabeled rows of a LIBSVM file, default 0) and ``seed`` (the seed of the
+    labeled draw that made the data file, recorded with every result).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    unlabeled : float, optional
+        The unlabeled marker of a LIBSVM file (default: the instance file's, else 0).
+
+    Returns
+    -------
+    tuple of (Instance, Settings)
+        The instance and the settings the file gives (defaults for a data file).
     """
+    from .data import is_svmlight, read_svmlight
+
     path = _resolve(path)
     if not path.lower().endswith(".toml"):
+        if is_svmlight(path):
+            return read_svmlight(path, 0 if unlabeled is None else unlabeled), Settings()
         return read_csv(path), Settings()
     spec = _read_toml(path)
     data_path = _data_path(path, spec)
-    unknown = set(spec) - set(SETTING_KEYS) - {"data", "name", "description"}
+    unknown = set(spec) - set(SETTING_KEYS) - {"data", "name", "description", "unlabeled",
+                                               "seed"}
     if unknown:
         raise InputError(f"{path}: unknown entries {', '.join(sorted(unknown))}")
     for key in ("name", "description"):
         if key in spec and not isinstance(spec[key], str):
             raise InputError(f"{path}: '{key}' must be a string, got {spec[key]!r}")
-    instance = read_csv(data_path, name=spec.get("name"))
+    if is_svmlight(data_path):
+        marker = spec.get("unlabeled", 0) if unlabeled is None else unlabeled
+        if isinstance(marker, bool) or not isinstance(marker, (int, float)):
+            raise InputError(f"{path}: 'unlabeled' must be a number, got {marker!r}")
+        instance = read_svmlight(data_path, marker, name=spec.get("name"))
+    else:
+        instance = read_csv(data_path, name=spec.get("name"))
+    meta = {"instance_file": os.path.basename(path)}
+    if "seed" in spec:
+        if isinstance(spec["seed"], bool) or not isinstance(spec["seed"], int):
+            raise InputError(f"{path}: seed must be an integer, got {spec['seed']!r}")
+        meta["seed"] = spec["seed"]
+    instance.meta.update(meta)
     try:
         settings = Settings(**{k: spec[k] for k in SETTING_KEYS if k in spec})
     except InputError as exc:

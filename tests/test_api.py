@@ -10,7 +10,6 @@ from sklearn.metrics.pairwise import rbf_kernel
 from s3vm import api
 from s3vm.data import Instance
 from s3vm.solvers.errors import InputError, SolverUnavailableError
-from s3vm.estimator import S3VMClassifier
 from s3vm.generators import gaussian_blobs
 from s3vm.kernels import kernel_matrix
 from s3vm.scaling import scale_features
@@ -23,46 +22,6 @@ from s3vm.solvers.results import Result
 @pytest.fixture(scope="module")
 def blobs():
     return gaussian_blobs(n=60, p=3, separation=3.0, n_labeled_per_class=3, seed=4)
-
-
-# -- estimator ---------------------------------------------------------------------------
-@pytest.mark.parametrize("formulation,params", [
-    ("svm1", {}), ("vs3vm", {"nu": 0.1}), ("vs3vm", {"kernel": "rbf", "sigma": 1.5, "nu": 0.1}),
-    ("bd-mip", {"nu": 0.1}),
-])
-def test_estimator_predicts_with_the_formulations_decision_function(blobs, formulation, params):
-    clf = S3VMClassifier(formulation, **params).fit(blobs.X, blobs.label)
-    scores = clf.decision_function(blobs.XU)
-    np.testing.assert_allclose(scores, clf.result_.decision_values, rtol=1e-9, atol=1e-9)
-    if formulation != "bd-mip":  # the MIP's labels are its binaries, not sign f
-        np.testing.assert_array_equal(clf.predict(blobs.XU), np.where(scores >= 0, 1, -1))
-    # Labeled rows keep their labels in the transduction; unlabeled rows get the result's.
-    np.testing.assert_array_equal(clf.transduction_[blobs.labeled], blobs.label[blobs.labeled])
-    np.testing.assert_array_equal(clf.transduction_[blobs.unlabeled], clf.result_.labels)
-
-
-def test_estimator_rbf_decision_function_is_a_kernel_expansion(blobs):
-    clf = S3VMClassifier("svm1", kernel="rbf", sigma=0.8).fit(blobs.X, blobs.label)
-    X_new = np.random.default_rng(0).normal(size=(7, blobs.p))
-    K = rbf_kernel(X_new, blobs.X, gamma=1 / (2 * 0.8 ** 2))
-    np.testing.assert_allclose(clf.decision_function(X_new), K @ clf.coef_ + clf.intercept_,
-                               rtol=1e-9, atol=1e-12)
-
-
-def test_estimator_rejects_bad_use(blobs):
-    with pytest.raises(InputError, match="not fitted"):
-        S3VMClassifier("svm1").predict(blobs.X)
-    clf = S3VMClassifier("svm1").fit(blobs.X, blobs.label)
-    with pytest.raises(InputError, match="features"):
-        clf.predict(blobs.X[:, :2])
-    with pytest.raises(InputError):
-        S3VMClassifier("nope").fit(blobs.X, blobs.label)
-
-
-def test_estimator_separates_well_separated_blobs():
-    data = gaussian_blobs(n=200, p=2, separation=6.0, n_labeled_per_class=2, seed=1)
-    clf = S3VMClassifier("vs3vm", nu=0.1).fit(data.X, data.label)
-    assert clf.score(data.X, data.truth) >= 0.99
 
 
 # -- settings and options checks ---------------------------------------------------------

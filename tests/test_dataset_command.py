@@ -40,3 +40,17 @@ def test_dataset_bad_input_writes_nothing(tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("s3vm: error:")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_dataset_is_semi_supervised_by_default_and_says_how(tmp_path, capsys):
+    path = tmp_path / "wdbc.csv"
+    assert main(["dataset", "wdbc", "-o", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "labeled fraction 0.1 of each class, seed 0" in err
+    inst = read_csv(str(path))
+    assert inst.l == 57 and inst.u == 569 - 57
+    # The file solves as it is (it used to be all labeled, and the solve failed).
+    assert main(["solve", str(path), "-f", "svm1", "--quiet"]) == 0
+    assert main(["dataset", "wdbc", "--all-labeled", "-o", str(path)]) == 0
+    assert "every row labeled" in capsys.readouterr().err
+    assert read_csv(str(path)).u == 0

@@ -22,7 +22,7 @@ import logging
 import math
 import numbers
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -41,6 +41,8 @@ LOGGER = logging.getLogger("s3vm.bnb")
 NODE_SELECTIONS = ("depth", "best", "best-dive")
 NUMERICAL_TOL = 1e-9  # relative: bounds this close to the incumbent cannot improve it
 LOG_SECONDS = 5.0  # a log line at least this often, whatever log_every says
+TRACE_SECONDS = 0.02  # a trace point at least this far apart (and at every new incumbent)
+TRACE_POINTS = 500  # past this many, every other point is dropped and the spacing doubled
 PROGRESS_SECONDS = 0.2  # the progress display is refreshed at most this often
 
 
@@ -76,6 +78,10 @@ class SearchResult:
         Why the search stopped, when not because the tree closed at zero gap.
     tree : networkx.DiGraph, optional
         The explored tree (see :mod:`s3vm.solvers.bnb.tree`), when kept.
+    trace : dict
+        The search over time: lists ``seconds``, ``nodes``, ``incumbent`` and ``bound`` (None
+        where none yet), a point at every new incumbent and at most every 0.02 s (thinned to at
+        most 500 points), the last at the end; what ``s3vm plot bnb`` draws.
     """
 
     status: str
@@ -88,6 +94,7 @@ class SearchResult:
     incumbent_source: Optional[str] = None
     message: str = ""
     tree: Any = None
+    trace: dict = field(default_factory=dict)
 
     @property
     def gap(self) -> Optional[float]:
@@ -337,6 +344,8 @@ class _Search:
         if log_every == 0:
             self.log = _discard
         self.last_log = self.last_progress = self.last_report = start
+        self.trace = {"seconds": [], "nodes": [], "incumbent": [], "bound": []}
+        self.trace_seconds, self.trace_last, self.trace_incumbent = TRACE_SECONDS, -math.inf, None
 
     # -- incumbent and pruning ------------------------------------------------------------
     def _cutoff(self, value: float) -> float:
@@ -493,7 +502,22 @@ class _Search:
             return self.incumbent
         return self.incumbent - NUMERICAL_TOL * max(1.0, abs(self.incumbent))
 
+    def _trace(self, frontier, now: float, bound: Optional[float] = None) -> None:
+        bound = self._lower_bound(frontier) if bound is None else bound
+        point = (now - self.start, self.nodes, self.incumbent, bound)
+        for key, value in zip(("seconds", "nodes", "incumbent", "bound"), point):
+            if key in ("incumbent", "bound"):
+                value = float(value) if math.isfinite(value) else None
+            self.trace[key].append(value)
+        self.trace_last, self.trace_incumbent = now, self.incumbent
+        if len(self.trace["seconds"]) > TRACE_POINTS:
+            for key, values in self.trace.items():
+                self.trace[key] = values[:-1:2] + values[-1:]
+            self.trace_seconds *= 2
+
     def _report(self, frontier, now: float) -> None:
+        if self.incumbent != self.trace_incumbent or now - self.trace_last >= self.trace_seconds:
+            self._trace(frontier, now)
         row = None
         if self.nodes >= self.next_log or now - self.last_log >= LOG_SECONDS:
             row = self._row(frontier, now)
@@ -523,11 +547,12 @@ class _Search:
         status, message = self._status(objective, bound)
         for node in frontier.nodes():
             self.tree.set(node.id, bound=node.bound)  # open nodes keep status "open"
+        self._trace(frontier, now, bound)
         result = SearchResult(status=status, labels=self.labels, objective=objective,
                               lower_bound=None if bound == -math.inf else bound,
                               nodes=self.nodes, open_nodes=len(frontier),
                               seconds=now - self.start, incumbent_source=self.source,
-                              message=message, tree=self.tree.graph)
+                              message=message, tree=self.tree.graph, trace=self.trace)
         self.log(_format_row(self.nodes, len(frontier), self.incumbent, bound, now - self.start))
         self.log(_summary(result))
         return result

@@ -1,0 +1,91 @@
+"""The inductive rule of each formulation: how its solution scores a new point.
+
+``linear``
+    The LP/MIP family (rlp, svm1, bd-mip, vs3vm, bb-mip, cvs3vm; Problem 3): f(x) = w'x + b with
+    the linear kernel, f(x) = sum_k w_k k(x, x_k) + b (Mangasarian's generalized SVM) with rbf.
+``expansion``
+    The S3VM-L2 family (switching, bb, l2-miqp, bb-sdp; Problem 1): the squared-hinge SVM at the
+    final labeling, f(x) = sum_i beta_i k(x_i, x) + b over the training rows (b = 0 without bias).
+``dual``
+    The SDP family (sdp, sdp-subspace, sdp-lowrank; Problem 2): the supervised SVM without bias
+    at the rounded labeling y, whose dual solution a gives f(x) = sum_i a_i y_i k(x_i, x).
+
+Used by :class:`s3vm.S3VMClassifier` and by the pictures of ``s3vm plot``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from .solvers.errors import InputError
+
+#: formulation -> its inductive rule. A formulation missing here has none: it labels the
+#: training rows but cannot score new points (tests keep the table complete).
+DECISION_RULES = {
+    "rlp": "linear", "svm1": "linear", "bd-mip": "linear", "vs3vm": "linear",
+    "bb-mip": "linear", "cvs3vm": "linear",
+    "switching": "expansion", "bb": "expansion", "l2-miqp": "expansion", "bb-sdp": "expansion",
+    "sdp": "dual", "sdp-subspace": "dual", "sdp-lowrank": "dual",
+}
+
+_PRIMAL_KEY = {"linear": "w", "expansion": "beta", "dual": "alpha"}
+
+
+@dataclass(frozen=True)
+class Predictor:
+    """f(x) = x'coef + intercept (linear kernel) or k(x, basis) dual_coef + intercept."""
+
+    rule: str
+    kernel: str
+    sigma: float
+    intercept: float
+    coef: Optional[np.ndarray] = None
+    dual_coef: Optional[np.ndarray] = None
+    basis: Optional[np.ndarray] = None
+
+    def __call__(self, X) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        if self.coef is not None:
+            return X @ self.coef + self.intercept
+        from .kernels import kernel_matrix
+
+        return kernel_matrix(X, self.basis, self.kernel, self.sigma) @ self.dual_coef \
+            + self.intercept
+
+
+def predictor(result, instance, rule: Optional[str] = None) -> Predictor:
+    """The decision function of ``result`` (solved on ``instance``) on new points.
+
+    Raises
+    ------
+    InputError
+        When the formulation has no inductive rule or the result holds no solution.
+    """
+    rule = rule or DECISION_RULES.get(result.formulation)
+    if rule is None:
+        raise InputError(f"formulation {result.formulation!r} has no inductive rule: it labels "
+                         "the training rows but cannot score new points")
+    primal = result.primal or {}
+    key = _PRIMAL_KEY[rule]
+    if primal.get(key) is None:
+        raise InputError(f"formulation {result.formulation!r} returned no solution to predict "
+                         f"with (status {result.status}"
+                         f"{': ' + result.message if result.message else ''})")
+    settings = result.info.get("settings", {})
+    kernel, sigma = settings.get("kernel", "linear"), float(settings.get("sigma", 1.0))
+    coef = np.asarray(primal[key], dtype=float)
+    if rule == "dual":
+        y = instance.label.astype(float)
+        if instance.u:
+            y[instance.unlabeled] = result.labels
+        coef, intercept = coef * y, 0.0
+    else:
+        intercept = float(primal.get("b") or 0.0)
+    if kernel == "linear":
+        # The LP family's w is in feature space already; an expansion folds into w = X'c.
+        return Predictor(rule, kernel, sigma, intercept,
+                         coef=coef if rule == "linear" else instance.X.T @ coef)
+    return Predictor(rule, kernel, sigma, intercept, dual_coef=coef, basis=np.array(instance.X))

@@ -1,0 +1,54 @@
+"""The documentation site builds strictly (broken links and unresolvable API references fail),
+and every suite file shipped with the benchmarks is a valid suite."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _build(config: Path, site: Path):
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f",
+                           str(config), "-d", str(site)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_site_builds_strictly_and_a_broken_link_fails_it(tmp_path):
+    pytest.importorskip("mkdocs", reason="make docs installs mkdocs (extra docs)")
+    pytest.importorskip("mkdocstrings", reason="make docs installs mkdocstrings (extra docs)")
+    done = _build(ROOT / "mkdocs.yml", tmp_path / "site")
+    assert done.returncode == 0, done.stderr[-3000:]
+    api = (tmp_path / "site" / "api" / "index.html").read_text()
+    for name in ("S3VMClassifier", "decision_function", "read_suite", "performance_profile",
+                 "read_svmlight"):
+        assert name in api, f"{name} missing from the API reference"
+    home = (tmp_path / "site" / "index.html").read_text()
+    assert "Semi-supervised support vector machines" in home  # the README is the home page
+    assert 'href="user-guide/' in home  # its docs/ links point into the site
+    # The same site with one broken link does not build.
+    docs = tmp_path / "docs"
+    shutil.copytree(ROOT / "docs", docs)
+    page = docs / "bench.md"
+    page.write_text(page.read_text() + "\nSee [nowhere](no-such-page.md).\n")
+    config = tmp_path / "mkdocs.yml"
+    text = (ROOT / "mkdocs.yml").read_text().replace("docs_dir: docs", f"docs_dir: {docs}")
+    text = text.replace("  - docs/hooks/site.py", f"  - {ROOT / 'docs' / 'hooks' / 'site.py'}")
+    text = text.replace("paths: [build/api-src]", f"paths: [{ROOT / 'build' / 'api-src'}]")
+    config.write_text(text)
+    broken = _build(config, tmp_path / "broken")
+    assert broken.returncode != 0 and "no-such-page.md" in broken.stderr
+
+
+@pytest.mark.parametrize("suite", sorted((ROOT / "benchmarks" / "suites").glob("*.toml")),
+                         ids=lambda p: p.name)
+def test_the_benchmark_suite_files_are_valid(suite):
+    from s3vm.suite import read_suite
+
+    read = read_suite(str(suite))
+    assert read.runs and read.name == suite.stem

@@ -1,0 +1,176 @@
+"""S3VMClassifier: a scikit-learn estimator (its checks, Pipeline, GridSearchCV), the
+semi-supervised target convention, and an honest inductive rule for each family."""
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from s3vm import S3VMClassifier
+from s3vm.estimator import DECISION_RULES
+from s3vm.generators import gaussian_blobs, two_moons
+from s3vm.kernels import kernel_matrix
+from s3vm.registry import formulation_names
+from s3vm.solvers.errors import InputError
+
+SKLEARN_16 = tuple(int(v) for v in sklearn.__version__.split(".")[:2]) >= (1, 6)
+
+EXPECTED_FAILURES = {
+    "check_classifiers_classes": (
+        "the check fits targets {-1, 1}: -1 marks an unlabeled row in scikit-learn's "
+        "semi-supervised convention (SelfTrainingClassifier, LabelSpreading), so those targets "
+        "hold one class and fit refuses them"),
+}
+
+
+def _sk_targets(instance, negative=0, positive=1, unlabeled=-1):
+    """The instance's labels in scikit-learn's convention: two classes, -1 unlabeled."""
+    out = np.full(instance.n, unlabeled, dtype=object)
+    out[instance.label > 0], out[instance.label < 0] = positive, negative
+    return out if isinstance(positive, str) else out.astype(int)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    return gaussian_blobs(n=60, p=3, separation=3.0, n_labeled_per_class=3, seed=4)
+
+
+if SKLEARN_16:
+    from sklearn.utils.estimator_checks import parametrize_with_checks
+
+    @parametrize_with_checks(
+        [S3VMClassifier(), S3VMClassifier("vs3vm", kernel="rbf"), S3VMClassifier("sdp")],
+        expected_failed_checks=lambda est: EXPECTED_FAILURES)
+    def test_scikit_learn_checks(estimator, check):
+        check(estimator)
+else:  # pragma: no cover - the lower bound of setup.cfg
+    def test_scikit_learn_checks():
+        pytest.skip("expected_failed_checks needs scikit-learn >= 1.6")
+
+
+def test_every_formulation_has_an_inductive_rule_or_is_refused():
+    assert set(DECISION_RULES) == set(formulation_names())
+
+
+def test_parameters_are_stored_unchanged_and_cloned():
+    clf = S3VMClassifier("bb", kernel="rbf", sigma=0.5, C=10.0, options={"node_limit": 50},
+                         time_limit=3.0, unlabeled=0)
+    params = clf.get_params()
+    assert params["options"] == {"node_limit": 50} and params["sigma"] == 0.5
+    copy = clone(clf)
+    assert copy.get_params() == params
+    copy.set_params(C=2.0)
+    assert copy.C == 2.0 and clf.C == 10.0
+
+
+@pytest.mark.parametrize("formulation,params", [
+    ("switching", {}), ("switching", {"kernel": "rbf", "sigma": 1.5}),
+    ("vs3vm", {"nu": 0.1}), ("vs3vm", {"kernel": "rbf", "sigma": 1.5, "nu": 0.1}),
+    ("bd-mip", {"nu": 0.1}), ("bb", {"kernel": "rbf", "C": 10.0}),
+])
+def test_new_points_are_scored_by_the_solution_the_formulation_returned(blobs, formulation,
+                                                                         params):
+    y = _sk_targets(blobs)
+    clf = S3VMClassifier(formulation, **params).fit(blobs.X, y)
+    # On the training rows the inductive rule reproduces the formulation's own outputs.
+    np.testing.assert_allclose(clf.decision_function(blobs.XU), clf.result_.decision_values,
+                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(clf.transduction_[blobs.labeled], y[blobs.labeled])
+    np.testing.assert_array_equal(clf.transduction_[blobs.unlabeled],
+                                  np.where(clf.result_.labels > 0, 1, 0))
+    X_new = np.random.default_rng(0).normal(size=(7, blobs.p))
+    scores = clf.decision_function(X_new)
+    if clf.decision_rule_ == "expansion" and params.get("kernel") == "rbf":
+        K = kernel_matrix(X_new, blobs.X, "rbf", params["sigma"] if "sigma" in params else 1.0)
+        beta = np.asarray(clf.result_.primal["beta"])
+        np.testing.assert_allclose(scores, K @ beta + clf.result_.primal["b"], atol=1e-12)
+    np.testing.assert_array_equal(clf.predict(X_new), np.where(scores >= 0, 1, 0))
+
+
+def test_the_sdp_family_predicts_with_the_svm_at_its_rounded_labels(blobs):
+    clf = S3VMClassifier("sdp", C=1.0).fit(blobs.X, _sk_targets(blobs))
+    assert clf.decision_rule_ == "dual" and clf.intercept_ == 0.0
+    y = blobs.label.astype(float)
+    y[blobs.unlabeled] = clf.result_.labels
+    alpha = np.asarray(clf.result_.primal["alpha"])
+    np.testing.assert_allclose(clf.decision_function(blobs.X), blobs.X @ (blobs.X.T @ (alpha * y)),
+                               atol=1e-9)
+    # The supervised SVM at the rounded labels agrees with them almost everywhere.
+    agree = np.mean(np.where(clf.decision_function(blobs.XU) >= 0, 1, -1) == clf.result_.labels)
+    assert agree >= 0.9
+
+
+def test_minus_one_marks_unlabeled_rows_and_any_two_labels_are_classes(blobs):
+    y = _sk_targets(blobs, negative="benign", positive="malignant", unlabeled=-1)
+    clf = S3VMClassifier().fit(blobs.X, y)
+    assert list(clf.classes_) == ["benign", "malignant"]
+    assert clf.result_.info["instance"] == "fit" and len(clf.result_.labels) == blobs.u
+    assert set(clf.predict(blobs.X)) <= {"benign", "malignant"}
+    # The s3vm CSV convention (+1/-1, 0 unlabeled) with unlabeled=0: the same problem.
+    same = S3VMClassifier(unlabeled=0).fit(blobs.X, blobs.label)
+    np.testing.assert_array_equal(same.result_.labels, clf.result_.labels)
+    # Three classes besides the marker are refused.
+    with pytest.raises(ValueError, match="Only binary classification"):
+        S3VMClassifier(unlabeled=5).fit(blobs.X, blobs.label)
+
+
+def test_a_semi_supervised_fit_beats_the_labeled_rows_alone():
+    data = two_moons(n_per_class_labeled=1, n_unlabeled_per_class=40, noise=0.1, seed=0)
+    y = _sk_targets(data)
+    truth = np.where(data.truth > 0, 1, 0)
+    s3vm = S3VMClassifier("bb", kernel="rbf", sigma=0.5, C=10.0, balance="count").fit(data.X, y)
+    supervised = S3VMClassifier(kernel="rbf", sigma=0.5, C=10.0).fit(data.X[data.labeled],
+                                                                   y[data.labeled])
+    assert s3vm.score(data.X, truth) >= 0.95
+    assert s3vm.score(data.X, truth) > supervised.score(data.X, truth)
+
+
+def test_pipeline_and_grid_search_score_without_nan():
+    data = gaussian_blobs(n=90, p=2, separation=3.0, n_labeled_per_class=15, seed=2)
+    y = _sk_targets(data)
+    model = make_pipeline(StandardScaler(), S3VMClassifier(kernel="rbf"))
+    search = GridSearchCV(model, {"s3vmclassifier__C": [0.1, 10.0]},
+                          cv=StratifiedKFold(3, shuffle=True, random_state=0), error_score="raise")
+    search.fit(data.X, y)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(scores)) and np.all(scores > 0.7)
+    assert search.best_params_["s3vmclassifier__C"] in (0.1, 10.0)
+    # score leaves the unlabeled rows out: it is the accuracy on the labeled ones.
+    fitted = search.best_estimator_
+    labeled = y != -1
+    assert fitted.score(data.X, y) == pytest.approx(
+        np.mean(fitted.predict(data.X[labeled]) == y[labeled]))
+
+
+def test_dataframes_are_taken_with_their_column_names(blobs):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(blobs.X, columns=["a", "b", "c"])
+    clf = S3VMClassifier().fit(frame, pd.Series(_sk_targets(blobs)))
+    assert list(clf.feature_names_in_) == ["a", "b", "c"]
+    np.testing.assert_allclose(clf.decision_function(frame), clf.decision_function(blobs.X))
+
+
+def test_bad_input_is_refused_clearly(blobs):
+    y = _sk_targets(blobs)
+    with pytest.raises(ValueError, match="[Cc]omplex"):
+        S3VMClassifier().fit(blobs.X + 1j, y)
+    with pytest.raises(InputError, match="unknown formulation|nope"):
+        S3VMClassifier("nope").fit(blobs.X, y)
+    # A setting given another value than its default must apply.
+    with pytest.raises(InputError, match="vs3vm has no balance"):
+        S3VMClassifier("vs3vm", balance="count").fit(blobs.X, y)
+    with pytest.raises(InputError, match="seed does not apply"):
+        S3VMClassifier("switching", seed=3).fit(blobs.X, y)
+    with pytest.raises(InputError, match="--sigma must be > 0"):
+        S3VMClassifier(kernel="rbf", sigma=-1.0).fit(blobs.X, y)
+    with pytest.raises(ValueError, match="no labeled row"):
+        S3VMClassifier().fit(blobs.X, np.full(blobs.n, -1))
+    clf = S3VMClassifier().fit(blobs.X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(blobs.X[:, :2])
+    # A file's defaults do not bind: bb-sdp solves without bias whatever the default says.
+    small = gaussian_blobs(n=14, p=2, separation=4.0, n_labeled_per_class=2, seed=0)
+    assert S3VMClassifier("bb-sdp").fit(small.X, _sk_targets(small)).intercept_ == 0.0
