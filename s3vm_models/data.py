@@ -300,7 +300,8 @@ def _real_array(values, what: str) -> np.ndarray:
             raise InputError(f"{what} must be numeric: {exc}") from None
     kind = raw.dtype.kind
     if kind == "c" or (kind == "O" and any(isinstance(v, complex) for v in raw.ravel())):
-        raise InputError(f"{what} must be real numbers, got complex values")
+        raise InputError(f"{what} must be real numbers, not complex (take the real part, the "
+                         "modulus or both parts explicitly)")
     if kind in "USV":
         raise InputError(f"{what} must be numeric, got {raw.dtype.name} values (text)")
     if kind == "M" or kind == "m":

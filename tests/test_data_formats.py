@@ -75,7 +75,7 @@ def test_arrays_and_data_frames_everywhere_the_api_takes_data(blobs):
 
 
 @pytest.mark.parametrize("data,message", [
-    (lambda b: (b.X + 1j, b.label), "X is complex"),
+    (lambda b: (b.X + 1j, b.label), "features must be real numbers, not complex"),
     (lambda b: b.X, "a bare array has no labels"),
     (lambda b: (b.X, b.label[:-1]), "one value per row"),
     (lambda b: (b.X, np.where(b.label == 0, -1, b.label) * 2), "allowed values are -1, 0, 1"),

@@ -259,7 +259,7 @@ def test_ctrl_c_on_a_mip_returns_at_once_with_its_incumbent():
     run = Signalled(["solve", "heart", "-f", "bd-mip", "--json", "-q"], signal.SIGINT,
                     after=4)
     assert run.returncode == 130, run.stderr
-    assert run.after_signal < 3
+    assert run.after_signal < 5  # seconds, on a loaded 2-core machine
     result = parse_json_output(run.stdout)
     check_result_object(result, u=267)
     assert "interrupted by SIGINT" in result["message"]
@@ -270,7 +270,7 @@ def test_ctrl_c_on_an_sdp_solve_is_an_interruption_not_a_solver_failure():
     run = Signalled(["solve", "sdp_2moons", "-f", "sdp", "--solver", "scs", "--json", "-q"],
                     signal.SIGINT, after=3)
     assert run.returncode == 130, run.stderr
-    assert run.after_signal < 3
+    assert run.after_signal < 5  # seconds, on a loaded 2-core machine
     result = parse_json_output(run.stdout)
     check_result_object(result, u=210)
     assert "interrupted by SIGINT" in result["message"]
