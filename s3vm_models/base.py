@@ -41,20 +41,6 @@ PROGRESS_LOG = logging.getLogger("s3vm.progress")
 ALL_SETTINGS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance", "positives",
                 "mu", "nu")
 
-#: Peak bytes per entry of an n x n matrix (all the step's dense matrices and the solver's copies
-#: counted), per formulation and kernel (linear, rbf): the memory check of
-#: :meth:`Formulation.dense_bytes_per_entry`. Measured as peak RSS over n^2 at n = 500 to 2,000
-#: (docs/reliability.md#memory); 0 for a formulation without n x n matrices.
-DENSE_MEMORY = {
-    "rlp": (0, 640), "svm1": (0, 640), "vs3vm": (0, 640), "cvs3vm": (0, 640),
-    "bd-mip": (0, 640), "bb-mip": (0, 640),  # rbf: the kernel expansion over all points
-    "l2-miqp": (16, 640),                     # linear: K = G G' of the big-M bound
-    "bb": (48, 48), "switching": (48, 48),    # K and the active sets' factors
-    "bb-sdp": (400, 400),                     # K and node SDPs of size n
-    "sdp": (400, 400), "sdp-subspace": (1400, 1400),
-    "sdp-lowrank": (0, 0),                    # a Nystroem factor, no n x n matrix
-}
-
 #: What to do instead, per formulation, when its n x n matrices do not fit.
 MEMORY_ADVICE = {
     "lp": "use --kernel linear (an LP without n x n coefficients) or sdp-lowrank, or fewer points",
@@ -111,6 +97,12 @@ class Formulation(ABC):
     uses_groups : bool
         Whether the formulation honours the data's ``group`` column (equivalence and
         inequivalence constraints); a formulation that does not refuses data that has groups.
+    dense_bytes : tuple of (float, float)
+        Peak bytes per entry of an n x n matrix under the linear and the rbf kernel: all the
+        step's dense matrices and the solver's copies counted, measured as the slope of peak RSS
+        against n^2 (``benchmarks/peak_memory.py``). The memory guard refuses an n whose
+        ``dense_bytes * n^2`` exceeds the memory available; (0, 0), the default, for a
+        formulation that forms no n x n matrix.
     """
 
     name: ClassVar[str]
@@ -118,6 +110,7 @@ class Formulation(ABC):
     problem_class: ClassVar[str]
     options: ClassVar[tuple] = ()
     export_formats: ClassVar[tuple] = ()
+    dense_bytes: ClassVar[tuple] = (0, 0)
     needs_labels: ClassVar[bool] = True
     needs_unlabeled: ClassVar[bool] = True
     uses_groups: ClassVar[bool] = False
@@ -230,9 +223,9 @@ class Formulation(ABC):
 
     def dense_bytes_per_entry(self, settings: Settings) -> float:
         """Peak bytes per entry of an n x n matrix this formulation forms under ``settings``
-        (see :data:`DENSE_MEMORY`; 0 for none). A formulation whose footprint differs overrides
-        this."""
-        linear, rbf = DENSE_MEMORY.get(self.name, (0, 0))
+        (its :attr:`dense_bytes` for the kernel; 0 for none). A formulation whose footprint
+        depends on more than the kernel overrides this."""
+        linear, rbf = self.dense_bytes
         return rbf if settings.kernel == "rbf" else linear
 
     def memory_advice(self, settings: Settings) -> str:

@@ -32,6 +32,8 @@ class BranchAndBound(BranchAndBoundFormulation):
     """
 
     name: ClassVar[str] = "bb"
+    #: peak bytes per n^2 entry (linear, rbf), measured: K and the active sets' factors
+    dense_bytes: ClassVar[tuple] = (48, 48)
     summary: ClassVar[str] = "exact S3VM-L2 by branch and bound with SVM bounds (Chapelle et al.)"
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "balance",
                                       "positives")

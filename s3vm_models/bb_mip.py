@@ -32,6 +32,8 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
     """
 
     name: ClassVar[str] = "bb-mip"
+    #: peak bytes per n^2 entry (linear, rbf), measured: rbf: the kernel expansion over all points in every LP
+    dense_bytes: ClassVar[tuple] = (0, 640)
     summary: ClassVar[str] = ("Bennett-Demiriz MIP by branch and bound on its LP relaxation "
                               "(--mu, --nu, --balance count)")
     problem_class: ClassVar[str] = "lp"

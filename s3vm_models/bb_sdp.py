@@ -60,6 +60,8 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
     """
 
     name: ClassVar[str] = "bb-sdp"
+    #: peak bytes per n^2 entry (linear, rbf), measured: K and node SDPs of size n + 1
+    dense_bytes: ClassVar[tuple] = (400, 400)
     summary: ClassVar[str] = ("S3VM-L2 without bias by branch and bound on SDP-S3VM's bound "
                               "(Shor relaxation, box, RLT cuts; --no-bias, --balance mean|count)")
     problem_class: ClassVar[str] = "conic"

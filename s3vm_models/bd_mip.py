@@ -21,6 +21,8 @@ from .pyomo_formulation import PyomoFormulation
 
 class BennettDemirizMIP(PyomoFormulation):
     name = "bd-mip"
+    #: peak bytes per n^2 entry (linear, rbf), measured: rbf: the kernel expansion over all points
+    dense_bytes = (0, 640)
     summary = "Bennett-Demiriz S3VM mixed-integer program (--mu, --nu, --balance count)"
     problem_class = "mip"
     settings_used = ("kernel", "sigma", "mu", "nu", "balance", "positives")

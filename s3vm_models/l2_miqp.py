@@ -391,6 +391,8 @@ class L2MIQP(PyomoFormulation):
     """
 
     name = "l2-miqp"
+    #: peak bytes per n^2 entry (linear, rbf), measured: linear: K = G G' of the big-M bound; rbf: the kernel expansion
+    dense_bytes = (16, 640)
     summary = "S3VM-L2 (squared hinge, kernel) as a MIQP, SCIP by default (--form bigm|sos1)"
     problem_class = "miqp"
     settings_used = ("kernel", "sigma", "C", "C_star", "bias", "balance", "positives")

@@ -11,6 +11,8 @@ from .linear_svm import SupervisedLinearLP
 
 class RLP(SupervisedLinearLP):
     name = "rlp"
+    #: peak bytes per n^2 entry (linear, rbf), measured: rbf: the kernel expansion over all points
+    dense_bytes = (0, 640)
     summary = "robust linear program (Bennett-Mangasarian) on the labeled points"
     settings_used = ("kernel", "sigma")
 

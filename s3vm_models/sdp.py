@@ -60,6 +60,8 @@ class SDPRelaxation(ConicFormulation):
     """
 
     name: ClassVar[str] = "sdp"
+    #: peak bytes per n^2 entry (linear, rbf), measured: the PSD block of size n + 1 and the solver's copies
+    dense_bytes: ClassVar[tuple] = (400, 400)
     summary: ClassVar[str] = "SDP relaxation of the transductive SVM (De Bie-Cristianini)"
     # SDPA (extra ``sdpa``) is several times faster than SCS on this model and accurate;
     # Clarabel's dense KKT system of the PSD block makes it the slowest here.

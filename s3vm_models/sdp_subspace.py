@@ -96,6 +96,8 @@ class SubspaceSDP(SubspaceFamily):
     """
 
     name: ClassVar[str] = "sdp-subspace"
+    #: peak bytes per n^2 entry (linear, rbf), measured: the n x n blocks of the subspace model and its CVXPY copies
+    dense_bytes: ClassVar[tuple] = (1400, 1400)
     summary: ClassVar[str] = "subspace approximation of the SDP relaxation (Gamma = V M V')"
 
     def build_cvxpy(self, instance: Instance, settings: Settings,

@@ -10,6 +10,8 @@ from .linear_svm import SupervisedLinearLP
 
 class SVM1(SupervisedLinearLP):
     name = "svm1"
+    #: peak bytes per n^2 entry (linear, rbf), measured: rbf: the kernel expansion over all points
+    dense_bytes = (0, 640)
     summary = "1-norm SVM linear program on the labeled points (--mu)"
     settings_used = ("kernel", "sigma", "mu")
 

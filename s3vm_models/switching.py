@@ -22,6 +22,8 @@ class LabelSwitchingS3VM(Formulation):
     """A local minimum of S3VM-L2 (kernel, bias or not, C and C*, count balance or none)."""
 
     name: ClassVar[str] = "switching"
+    #: peak bytes per n^2 entry (linear, rbf), measured: K and the active sets' factors
+    dense_bytes: ClassVar[tuple] = (48, 48)
     summary: ClassVar[str] = ("S3VM-L2 by annealed label switching (Joachims' TSVM, squared "
                               "hinge): a local minimum, no bound")
     problem_class: ClassVar[str] = "svm"

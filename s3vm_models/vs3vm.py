@@ -100,6 +100,8 @@ class VS3VM(DualFormLP, PyomoFormulation):
     """
 
     name: ClassVar[str] = "vs3vm"
+    #: peak bytes per n^2 entry (linear, rbf), measured: rbf: the kernel expansion over all points
+    dense_bytes: ClassVar[tuple] = (0, 640)
     summary: ClassVar[str] = "concave S3VM by successive LPs with supergradients (Fung-Mangasarian)"
     problem_class: ClassVar[str] = "lp"
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "mu", "nu")

@@ -1,0 +1,183 @@
+"""Benchmark: peak memory (resident set) of the scalable paths, and the memory guard's estimate.
+
+Each run is its own child process, so its peak RSS is its own: the parent starts
+``peak_memory.py --child ...`` and reads the child's ``ru_maxrss`` from ``os.wait4`` (the child
+and every descendant it waited for, such as SDPA's solver process). The child draws
+``gaussian_blobs(n, p=10, separation=2, 10% labeled, seed 0)``, records its resident set before
+solving (interpreter, imports and data: the baseline), solves through :func:`s3vm.solve` with a
+time limit and prints one JSON line (status, objective, the solve's own time). The parent kills
+a child that outlives its time limit by more than a margin and reports it ``killed``.
+
+Runs (``--runs``, default all):
+
+  scale     sdp-lowrank, vs3vm, svm1 (linear) and sdp-lowrank rbf rank 100, at n = 10^4 and 10^5
+  guard     sdp at n = 1000 and 2000 (linear): the guard's estimate (bytes per entry x n^2)
+            against the measured peak
+  bb-sdp    bb-sdp at n = 150 and 300: its bytes per n^2 entry, the slope between the two sizes
+
+    .venv/bin/python benchmarks/peak_memory.py
+    .venv/bin/python benchmarks/peak_memory.py --runs guard --no-doc     # one group, no doc
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchmd  # noqa: E402
+from benchmd import fmt, table  # noqa: E402
+
+P = 10
+#: Seconds a child may outlive its time limit before the parent kills it: the supervisor's grace
+#: plus interpreter start, imports and drawing the data.
+KILL_MARGIN = 60.0
+
+RUNS = {
+    "scale": [(name, "linear", n, 240.0, {}) for name in ("sdp-lowrank", "vs3vm", "svm1")
+              for n in (10_000, 100_000)]
+    + [("sdp-lowrank", "rbf", n, 300.0, {"rank": 100}) for n in (10_000, 100_000)],
+    "guard": [("sdp", "linear", n, 120.0, {}) for n in (1000, 2000)],
+    "bb-sdp": [("bb-sdp", "linear", n, 60.0, {}) for n in (150, 300)],
+}
+
+
+def _vm_kib(key: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def child(formulation: str, kernel: str, n: int, time_limit: float, options: dict) -> None:
+    """Draw the data, solve once, print one JSON line (the parent measures the peak)."""
+    import s3vm
+    from s3vm.generators import gaussian_blobs
+
+    instance = gaussian_blobs(n=n, p=P, separation=2.0, labeled_fraction=0.1, seed=0)
+    baseline = _vm_kib("VmHWM")
+    from s3vm.registry import get_formulation
+    from s3vm.settings import Settings
+
+    # the memory guard's estimate for this run (bytes per n^2 entry x n^2)
+    estimate = get_formulation(formulation, **options).dense_bytes_per_entry(
+        Settings(kernel=kernel)) * n * n
+    start = time.perf_counter()
+    status, objective, error = None, None, None
+    try:
+        result = s3vm.solve(instance, formulation, kernel=kernel, time_limit=time_limit,
+                            options=options or None)
+        status, objective = result.status, result.objective
+    except Exception as exc:  # reported, not raised: the figures say what happened
+        status, error = "error", f"{type(exc).__name__}: {exc}"
+    wall = time.perf_counter() - start
+    print(json.dumps({"status": status, "objective": objective, "solve_seconds": wall,
+                      "baseline_kib": baseline, "estimate_bytes": estimate, "error": error}),
+          flush=True)
+    # Leave without joining a solve thread the time limit abandoned.
+    os._exit(0)
+
+
+def measure(formulation, kernel, n, time_limit, options) -> dict:
+    """Run one child; its peak RSS (wait4) and wall time, and what it printed."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", formulation, kernel, str(n),
+           str(time_limit), json.dumps(options)]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = []
+    timer = threading.Timer(time_limit + KILL_MARGIN, lambda: (killed.append(1), proc.kill()))
+    timer.start()
+    out, err = proc.stdout.read(), proc.stderr.read()
+    _, status_word, usage = os.wait4(proc.pid, 0)
+    timer.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status_word)
+    wall = time.perf_counter() - start
+    record = {"formulation": formulation, "kernel": kernel, "n": n, "time_limit": time_limit,
+              "options": options, "wall": wall, "peak_bytes": usage.ru_maxrss * 1024,
+              "exit": proc.returncode, "killed": bool(killed)}
+    lines = [line for line in out.splitlines() if line.startswith("{")]
+    if lines:
+        record.update(json.loads(lines[-1]))
+    else:
+        record.update(status="killed" if killed else f"exit {proc.returncode}",
+                      error=err.strip().splitlines()[-1:] or None)
+    return record
+
+
+def mb(value) -> str:
+    return "-" if value is None else f"{value / 2**20:,.0f}"
+
+
+def render(records: list, info: dict, load: str) -> str:
+    body = [
+        "Peak resident set (RSS) of one solve per child process (`ru_maxrss` from `os.wait4`: the",
+        "child and the solver processes it waited for), on `gaussian_blobs(n, p=10, separation=2,",
+        "10% labeled, seed 0)`, through `s3vm.solve` with the time limit given. *Baseline* is the",
+        "child's peak before solving (interpreter, imports, data); *peak* minus baseline is the",
+        "solve's own growth. A run past its limit by more than 60 s is killed.",
+        "",
+        f"- command: `{benchmd.command_line()}`",
+        *benchmd.machine_lines(info),
+        f"- load before the runs (`/proc/loadavg`): {load} (the machine is shared; wall times",
+        "  are inflated by other processes, memory figures are not)",
+        "",
+    ]
+    rows = []
+    for r in records:
+        opts = ", ".join(f"{k}={v}" for k, v in r["options"].items())
+        rows.append([r["formulation"], r["kernel"] + (f" ({opts})" if opts else ""),
+                     f"{r['n']:,}", fmt(r["time_limit"], 0), r.get("status"),
+                     fmt(r["wall"], 1), mb(r.get("baseline_kib", 0) * 1024
+                                           if r.get("baseline_kib") else None),
+                     mb(r["peak_bytes"]),
+                     mb(r["peak_bytes"] - r["baseline_kib"] * 1024
+                        if r.get("baseline_kib") else None),
+                     mb(r.get("estimate_bytes")) if r.get("estimate_bytes") else "-"])
+    body.append(table(["formulation", "kernel", "n", "limit (s)", "status", "wall (s)",
+                       "baseline (MiB)", "peak (MiB)", "peak - baseline (MiB)",
+                       "guard's estimate (MiB)"], rows))
+    errors = [f"- {r['formulation']} {r['kernel']} n = {r['n']:,}: {r['error']}"
+              for r in records if r.get("error")]
+    if errors:
+        body += ["", "Errors:", "", *errors]
+    return "\n".join(body)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(RUNS))
+    parser.add_argument("--no-doc", action="store_true", help="print, do not write the doc")
+    parser.add_argument("--json", help="also append every record to this JSON-lines file")
+    args = parser.parse_args(argv)
+    with open("/proc/loadavg") as fh:
+        load = " ".join(fh.read().split()[:3])
+    info = benchmd.machine()
+    records = []
+    for group in args.runs:
+        for spec in RUNS[group]:
+            record = measure(*spec)
+            records.append(record)
+            print(json.dumps(record), flush=True)
+            if args.json:
+                with open(args.json, "a") as fh:
+                    fh.write(json.dumps(record) + "\n")
+    text = render(records, info, load)
+    if args.no_doc:
+        print(text)
+    else:
+        benchmd.write_section("peak-memory", "Peak memory", text)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        formulation, kernel, n, limit, options = sys.argv[2:7]
+        child(formulation, kernel, int(n), float(limit), json.loads(options))
+    else:
+        sys.exit(main())

@@ -1,0 +1,94 @@
+"""The memory guard: each formulation declares its footprint per n^2 entry, and an n whose dense
+matrices would not fit is refused up front with what to use instead.
+
+``S3VM_MEMORY_LIMIT`` stands in for a small machine, so these run in a second.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from s3vm import api, cli
+from s3vm.base import Formulation
+from s3vm.generators import gaussian_blobs
+from s3vm.registry import formulation_class, formulation_names
+from s3vm.settings import Settings
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.memory import available_memory, check_dense_memory, parse_size
+
+#: Formulations that form n x n matrices under the linear kernel too (kernel matrix, PSD block).
+DENSE_UNDER_LINEAR = {"bb", "switching", "sdp", "sdp-subspace", "bb-sdp", "l2-miqp"}
+
+
+@pytest.mark.parametrize("name", formulation_names())
+def test_every_formulation_declares_its_own_footprint(name):
+    cls = formulation_class(name)
+    # Declared on the class itself, not inherited by accident (sdp-lowrank derives from the
+    # subspace family, whose n x n blocks it does not form).
+    declaring = next(k for k in cls.__mro__ if "dense_bytes" in vars(k))
+    assert declaring is cls or declaring is Formulation and cls.dense_bytes == (0, 0), \
+        f"{name} inherits dense_bytes from {declaring.__name__}"
+    linear, rbf = cls.dense_bytes
+    assert linear >= 0 and rbf >= 0
+    assert (linear > 0) == (name in DENSE_UNDER_LINEAR)
+
+
+def test_the_lowrank_path_forms_no_dense_matrix():
+    lowrank = formulation_class("sdp-lowrank")()
+    assert lowrank.dense_bytes_per_entry(Settings(kernel="rbf")) == 0
+    assert lowrank.dense_bytes_per_entry(Settings(kernel="linear")) == 0
+
+
+def test_the_footprint_follows_the_kernel():
+    vs3vm = formulation_class("vs3vm")()
+    assert vs3vm.dense_bytes_per_entry(Settings(kernel="linear")) == 0
+    assert vs3vm.dense_bytes_per_entry(Settings(kernel="rbf")) > 0
+
+
+@pytest.mark.parametrize("text, size", [("512M", 512 << 20), ("2G", 2 << 30), ("1500000", 1500000),
+                                        ("1.5k", 1536), ("3GiB", 3 << 30)])
+def test_sizes_are_parsed(text, size):
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["lots", "-1G", "0", ""])
+def test_a_bad_size_is_an_input_error(text):
+    with pytest.raises(InputError, match="S3VM_MEMORY_LIMIT"):
+        parse_size(text)
+
+
+def test_the_limit_variable_caps_the_memory_available(monkeypatch):
+    monkeypatch.setenv("S3VM_MEMORY_LIMIT", "64M")
+    assert available_memory() <= 64 << 20
+
+
+def test_check_passes_what_fits_and_refuses_what_does_not(monkeypatch):
+    monkeypatch.setenv("S3VM_MEMORY_LIMIT", "100M")
+    check_dense_memory(1000, 8, "sdp", "advice")  # 8 MB
+    with pytest.raises(InputError, match=r"sdp needs about 8\.0 GB .* n = 10000 .*: advice"):
+        check_dense_memory(10_000, 80, "sdp", "advice")
+
+
+def test_a_dense_formulation_too_big_is_refused_naming_the_lowrank_path(monkeypatch):
+    # 400 bytes x 600^2 = 144 MB against a 50 MB limit: refused before anything is built.
+    monkeypatch.setenv("S3VM_MEMORY_LIMIT", "50M")
+    data = gaussian_blobs(n=600, p=3, seed=0)
+    with pytest.raises(InputError, match="sdp-lowrank"):
+        api.solve(data, "sdp")
+    # the low-rank path of the same data goes ahead
+    assert api.solve(data, "sdp-lowrank").status in ("optimal", "feasible")
+
+
+def test_rbf_lp_too_big_names_the_linear_kernel(monkeypatch):
+    monkeypatch.setenv("S3VM_MEMORY_LIMIT", "50M")
+    data = gaussian_blobs(n=600, p=3, seed=0)
+    with pytest.raises(InputError, match="--kernel linear"):
+        api.solve(data, "vs3vm", kernel="rbf")
+
+
+def test_the_command_line_refusal_is_exit_2_with_one_line(monkeypatch, capsys):
+    monkeypatch.setenv("S3VM_MEMORY_LIMIT", "10K")  # blobs_small: 12 points, 58 kB
+    status = cli.main(["solve", "blobs_small", "-f", "sdp", "--json"])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "sdp-lowrank" in err
