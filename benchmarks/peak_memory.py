@@ -13,10 +13,11 @@ Runs (``--runs``, default all):
   scale     sdp-lowrank, vs3vm, svm1 (linear) and sdp-lowrank rbf rank 100, at n = 10^4 and 10^5
   guard     sdp at n = 1000 and 2000 (linear): the guard's estimate (bytes per entry x n^2)
             against the measured peak
-  bb-sdp    bb-sdp at n = 150 and 300: its bytes per n^2 entry, the slope between the two sizes
+  bb-sdp    bb-sdp at n = 150 to 1000: its bytes per n^2 entry, the slope between two sizes
 
     .venv/bin/python benchmarks/peak_memory.py
     .venv/bin/python benchmarks/peak_memory.py --runs guard --no-doc     # one group, no doc
+    .venv/bin/python benchmarks/peak_memory.py --render runs.jsonl       # the doc from records
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ RUNS = {
               for n in (10_000, 100_000)]
     + [("sdp-lowrank", "rbf", n, 300.0, {"rank": 100}) for n in (10_000, 100_000)],
     "guard": [("sdp", "linear", n, 120.0, {}) for n in (1000, 2000)],
-    "bb-sdp": [("bb-sdp", "linear", n, 60.0, {}) for n in (150, 300)],
+    "bb-sdp": [("bb-sdp", "linear", n, 60.0, {}) for n in (150, 300, 600, 1000)],
 }
 
 
@@ -69,15 +70,16 @@ def child(formulation: str, kernel: str, n: int, time_limit: float, options: dic
     estimate = get_formulation(formulation, **options).dense_bytes_per_entry(
         Settings(kernel=kernel)) * n * n
     start = time.perf_counter()
-    status, objective, error = None, None, None
+    status, objective, error, seconds = None, None, None, None
     try:
         result = s3vm.solve(instance, formulation, kernel=kernel, time_limit=time_limit,
                             options=options or None)
-        status, objective = result.status, result.objective
+        status, objective, seconds = result.status, result.objective, result.seconds
     except Exception as exc:  # reported, not raised: the figures say what happened
         status, error = "error", f"{type(exc).__name__}: {exc}"
     wall = time.perf_counter() - start
     print(json.dumps({"status": status, "objective": objective, "solve_seconds": wall,
+                      "seconds": seconds,
                       "baseline_kib": baseline, "estimate_bytes": estimate, "error": error}),
           flush=True)
     # Leave without joining a solve thread the time limit abandoned.
@@ -120,7 +122,9 @@ def render(records: list, info: dict, load: str) -> str:
         "child and the solver processes it waited for), on `gaussian_blobs(n, p=10, separation=2,",
         "10% labeled, seed 0)`, through `s3vm.solve` with the time limit given. *Baseline* is the",
         "child's peak before solving (interpreter, imports, data); *peak* minus baseline is the",
-        "solve's own growth. A run past its limit by more than 60 s is killed.",
+        "solve's own growth. *Solve* is the result's `seconds` (its clock, model building",
+        "included); the child's wall time adds the interpreter, the imports inside `s3vm.solve`",
+        "and drawing the data. A run past its limit by more than 60 s is killed.",
         "",
         f"- command: `{benchmd.command_line()}`",
         *benchmd.machine_lines(info),
@@ -133,13 +137,14 @@ def render(records: list, info: dict, load: str) -> str:
         opts = ", ".join(f"{k}={v}" for k, v in r["options"].items())
         rows.append([r["formulation"], r["kernel"] + (f" ({opts})" if opts else ""),
                      f"{r['n']:,}", fmt(r["time_limit"], 0), r.get("status"),
-                     fmt(r["wall"], 1), mb(r.get("baseline_kib", 0) * 1024
+                     fmt(r.get("seconds"), 1), fmt(r["wall"], 1), mb(r.get("baseline_kib", 0) * 1024
                                            if r.get("baseline_kib") else None),
                      mb(r["peak_bytes"]),
                      mb(r["peak_bytes"] - r["baseline_kib"] * 1024
                         if r.get("baseline_kib") else None),
                      mb(r.get("estimate_bytes")) if r.get("estimate_bytes") else "-"])
-    body.append(table(["formulation", "kernel", "n", "limit (s)", "status", "wall (s)",
+    body.append(table(["formulation", "kernel", "n", "limit (s)", "status", "solve (s)",
+                       "child's wall (s)",
                        "baseline (MiB)", "peak (MiB)", "peak - baseline (MiB)",
                        "guard's estimate (MiB)"], rows))
     errors = [f"- {r['formulation']} {r['kernel']} n = {r['n']:,}: {r['error']}"
@@ -154,11 +159,19 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(RUNS))
     parser.add_argument("--no-doc", action="store_true", help="print, do not write the doc")
     parser.add_argument("--json", help="also append every record to this JSON-lines file")
+    parser.add_argument("--render", help="write the doc from the records of this JSON-lines "
+                        "file (earlier --json runs) instead of running")
+    parser.add_argument("--load", help="with --render: the load to state (/proc/loadavg then)")
     args = parser.parse_args(argv)
     with open("/proc/loadavg") as fh:
         load = " ".join(fh.read().split()[:3])
     info = benchmd.machine()
     records = []
+    if args.render:
+        with open(args.render) as fh:
+            records = [json.loads(line) for line in fh if line.strip()]
+        load = args.load or load
+        args.runs = []
     for group in args.runs:
         for spec in RUNS[group]:
             record = measure(*spec)
