@@ -120,6 +120,7 @@ def signals_interrupt() -> Iterator[None]:
 
 _abandoned: list = []
 _isolate = False
+_in_solve_process = False  # True in the child process of an isolated solve
 
 
 def set_isolation(on: bool = True) -> None:
@@ -128,6 +129,12 @@ def set_isolation(on: bool = True) -> None:
     fork behind its caller's back."""
     global _isolate
     _isolate = bool(on) and hasattr(os, "fork") and sys.platform.startswith("linux")
+
+
+def in_solve_process() -> bool:
+    """Whether this is the child process of an isolated solve (killed, whatever it is doing,
+    at the end of its grace period), where a step need not guard a call that holds the GIL."""
+    return _in_solve_process
 
 
 def abandoned_workers() -> int:
@@ -283,6 +290,8 @@ def _child(work, clock: Clock, up: int, down: int) -> None:
     """The child's side: run ``work``, stream progress, obey stop requests; never returns."""
     from multiprocessing.connection import Connection
 
+    global _in_solve_process
+    _in_solve_process = True
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what a signal does

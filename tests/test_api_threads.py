@@ -62,3 +62,21 @@ def test_an_abandoned_step_ends_at_its_next_clock_check():
     while abandoned_workers() and time.perf_counter() < deadline:
         time.sleep(0.5)
     assert abandoned_workers() == 0 and solve_threads() == []
+
+
+def test_an_sdpa_node_solve_holds_the_limit_in_a_thread():
+    # bb-sdp hands each node SDP to SDPA, which holds the GIL for the whole solve and has no
+    # time limit: in the caller's thread the supervisor could not run, and a 600-point run
+    # with a 60 s limit was still going at 120 s. SDPA now runs in a child process the clock
+    # kills.
+    pytest.importorskip("sdpap", reason="needs SDPA (pip install s3vm[sdpa])")
+    import cvxpy  # noqa: F401  - imports outside the measured window
+    from s3vm.generators import gaussian_blobs
+
+    data = gaussian_blobs(n=600, p=10, separation=2.0, labeled_fraction=0.1, seed=0)
+    start = time.perf_counter()
+    result = api.solve(data, "bb-sdp", time_limit=LIMIT)
+    wall = time.perf_counter() - start
+    assert result.status == "time_limit"
+    assert wall <= LIMIT * 1.1 + 1 + 1, wall  # + checking the input, outside the solve's clock
+    assert solve_threads() == [] and abandoned_workers() == 0

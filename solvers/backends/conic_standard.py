@@ -45,6 +45,7 @@ from typing import ClassVar, Optional
 import numpy as np
 import scipy.sparse as sp
 
+from ..supervisor import SolverKilled, call_in_child, in_solve_process
 from .base import Backend, Outcome
 
 
@@ -150,7 +151,8 @@ class StandardConicBackend(Backend):
         problem.x = problem.y = None
         try:
             status, message, objective = self._solve(problem, profile)
-        except (ValueError, RuntimeError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        except (ValueError, RuntimeError, ArithmeticError, np.linalg.LinAlgError,
+                SolverKilled) as exc:
             text = str(exc).strip().splitlines()
             return Outcome(status="error", seconds=time.perf_counter() - start,
                            message=f"{self.name}: {text[0] if text else type(exc).__name__}")
@@ -187,12 +189,20 @@ class SdpaDirectBackend(StandardConicBackend):
         options.update(profile.options)
         if profile.verbose:
             options["print"] = "display"
-        with _silenced(not profile.verbose):
-            opt = param(options, False)
-            cone = SymCone(l=problem.l, s=problem.s)
-            x, y, _, info = sdpacall.solve_sdpa(
-                problem.A.tocsc(), sp.csc_matrix(problem.b.reshape(-1, 1)),
-                sp.csc_matrix(problem.c.reshape(-1, 1)), cone, opt)
+        def solve():
+            with _silenced(not profile.verbose):
+                opt = param(options, False)
+                cone = SymCone(l=problem.l, s=problem.s)
+                return sdpacall.solve_sdpa(
+                    problem.A.tocsc(), sp.csc_matrix(problem.b.reshape(-1, 1)),
+                    sp.csc_matrix(problem.c.reshape(-1, 1)), cone, opt)
+
+        # SDPA holds the GIL for a whole solve and has no time limit: in a thread of the
+        # caller's process (the Python API) the supervisor could neither keep the limit nor
+        # answer a signal, so it runs in a child process killed when the clock stops. A solve
+        # process of the command line is itself killed at the end of its grace period: no
+        # fork per node there.
+        x, y, _, info = solve() if in_solve_process() else call_in_child(solve)
         problem.x = np.asarray(x.todense(), dtype=float).ravel()
         problem.y = np.asarray(y.todense(), dtype=float).ravel()
         phase = str(info.get("phasevalue", ""))
