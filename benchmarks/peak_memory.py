@@ -13,7 +13,7 @@ Runs (``--runs``, default all):
   scale     sdp-lowrank, vs3vm, svm1 (linear) and sdp-lowrank rbf rank 100, at n = 10^4 and 10^5
   guard     sdp at n = 1000 and 2000 (linear): the guard's estimate (bytes per entry x n^2)
             against the measured peak
-  bb-sdp    bb-sdp at n = 150 to 1000: its bytes per n^2 entry, the slope between two sizes
+  bb-sdp    bb-sdp at n = 300 to 1500: its bytes per n^2 entry, the slope between two sizes
 
     .venv/bin/python benchmarks/peak_memory.py
     .venv/bin/python benchmarks/peak_memory.py --runs guard --no-doc     # one group, no doc
@@ -44,7 +44,7 @@ RUNS = {
               for n in (10_000, 100_000)]
     + [("sdp-lowrank", "rbf", n, 300.0, {"rank": 100}) for n in (10_000, 100_000)],
     "guard": [("sdp", "linear", n, 120.0, {}) for n in (1000, 2000)],
-    "bb-sdp": [("bb-sdp", "linear", n, 60.0, {}) for n in (150, 300, 600, 1000)],
+    "bb-sdp": [("bb-sdp", "linear", n, 120.0, {}) for n in (300, 1000, 1500)],
 }
 
 
@@ -70,16 +70,17 @@ def child(formulation: str, kernel: str, n: int, time_limit: float, options: dic
     estimate = get_formulation(formulation, **options).dense_bytes_per_entry(
         Settings(kernel=kernel)) * n * n
     start = time.perf_counter()
-    status, objective, error, seconds = None, None, None, None
+    status, objective, error, seconds, bound, nodes = None, None, None, None, None, None
     try:
         result = s3vm.solve(instance, formulation, kernel=kernel, time_limit=time_limit,
                             options=options or None)
         status, objective, seconds = result.status, result.objective, result.seconds
+        bound, nodes = result.lower_bound, getattr(result, "nodes", None)
     except Exception as exc:  # reported, not raised: the figures say what happened
         status, error = "error", f"{type(exc).__name__}: {exc}"
     wall = time.perf_counter() - start
     print(json.dumps({"status": status, "objective": objective, "solve_seconds": wall,
-                      "seconds": seconds,
+                      "seconds": seconds, "lower_bound": bound, "nodes": nodes,
                       "baseline_kib": baseline, "estimate_bytes": estimate, "error": error}),
           flush=True)
     # Leave without joining a solve thread the time limit abandoned.
