@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchmd  # noqa: E402
@@ -113,11 +114,20 @@ def measure(formulation, kernel, n, time_limit, options) -> dict:
     return record
 
 
+def guard_estimate(record: dict) -> float:
+    """The memory guard's estimate for a run, from the formulation's current declaration."""
+    from s3vm.registry import get_formulation
+    from s3vm.settings import Settings
+
+    formulation = get_formulation(record["formulation"], **record["options"])
+    return formulation.dense_bytes_per_entry(Settings(kernel=record["kernel"])) * record["n"] ** 2
+
+
 def mb(value) -> str:
     return "-" if value is None else f"{value / 2**20:,.0f}"
 
 
-def render(records: list, info: dict, load: str) -> str:
+def render(records: list, info: dict, load: str, command: Optional[str] = None) -> str:
     body = [
         "Peak resident set (RSS) of one solve per child process (`ru_maxrss` from `os.wait4`: the",
         "child and the solver processes it waited for), on `gaussian_blobs(n, p=10, separation=2,",
@@ -127,7 +137,7 @@ def render(records: list, info: dict, load: str) -> str:
         "included); the child's wall time adds the interpreter, the imports inside `s3vm.solve`",
         "and drawing the data. A run past its limit by more than 60 s is killed.",
         "",
-        f"- command: `{benchmd.command_line()}`",
+        f"- command: {command or '`' + benchmd.command_line() + '`'}",
         *benchmd.machine_lines(info),
         f"- load before the runs (`/proc/loadavg`): {load} (the machine is shared; wall times",
         "  are inflated by other processes, memory figures are not)",
@@ -135,6 +145,7 @@ def render(records: list, info: dict, load: str) -> str:
     ]
     rows = []
     for r in records:
+        r["estimate_bytes"] = guard_estimate(r)
         opts = ", ".join(f"{k}={v}" for k, v in r["options"].items())
         rows.append([r["formulation"], r["kernel"] + (f" ({opts})" if opts else ""),
                      f"{r['n']:,}", fmt(r["time_limit"], 0), r.get("status"),
@@ -163,6 +174,8 @@ def main(argv=None) -> int:
     parser.add_argument("--render", help="write the doc from the records of this JSON-lines "
                         "file (earlier --json runs) instead of running")
     parser.add_argument("--load", help="with --render: the load to state (/proc/loadavg then)")
+    parser.add_argument("--command", help="with --render: the commands that made the records")
+    parser.add_argument("--date", help="with --render: the date of the runs")
     args = parser.parse_args(argv)
     with open("/proc/loadavg") as fh:
         load = " ".join(fh.read().split()[:3])
@@ -172,6 +185,7 @@ def main(argv=None) -> int:
         with open(args.render) as fh:
             records = [json.loads(line) for line in fh if line.strip()]
         load = args.load or load
+        info["date"] = args.date or info["date"]
         args.runs = []
     for group in args.runs:
         for spec in RUNS[group]:
@@ -181,7 +195,7 @@ def main(argv=None) -> int:
             if args.json:
                 with open(args.json, "a") as fh:
                     fh.write(json.dumps(record) + "\n")
-    text = render(records, info, load)
+    text = render(records, info, load, args.command)
     if args.no_doc:
         print(text)
     else:

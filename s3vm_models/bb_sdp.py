@@ -60,8 +60,11 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
     """
 
     name: ClassVar[str] = "bb-sdp"
-    #: peak bytes per n^2 entry (linear, rbf), measured: K and node SDPs of size n + 1
-    dense_bytes: ClassVar[tuple] = (400, 400)
+    #: peak bytes per n^2 entry (linear, rbf), measured at n = 300 and 600 (docs/benchmarks.md,
+    #: "Peak memory"): the node SDP's data and certificate in this process (~180), SDPA's
+    #: matrices of order n + 1 in its child (~310) and its dense Schur complement, 8 m^2 for m
+    #: rows, up to 5.5 n rows seen with the RLT cuts (~250)
+    dense_bytes: ClassVar[tuple] = (800, 800)
     summary: ClassVar[str] = ("S3VM-L2 without bias by branch and bound on SDP-S3VM's bound "
                               "(Shor relaxation, box, RLT cuts; --no-bias, --balance mean|count)")
     problem_class: ClassVar[str] = "conic"
