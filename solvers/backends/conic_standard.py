@@ -21,7 +21,9 @@ solve of a model whose rows change.
 Backends (``--solver NAME`` for the problem class ``conic``):
 
 - ``sdpa``: SDPA through the low-level call of ``sdpa-python`` (extra ``sdpa``; GPL), one thread
-  unless the profile says otherwise. It has no time limit: a caller stops between solves.
+  unless the profile says otherwise. It has no time limit and holds the GIL: outside an isolated
+  solve process each call runs in a forked child that the clock kills
+  (:func:`~s3vm.solvers.supervisor.call_in_child`).
 - ``scs``: SCS 3 on the same data, rewritten in its own form (A x + s = b, s in {0} x R+ x PSD
   in scaled lower-triangular vectors); first-order, so its y can be far from dual feasible.
 - ``clarabel``: Clarabel likewise (interior point; accurate but slow on dense PSD blocks).
