@@ -41,7 +41,8 @@ from .kernels import kernel_matrix
 from .lowrank_dual import lowrank_dual_model, lowrank_operators
 from .options import SEED, Option
 from .sdp_subspace import SubspaceFamily
-from .subspace import DIM, balance_row, subspace_basis, subspace_readers
+from .subspace import SPECTRAL_OPTIONS, balance_row, subspace_readers
+from .subspace_oracle import KernelColumns
 from .settings import Settings
 from .svm_dual import svm_dual_value, svm_dual_value_factor
 
@@ -154,7 +155,7 @@ class LowRankSDP(SubspaceFamily):
     summary: ClassVar[str] = "subspace SDP through its low-rank dual (one LMI of size d + r)"
 
     options: ClassVar[tuple] = (
-        DIM,
+        *SPECTRAL_OPTIONS,
         Option("rank", "int", None, "rbf kernel: Nystroem landmarks r (default 100, at most n)",
                minimum=1),
         ROUNDING,
@@ -171,6 +172,16 @@ class LowRankSDP(SubspaceFamily):
     def factor(self, instance: Instance, settings: Settings) -> tuple[np.ndarray, bool]:
         """:func:`kernel_factor` with this formulation's rank and seed."""
         return kernel_factor(instance, settings, self.rank, self.seed)
+
+    def kernel_columns(self, instance: Instance, settings: Settings) -> KernelColumns:
+        """The factor G (K = G G', :meth:`factor`); a dense G G' only for small n, where the
+        oracle forms Q whole anyway."""
+        from .subspace_oracle import DENSE_MAX_N
+
+        G, _ = self.factor(instance, settings)
+        if instance.n <= DENSE_MAX_N:
+            return KernelColumns(K=G @ G.T)
+        return KernelColumns(G=G)
 
     def _balance(self, V: np.ndarray, instance: Instance, settings: Settings) -> Optional[tuple]:
         if settings.balance != "count":
@@ -209,7 +220,7 @@ class LowRankSDP(SubspaceFamily):
         """Column and constraint generation (see the class notes): (built, outcome, info)."""
         C = problem2_penalties(instance, settings)
         n = instance.n
-        V = subspace_basis(instance, self.dim)
+        V = self.basis(instance)
         G, _ = self.factor(instance, settings)
         balance = self._balance(V, instance, settings)
         size = DEFAULT_WORKING_SET if self.working_set is None else self.working_set
