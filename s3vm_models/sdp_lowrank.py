@@ -42,9 +42,9 @@ from .lowrank_dual import lowrank_dual_model, lowrank_operators
 from .options import SEED, Option
 from .sdp_subspace import SubspaceFamily
 from .subspace import SPECTRAL_OPTIONS, balance_row, subspace_readers
-from .subspace_oracle import KernelColumns
+from .subspace_oracle import DENSE_MAX_N, KernelColumns, svm_value
 from .settings import Settings
-from .svm_dual import svm_dual_value, svm_dual_value_factor
+from .svm_dual import svm_dual_value_factor
 
 DEFAULT_RANK = 100
 WORKING_SET_MIN_N = 1000   # default: a working set beyond this many points
@@ -176,8 +176,6 @@ class LowRankSDP(SubspaceFamily):
     def kernel_columns(self, instance: Instance, settings: Settings) -> KernelColumns:
         """The factor G (K = G G', :meth:`factor`); a dense G G' only for small n, where the
         oracle forms Q whole anyway."""
-        from .subspace_oracle import DENSE_MAX_N
-
         G, _ = self.factor(instance, settings)
         if instance.n <= DENSE_MAX_N:
             return KernelColumns(K=G @ G.T)
@@ -270,11 +268,14 @@ class LowRankSDP(SubspaceFamily):
         G G' (then ``note`` says so)."""
         C = problem2_penalties(instance, settings)
         G, exact = self.factor(instance, settings)
-        if exact:
-            return (*svm_dual_value_factor(G, y, C), None)
-        if instance.n <= EXACT_SCORE_MAX_N:
-            return (*svm_dual_value(self.kernel(instance, settings), y, C), None)
-        value, alpha = svm_dual_value_factor(G, y, C)
+        if exact or instance.n > EXACT_SCORE_MAX_N:
+            columns = KernelColumns(K=G @ G.T) if instance.n <= DENSE_MAX_N else \
+                KernelColumns(G=G)
+        else:
+            columns = KernelColumns(K=self.kernel(instance, settings))
+        value, alpha = svm_value(columns, y, C)
+        if exact or instance.n <= EXACT_SCORE_MAX_N:
+            return value, alpha, None
         return value, alpha, f"objective on the Nystroem kernel of rank {G.shape[1]}"
 
     def run_model(self, instance: Instance, settings: Settings, backend, profile, clock):

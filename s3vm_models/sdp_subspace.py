@@ -43,7 +43,7 @@ from .data import Instance
 from .settings import Settings
 from .subspace import (DEFAULT_DIM, SPECTRAL_OPTIONS, balance_row, check_dim_fits,
                        subspace_basis, subspace_readers, subspace_scores)
-from .subspace_oracle import KernelColumns, make_oracle
+from .subspace_oracle import KernelColumns, make_oracle, svm_value
 
 __all__ = ["DEFAULT_DIM", "SubspaceFamily", "SubspaceSDP", "subspace_basis"]
 
@@ -102,6 +102,14 @@ class SubspaceFamily(ConicFormulation):
             # exact columns on demand: no n x n matrix at this size
             return KernelColumns(X=instance.X, sigma=settings.sigma)
         return KernelColumns(K=self.kernel(instance, settings))
+
+    def supervised_value(self, instance: Instance, settings: Settings, y: np.ndarray
+                         ) -> tuple[float, Optional[np.ndarray], Optional[str]]:
+        """D(y) of the rounded labels on the exact kernel, by the same projected Newton as the
+        solver (:func:`s3vm.subspace_oracle.svm_value`): exact, and through kernel columns at
+        scale (a generic SOCP solver took 45 s of a 47 s solve at 1000 points)."""
+        return (*svm_value(self.kernel_columns(instance, settings), y,
+                           problem2_penalties(instance, settings)), None)
 
     def build_oracle(self, instance: Instance, settings: Settings,
                      V: Optional[np.ndarray] = None) -> ConicModel:

@@ -260,3 +260,18 @@ def make_oracle(V: np.ndarray, C: Optional[np.ndarray], kernel: KernelColumns,
     if kernel.K is not None and kernel.n <= DENSE_MAX_N:
         return DenseOracle(kernel.K, V, C)
     return WorkingSetOracle(kernel, V, C, initial=initial, seed=seed)
+
+
+def svm_value(kernel: KernelColumns, y: np.ndarray, C: Optional[np.ndarray]
+              ) -> tuple[float, Optional[np.ndarray]]:
+    """(D(y), its a) for a full labeling y: g at V = y (one column), M = 1, since
+    K o y y' is the SVM's Q. Exact (projected Newton) and, beyond :data:`DENSE_MAX_N` points,
+    by the working set through kernel columns only. (inf, None) when a hard margin cannot
+    separate y."""
+    y = np.asarray(y, dtype=float)
+    oracle = make_oracle(y[:, None], C, kernel)
+    ev = oracle.evaluate(np.eye(1), hessian=False)
+    if not np.isfinite(ev.value):
+        return float("inf"), None
+    a = ev.state[0] if isinstance(ev.state, tuple) else ev.state
+    return float(ev.value), np.asarray(a, dtype=float)

@@ -328,13 +328,22 @@ def _log_det_hessian(Minv: np.ndarray, d: int) -> np.ndarray:
     return np.array([svec(Minv @ smat(e, d) @ Minv) for e in np.eye(m)])
 
 
+def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.solve(A, b)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
 def _newton_direction(H: np.ndarray, grad: np.ndarray, Beq: Optional[np.ndarray],
                       residual: Optional[np.ndarray]) -> np.ndarray:
     m = H.shape[0]
     if Beq is not None:
         q = Beq.shape[0]
         KKT = np.block([[H, Beq.T], [Beq, np.zeros((q, q))]])
-        return np.linalg.lstsq(KKT, np.r_[-grad, residual], rcond=None)[0][:m]
+        # a direct solve: least squares would cut the small singular values of this badly
+        # scaled (but nonsingular) matrix and return a direction that is no descent direction
+        return _solve(KKT, np.r_[-grad, residual])[:m]
     try:
         return sla.cho_solve(sla.cho_factor(H, lower=True), -grad)
     except np.linalg.LinAlgError:
@@ -446,7 +455,7 @@ def minimize(problem: PSDProblem, tol: float = 1e-8, mu_factor: float = 0.3,
         t = max_step(L, slack, dx)
         slope = float(grad @ dx)
         accepted = None
-        for _ in range(60):
+        while t >= 1e-10:   # shorter steps only spin in the rounding noise of F
             trial = interior(x + t * dx)
             if trial is not None:
                 ev_t = oracle.evaluate(trial[0])
@@ -486,9 +495,9 @@ def minimize(problem: PSDProblem, tol: float = 1e-8, mu_factor: float = 0.3,
             if Beq is not None:
                 q = Beq.shape[0]
                 KKT = np.block([[Hc, Beq.T], [Beq, np.zeros((q, q))]])
-                dxp = np.linalg.lstsq(KKT, np.r_[gB, np.zeros(q)], rcond=None)[0][:len(x)]
+                dxp = _solve(KKT, np.r_[gB, np.zeros(q)])[:len(x)]
             else:
-                dxp = np.linalg.lstsq(Hc, gB, rcond=None)[0]
+                dxp = _solve(Hc, gB)
             dxp = dxp * (mu_old - mu)
             tau = max_step(L, slack, dxp)
             trial = interior(x + tau * dxp)
@@ -505,6 +514,7 @@ def minimize(problem: PSDProblem, tol: float = 1e-8, mu_factor: float = 0.3,
     ev_out = oracle.evaluate(M_out, hessian=False)
     if not np.isfinite(ev_out.value):
         return finish("error", "g is +inf at the returned point")
+    oracle.accept(ev_out)   # the oracle's state is then that of the returned point
     G = ev_out.gradient
     constant = ev_out.value - float(np.sum(G * M_out))
     lam_b = mu / slack                                     # the barrier's multipliers
