@@ -8,6 +8,8 @@ hand from the repository root. docs/benchmarks.md quotes its output.
         --old-draws 1 --old-limit 900 --json /tmp/sub1000.json
     .venv/bin/python benchmarks/bench_subspace.py large --n 10000 --dim 3 --rank 1000 \\
         --draws 3 --old-draws 1 --old-limit 600 --json /tmp/sub10k.json
+    .venv/bin/python benchmarks/bench_subspace.py large --n 10000 --dim 3 --exact \\
+        --draws 3 --old-draws 0 --json /tmp/sub10k_exact.json
 
 Every run is a fresh child process (``one``), so that its peak resident memory (ru_maxrss) is
 its own. The times are the whole ``Formulation.solve``: the spectral step, the kernel (or its
@@ -102,6 +104,8 @@ def one(args) -> dict:
     if args.path == "new":
         if args.experiment == "usps":
             form = get_formulation("sdp-subspace", dim=args.dim)
+        elif args.exact:
+            form = get_formulation("sdp-subspace", dim=args.dim)   # exact rbf columns
         else:
             form = get_formulation("sdp-lowrank", dim=args.dim, rank=args.rank)
         profile = SolverProfile(solver="psd-barrier", threads=1)
@@ -138,7 +142,7 @@ def child(args, path: str, seed: int, limit=None) -> dict:
     if args.experiment == "usps":
         cmd += ["--points", str(args.points)]
     else:
-        cmd += ["--n", str(args.n), "--rank", str(args.rank)]
+        cmd += ["--n", str(args.n), "--rank", str(args.rank)] + (["--exact"] if args.exact else [])
     if limit is not None:
         cmd += ["--limit", str(limit)]
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -176,6 +180,9 @@ def main(argv=None):
     parser.add_argument("--points", type=int, default=100, help="points per digit (usps)")
     parser.add_argument("--n", type=int, default=10000, help="points (large)")
     parser.add_argument("--rank", type=int, default=1000, help="Nystroem rank (large)")
+    parser.add_argument("--exact", action="store_true",
+                        help="large: sdp-subspace with the exact rbf kernel (columns computed on "
+                        "demand, no n x n matrix) instead of a Nystroem factor; new path only")
     parser.add_argument("--dim", type=int, default=4)
     parser.add_argument("--draws", type=int, default=5)
     parser.add_argument("--old-draws", type=int, default=1)
@@ -204,7 +211,8 @@ def main(argv=None):
         if seed < args.old_draws:
             rows.append(child(args, "old", seed, args.old_limit))
     label = (f"USPS {4 * args.points}, d = {args.dim}" if args.experiment == "usps"
-             else f"generated {args.n}, d = {args.dim}, Nystroem {args.rank}")
+             else f"generated {args.n}, d = {args.dim}, "
+             + ("exact rbf" if args.exact else f"Nystroem {args.rank}"))
     print("| problem | path | draws | wall s median (min-max) | CPU s median | max RSS MB | "
           "statuses | mean AUC |")
     print("|---|---|---|---|---|---|---|---|")

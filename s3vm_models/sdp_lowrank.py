@@ -1,4 +1,7 @@
-"""``sdp-lowrank``: the low-rank dual of the subspace SDP of Problem 2.
+"""``sdp-lowrank``: the subspace SDP of Problem 2 with K = G G', and its low-rank dual.
+
+Solved by default by ``psd-barrier`` (:mod:`s3vm.subspace_oracle`, reading the kernel through G
+only); the CVXPY model below (``--solver scs``, ...) is the low-rank dual.
 
 The project's reformulation, not in the papers: docs/formulations.md#low-rank-dual derives it.
 
@@ -129,6 +132,8 @@ class LowRankSDP(SubspaceFamily):
     ----------
     dim : int
         d, the number of columns of V (1 <= d <= u + 1; default 4).
+    spectral_rule, graph, threshold_quantile
+        The spectral step, as :class:`s3vm.sdp_subspace.SubspaceSDP`.
     rank : int, optional
         rbf kernel: number of Nystroem landmarks r (default 100, capped at n; rank = n is the
         exact factor). rank > n is an error. The linear kernel uses its features (exact).

@@ -2,8 +2,9 @@
 
 De Bie and Cristianini (2006), section 7.2; (2003), section 3; docs/formulations.md#sdp-subspace.
 
-The label matrix is restricted to Gamma = V M V' with V (n x d) from the constrained spectral
-problem (7.6) (:mod:`s3vm.spectral`) and M (d x d) PSD:
+The label matrix is restricted to Gamma = V M V' with V (n x d) from constrained spectral
+transduction (:mod:`s3vm.spectral`: the 2003 paper's rule by default, the chapter's (7.6) with
+``spectral_rule="book"``) and M (d x d) PSD:
 
     min  t
     s.t. M PSD,   diag(V M V') <= 1,   mu >= 0,  nu >= 0,
@@ -168,6 +169,13 @@ class SubspaceSDP(SubspaceFamily):
     ----------
     dim : int
         d, the number of columns of V (1 <= d <= u + 1; default 4).
+    spectral_rule : {"nips", "book"}
+        The spectral problem of V: De Bie and Cristianini (2003), section 4.1 (default), or
+        their (2006) (7.6).
+    graph : {"auto", "dense", "knn"}
+        The spectral step's affinity (auto: dense up to 1000 points, a 10-NN graph beyond).
+    threshold_quantile : float, optional
+        Clip each column of V at this quantile of its absolute values (2003, footnote 4).
     rounding : {"gamma", "eigenvector"}
         Labels from Gamma[U, i+] (De Bie and Cristianini 2003, section 4.2) or from the
         dominant eigenvector of V M V'.
