@@ -107,7 +107,7 @@ def run_usps(args) -> dict:
     X, digit = usps_digits()
     runs = []
     options = {"dim": args.dim, "spectral_rule": args.spectral_rule, "graph": args.graph,
-               "threshold_quantile": args.threshold_quantile}
+               "threshold_quantile": args.threshold_quantile, "rounding": args.rounding}
     if args.formulation == "sdp-lowrank":
         options.update(rank=args.rank, working_set=0)
     solver_options = {}
@@ -116,7 +116,8 @@ def run_usps(args) -> dict:
     for seed in range(args.first_seed, args.first_seed + args.runs):
         inst = usps_instance(X, digit, args.points, 5, seed)
         sigma = nearest_neighbour_sigma(inst.X)
-        settings = Settings(kernel="rbf", sigma=sigma, hard_margin=True)
+        settings = (Settings(kernel="rbf", sigma=sigma, hard_margin=True) if args.C is None else
+                    Settings(kernel="rbf", sigma=sigma, C=args.C, C_star=args.C))
         K = kernel_matrix(inst.X, None, "rbf", sigma)
         with_bias, no_bias = inductive_scores(K, inst)
         truth = inst.truth_U
@@ -144,7 +145,7 @@ def run_usps(args) -> dict:
         runs.append(row)
         print(json.dumps(row), flush=True)
     return {"experiment": "usps", "points_per_digit": args.points, "dim": args.dim,
-            "formulation": args.formulation, "options": options, "solver": args.solver,
+            "formulation": args.formulation, "options": options, "solver": args.solver, "C": args.C,
             "eps": args.eps, "runs": runs}
 
 
@@ -160,7 +161,7 @@ def summarise_usps(out: dict) -> str:
     lines = [
         f"n = {runs[0]['n']}, d = {out['dim']}, {len(runs)} randomisations "
         f"(seeds {runs[0]['seed']}..{runs[-1]['seed']}), {out['formulation']} {out['options']}, "
-        f"solver {out['solver']} (eps {out['eps']})",
+        f"solver {out['solver']} (eps {out['eps']}), C {out.get('C')} (None: hard margin)",
         "",
         "| method | ROC AUC (mean ± sd) | error (threshold 0) |",
         "|---|---|---|",
@@ -224,7 +225,8 @@ def run_artificial(args) -> dict:
         if args.sets and key not in args.sets:
             continue
         sigma = nearest_neighbour_sigma(inst.X)
-        settings = Settings(kernel="rbf", sigma=sigma, hard_margin=True)
+        settings = (Settings(kernel="rbf", sigma=sigma, hard_margin=True) if args.C is None else
+                    Settings(kernel="rbf", sigma=sigma, C=args.C, C_star=args.C))
         K = kernel_matrix(inst.X, None, "rbf", sigma)
         with_bias, no_bias = inductive_scores(K, inst)
         truth = inst.truth_U
@@ -318,6 +320,10 @@ def main(argv=None):
     ap.add_argument("--solver", default="psd-barrier")
     ap.add_argument("--spectral-rule", default="nips", choices=("nips", "book"))
     ap.add_argument("--graph", default="auto", choices=("auto", "dense", "knn"))
+    ap.add_argument("--rounding", default="gamma", choices=("gamma", "eigenvector"),
+                    help="the score: Gamma[U, i+] (the paper's) or Gamma's dominant eigenvector")
+    ap.add_argument("--C", type=float, default=None,
+                    help="usps: soft margin with this C (default: the paper's hard margin)")
     ap.add_argument("--threshold-quantile", type=float, default=None,
                     help="clip each column of V at this quantile of |V| (2003, footnote 4)")
     ap.add_argument("--eps", type=float, default=None, help="SCS eps_abs = eps_rel")

@@ -6,14 +6,11 @@ the bad input of the family (exit 2, one line)."""
 
 from __future__ import annotations
 
-import io
-from contextlib import redirect_stderr, redirect_stdout
-
 import numpy as np
 import pytest
 from scipy.linalg import subspace_angles
 
-from s3vm import api, cli
+from s3vm import api
 from s3vm.data import Instance
 from s3vm.generators import gaussian_blobs
 from s3vm.kernels import kernel_matrix
@@ -27,6 +24,7 @@ from s3vm.solvers.psd_barrier import PSDProblem, minimize, smat, svec
 from s3vm.spectral import constrained_spectral, knn_affinity, rbf_affinity
 from s3vm.subspace_oracle import DenseOracle, KernelColumns, WorkingSetOracle
 from s3vm.svm_dual import svm_dual_value
+from test_sdp_input import one_error_line   # exit 2, one line on stderr, nothing on stdout
 
 SIGMA = 1.5
 
@@ -313,17 +311,6 @@ def test_threshold_quantile_clips_the_columns():
 
 
 # -- bad input through the command line ----------------------------------------------------------
-
-def one_error_line(argv) -> str:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        status = cli.main(argv)
-    assert status == 2, (status, err.getvalue())
-    assert out.getvalue() == "" and "Traceback" not in err.getvalue()
-    lines = err.getvalue().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("s3vm: error:"), err.getvalue()
-    return lines[0]
-
 
 @pytest.fixture(scope="module")
 def outlier_file(tmp_path_factory):
