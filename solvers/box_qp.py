@@ -67,14 +67,16 @@ def _project(a: np.ndarray, upper: Optional[np.ndarray]) -> np.ndarray:
 
 
 def _factor(QFF: np.ndarray, scale: float):
-    """Cholesky of QFF, adding a growing ridge if it is numerically singular (None: give up)."""
-    ridge = 0.0
-    for _ in range(8):
+    """Cholesky of QFF, else of QFF plus a ridge (1e-10, then 1e-6 of the largest diagonal
+    entry), else None. Few attempts: a failing Cholesky of a large singular QFF costs nearly a
+    whole factorisation, and a singular QFF is common (a low-rank kernel, a hard margin whose
+    labels cannot be separated, where the ridge step then runs a to infinity quickly)."""
+    for ridge in (0.0, 1e-10 * max(1.0, scale), 1e-6 * max(1.0, scale)):
         try:
             mat = QFF + ridge * np.eye(QFF.shape[0]) if ridge else QFF
             return sla.cho_factor(mat, lower=True, check_finite=False), ridge
         except np.linalg.LinAlgError:
-            ridge = max(ridge * 100.0, 1e-13 * max(1.0, scale))
+            continue
     return None, ridge
 
 
