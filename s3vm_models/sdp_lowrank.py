@@ -54,7 +54,7 @@ WORKING_SET_MIN_N = 1000   # default: a working set beyond this many points
 DEFAULT_WORKING_SET = 1000  # its first size (plus the labeled points)
 WORKING_SET_TOL = 1e-3     # a KKT violation above this brings a point into the working set
 WORKING_SET_MAX_ROUNDS = 50
-EXACT_SCORE_MAX_N = 2000   # beyond this, an inexact factor scores labels on G G', not on K
+EXACT_SCORE_MAX_N = 2000   # beyond this, labels are scored on exact rbf columns, not a dense K
 FACTOR_TOL = 1e-10         # relative eigenvalue cut of the Nystroem core
 
 
@@ -272,16 +272,18 @@ class LowRankSDP(SubspaceFamily):
         """(D(y), a, note): on the true kernel when the factor is exact or n is small, else on
         G G' (then ``note`` says so)."""
         C = problem2_penalties(instance, settings)
-        G, exact = self.factor(instance, settings)
-        if exact or instance.n > EXACT_SCORE_MAX_N:
-            columns = KernelColumns(K=G @ G.T) if instance.n <= DENSE_MAX_N else \
-                KernelColumns(G=G)
-        else:
-            columns = KernelColumns(K=self.kernel(instance, settings))
-        value, alpha = svm_value(columns, y, C)
-        if exact or instance.n <= EXACT_SCORE_MAX_N:
+        if settings.kernel == "rbf":
+            # On the exact rbf kernel, positive definite, where the projected Newton of
+            # svm_value is exact and fast: a dense K up to EXACT_SCORE_MAX_N points, columns
+            # computed on demand beyond (no n x n matrix). On a low-rank G G' with a hard margin
+            # it may not converge (Q_FF singular), and a Nystroem kernel is not the problem's.
+            columns = (KernelColumns(K=self.kernel(instance, settings))
+                       if instance.n <= EXACT_SCORE_MAX_N
+                       else KernelColumns(X=instance.X, sigma=settings.sigma))
+            value, alpha = svm_value(columns, y, C)
             return value, alpha, None
-        return value, alpha, f"objective on the Nystroem kernel of rank {G.shape[1]}"
+        G, _ = self.factor(instance, settings)      # linear: the features, exact
+        return (*svm_dual_value_factor(G, y, C), None)
 
     def run_model(self, instance: Instance, settings: Settings, backend, profile, clock):
         """Build and solve, with a working set where it applies (CVXPY backends only). An

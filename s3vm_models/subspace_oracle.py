@@ -30,7 +30,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from .solvers.box_qp import box_qp
-from .solvers.psd_barrier import Evaluation, svec_outer_rows
+from .solvers.psd_barrier import Evaluation, OracleError, svec_outer_rows
 
 DENSE_MAX_N = 600          # the dense oracle up to this many points (with a dense K)
 INITIAL_WORKING_SET = 500  # random points of the first working set (plus the labeled ones)
@@ -81,6 +81,14 @@ class KernelColumns:
         return np.exp(D, out=D)
 
 
+def _check(qp) -> None:
+    if not qp.converged:
+        raise OracleError(
+            f"the SVM dual did not converge (KKT residual {qp.kkt:.1e} after {qp.iterations} "
+            "projected Newton steps): its kernel o V M V' is singular; use a soft margin, or a "
+            "conic solver (--solver clarabel)")
+
+
 def _hessian(V: np.ndarray, U: np.ndarray, QFF_factor) -> np.ndarray:
     """2 J' Q_FF^-1 J with J[i, :] = svec(sym(v_i u_i')) on the free rows (V, U given there)."""
     m = V.shape[1] * (V.shape[1] + 1) // 2
@@ -128,6 +136,7 @@ class DenseOracle:
         self.evaluations += 1
         if qp.unbounded:
             return Evaluation(np.inf)
+        _check(qp)
         a = qp.a
         AV = a[:, None] * self.V
         U = self.K @ AV
@@ -217,6 +226,7 @@ class WorkingSetOracle:
             qp = box_qp(Q, None if self.C is None else self.C[ids], a_full[ids], tol=QP_TOL)
             if qp.unbounded:
                 return Evaluation(np.inf)
+            _check(qp)
             a_full = np.zeros(self.n)
             a_full[ids] = qp.a
             spos = np.flatnonzero(qp.a > 0)               # the support, buffer positions

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.linalg as sla
 
 UNBOUNDED = 1e12   # with no upper bound, an a this large means the QP has no minimiser
+ACCEPT = 1e-7      # a KKT residual (relative) that still counts as converged at the iteration cap
 
 
 @dataclass
@@ -47,6 +48,10 @@ class BoxQPResult:
         max |projected gradient| at ``a``.
     unbounded : bool
         True when a grew past :data:`UNBOUNDED` without an upper bound.
+    converged : bool
+        False when ``max_iterations`` ended the search with a KKT residual above
+        :data:`ACCEPT` x max(1, max a): ``a`` and ``value`` are then not the optimum (a singular
+        Q with a hard margin can do this); callers must not use them as exact.
     """
 
     a: np.ndarray
@@ -57,6 +62,7 @@ class BoxQPResult:
     iterations: int
     kkt: float
     unbounded: bool = False
+    converged: bool = True
 
 
 def _project(a: np.ndarray, upper: Optional[np.ndarray]) -> np.ndarray:
@@ -146,12 +152,17 @@ def box_qp(Q: np.ndarray, upper: Optional[np.ndarray] = None, a0: Optional[np.nd
                 accepted = True
                 break
             t *= 0.5
-        if not accepted:   # a projected gradient step always decreases f
-            a_new = _project(a - grad / max(scale, 1e-12), upper)
+        if not accepted:
+            # a projected gradient step of length 1 / L (L >= the largest eigenvalue of Q: its
+            # Frobenius norm) always decreases f; 1 / max diag(Q) need not
+            a_new = _project(a - grad / max(float(np.linalg.norm(Q)), 1e-12), upper)
             Qa_new = Q @ a_new
             f_new = 0.5 * a_new @ Qa_new - a_new.sum()
         a, Qa, f = a_new, Qa_new, f_new
         if upper is None and float(np.abs(a).max(initial=0.0)) > UNBOUNDED:
             return BoxQPResult(a, np.inf, Qa, None, None, it, kkt, unbounded=True)
     Qa = Q @ a   # exactly, not accumulated
-    return BoxQPResult(a, float(2.0 * a.sum() - a @ Qa), Qa, last_chol, last_set, it, kkt)
+    kkt = float(np.abs(a - np.clip(a - (Qa - 1.0), 0.0, ub)).max(initial=0.0))
+    converged = kkt <= ACCEPT * max(1.0, float(np.abs(a).max(initial=0.0)))
+    return BoxQPResult(a, float(2.0 * a.sum() - a @ Qa), Qa, last_chol, last_set, it, kkt,
+                       converged=converged)

@@ -44,8 +44,8 @@ from typing import Any, Optional, Protocol
 import numpy as np
 import scipy.linalg as sla
 
-__all__ = ["Evaluation", "Oracle", "PSDProblem", "PSDResult", "minimize", "svec", "smat",
-           "svec_outer_rows", "certificate"]
+__all__ = ["Evaluation", "Oracle", "OracleError", "PSDProblem", "PSDResult", "minimize", "svec",
+           "smat", "svec_outer_rows", "certificate"]
 
 BOUNDARY = 0.05     # an eigenvalue of M or a slack may shrink to at most 1/20 in one step
 CENTER_TOL = 0.5    # centred when the squared Newton decrement is <= CENTER_TOL * mu
@@ -109,6 +109,12 @@ class Evaluation:
     hessian: Optional[np.ndarray] = None
     state: Any = None
     info: dict = field(default_factory=dict)
+
+
+class OracleError(ArithmeticError):
+    """An oracle could not evaluate g where it should be defined (its inner solve failed);
+    :func:`minimize` then stops with status ``error`` and this message, returning nothing it
+    could not vouch for."""
 
 
 class Oracle(Protocol):
@@ -350,11 +356,26 @@ def _newton_direction(H: np.ndarray, grad: np.ndarray, Beq: Optional[np.ndarray]
         return np.linalg.lstsq(H, -grad, rcond=None)[0]
 
 
-def minimize(problem: PSDProblem, tol: float = 1e-8, mu_factor: float = 0.3,
-             max_iterations: int = 300, time_limit: Optional[float] = None,
-             M0: Optional[np.ndarray] = None, predictor: bool = True,
-             certify: bool = True, verbose: bool = False) -> PSDResult:
+def minimize(problem: PSDProblem, **options) -> PSDResult:
     """Solve a :class:`PSDProblem` (see the module docstring for the method).
+
+    The keywords are those of :func:`_minimize`; an :class:`OracleError` ends the solve with
+    status ``error`` and no M.
+    """
+    t0 = time.perf_counter()
+    try:
+        return _minimize(problem, **options)
+    except OracleError as exc:
+        return PSDResult(status="error", message=str(exc),
+                         evaluations=problem.oracle.evaluations,
+                         seconds=time.perf_counter() - t0)
+
+
+def _minimize(problem: PSDProblem, tol: float = 1e-8, mu_factor: float = 0.3,
+              max_iterations: int = 300, time_limit: Optional[float] = None,
+              M0: Optional[np.ndarray] = None, predictor: bool = True,
+              certify: bool = True, verbose: bool = False) -> PSDResult:
+    """The method behind :func:`minimize`.
 
     Parameters
     ----------

@@ -346,3 +346,12 @@ def test_bad_threshold_quantile():
     line = one_error_line(["solve", "two_moons", "-f", "sdp-subspace",
                            "--threshold-quantile", "1.5", "--json"])
     assert "--threshold-quantile must be in (0, 1]" in line
+
+
+def test_an_svm_that_does_not_converge_is_an_error_not_a_value():
+    """Linear kernel, p = 2, hard margin: K o V M V' is singular and the SVM dual has no exact
+    solution the projected Newton can reach; the solve says so instead of returning a value."""
+    inst = gaussian_blobs(n=40, p=2, separation=3.0, n_labeled_per_class=3, seed=2)
+    res = api.solve(inst, "sdp-subspace", options={"dim": 3}, kernel="linear", hard_margin=True)
+    assert res.status == "error" and res.labels is None
+    assert "did not converge" in res.message
