@@ -65,6 +65,9 @@ class Formulation(ABC):
     settings_fixed : dict
         Fields the formulation always solves with one value: name -> (value, why). An explicit
         other value is an error giving ``why``; a file's other value is ignored.
+    balances : tuple of str
+        The values of ``balance`` the formulation solves (when it reads ``balance``); another is
+        an :class:`InputError`.
     preferred_solvers : tuple of str
         The solvers to use when none is named, the first installed one winning (before the
         default of the problem class).
@@ -87,6 +90,7 @@ class Formulation(ABC):
     unmeetable_count_is_infeasible: ClassVar[bool] = False
     settings_used: ClassVar[tuple] = ALL_SETTINGS
     settings_fixed: ClassVar[dict] = {}
+    balances: ClassVar[tuple] = ("none", "count")
     preferred_solvers: ClassVar[tuple] = ()
 
     def __init__(self, **values):
@@ -171,6 +175,10 @@ class Formulation(ABC):
         for key, (value, why) in self.settings_fixed.items():
             if getattr(settings, key) != value:
                 raise InputError(why)
+        if "balance" in self.settings_used and settings.balance not in self.balances:
+            raise InputError(f"--balance {settings.balance} does not apply to {self.name} (it "
+                             f"takes {', '.join(self.balances)}; the mean balance is S3VM-L2's: "
+                             "bb, bb-sdp, l2-miqp)")
         if self.needs_labels:
             instance.require_both_classes_labeled()
         if self.needs_unlabeled:

@@ -15,7 +15,7 @@ from typing import ClassVar
 from .branch_and_bound import BNB_GROUP, BranchAndBoundFormulation
 from .options import Option
 from .solvers.errors import InputError
-from .l2_svm import S3VMObjective
+from .output_space import s3vm_objective
 
 HEURISTICS = ("switching", "none")
 
@@ -35,6 +35,7 @@ class BranchAndBound(BranchAndBoundFormulation):
     summary: ClassVar[str] = "exact S3VM-L2 by branch and bound with SVM bounds (Chapelle et al.)"
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "balance",
                                       "positives")
+    balances: ClassVar[tuple] = ("none", "count", "mean")
 
     options: ClassVar[tuple] = (
         Option("heuristic", "choice", "switching", "starting incumbent from label switching, or "
@@ -52,7 +53,7 @@ class BranchAndBound(BranchAndBoundFormulation):
 
         positives = settings.positive_count(instance) if settings.balance == "count" else None
         heuristic = LabelSwitching() if self.heuristic == "switching" else None
-        return SVMBoundProblem(S3VMObjective(instance, settings), positives, heuristic)
+        return SVMBoundProblem(s3vm_objective(instance, settings), positives, heuristic)
 
     def result_primal(self, problem, labels) -> dict:
         """The SVM at the final labeling: beta (f = K beta + b, every row) and b."""

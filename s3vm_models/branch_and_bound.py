@@ -132,6 +132,7 @@ class BranchAndBoundFormulation(Formulation):
                                   "labeled +1 (the balance count)")
                 return
         problem = self.labeling_problem(instance, settings, backend, profile)
+        problem.clock = clock  # a problem with long bound computations stops them at the limit
         build_seconds = clock.seconds
         found = search(problem, node_selection=self.node_selection, abs_gap=self.abs_gap,
                        rel_gap=self.rel_gap, time_limit=clock.limit, node_limit=self.node_limit,

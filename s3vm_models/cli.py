@@ -137,6 +137,19 @@ def build_parser() -> argparse.ArgumentParser:
                            help="comma-separated statuses that count as solved (default "
                                 "optimal; add feasible to time the local methods)")
 
+    p = sub.add_parser("select", help="choose kernel and C as SDP-S3VM does (10-fold "
+                                      "cross-validation on the labeled points) and print the "
+                                      "settings of their problem (C* = C l/u, mean balance)")
+    p.add_argument("data", help="CSV data file, TOML instance file, or a shipped instance name")
+    p.add_argument("--folds", type=int, default=10, help="cross-validation folds (default 10)")
+    p.add_argument("--unlabeled-marker", dest="unlabeled_marker", type=_number,
+                   help="the label that marks an unlabeled row in a LIBSVM file")
+    p.add_argument("--scale", choices=("standard", "minmax"),
+                   help="scale features before selecting (off by default)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("-o", "--output", metavar="FILE.toml",
+                   help="also write an instance file with the chosen settings")
+
     p = sub.add_parser("bench", help="run a benchmark suite: instances x formulations x "
                                      "settings x seeds (docs/bench.md)")
     p.add_argument("suite", help="suite file (TOML)")
@@ -440,7 +453,52 @@ def _cmd_plot(args, out) -> int:
     return 0
 
 
-COMMANDS = {"solve": _cmd_solve, "bench": _cmd_bench, "plot": _cmd_plot, "compare": _cmd_compare, "export": _cmd_export,
+def _cmd_select(args, out) -> int:
+    from .selection import select_parameters
+
+    if args.output is not None:
+        check_writable(args.output)
+    instance, _ = _data(args)
+    chosen = select_parameters(instance, folds=args.folds)
+    if args.output is not None:
+        _write_selected(args, chosen)
+    if args.json:
+        print(json.dumps({**chosen.settings(), "accuracy": chosen.accuracy,
+                          "flags": chosen.flags()}), file=out)
+    else:
+        accuracy = ", ".join(f"{k} {acc:.4f} at C = {c:.6g}" for k, (acc, c)
+                             in chosen.accuracy.items())
+        print(f"cross-validated accuracy: {accuracy}", file=out)
+        print(chosen.flags(), file=out)
+    return 0
+
+
+def _write_selected(args, chosen) -> None:
+    """An instance file naming the same data with the selected settings."""
+    from .resources import shipped_instance
+
+    data = args.data
+    if not os.path.isfile(data):
+        data = str(shipped_instance(data))
+    if data.lower().endswith(".toml"):
+        import tomllib
+
+        with open(data, "rb") as fh:
+            spec = tomllib.load(fh)
+        data = os.path.join(os.path.dirname(os.path.abspath(data)), spec["data"])
+    target = os.path.relpath(os.path.abspath(data), os.path.dirname(os.path.abspath(args.output)))
+    lines = [f'data = "{target}"',
+             "# SDP-S3VM's problem: kernel and C by s3vm select, C* = C l/u, mean balance"]
+    for key, value in chosen.settings().items():
+        text = (str(value).lower() if isinstance(value, bool) else f'"{value}"'
+                if isinstance(value, str) else repr(float(value)))
+        lines.append(f"{key} = {text}")
+    with atomic_output(args.output, suffix=".toml") as tmp:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+
+
+COMMANDS = {"solve": _cmd_solve, "select": _cmd_select, "bench": _cmd_bench, "plot": _cmd_plot, "compare": _cmd_compare, "export": _cmd_export,
             "list": _cmd_list, "dataset": _cmd_dataset}
 
 

@@ -57,7 +57,7 @@ def _class_counts_from_total(sizes: np.ndarray, total: int) -> np.ndarray:
 
 def select_labeled(truth, labeled_fraction: Optional[float] = None,
                    n_labeled: Optional[int] = None, n_labeled_per_class: Optional[int] = None,
-                   seed=0) -> np.ndarray:
+                   seed=0, rounding: str = "half-up") -> np.ndarray:
     """Choose a seeded, stratified random set of labeled points.
 
     Exactly one of the three size arguments may be given; with none, every point is labeled.
@@ -68,7 +68,8 @@ def select_labeled(truth, labeled_fraction: Optional[float] = None,
         The class (+1/-1) of every point; both classes must occur.
     labeled_fraction : float in (0, 1], optional
         Per class, ``max(1, floor(fraction * n_c + 0.5))`` points of the n_c points of that class
-        are labeled (the fraction is taken per class, so the class ratio is kept).
+        are labeled (the fraction is taken per class, so the class ratio is kept); with
+        ``rounding="floor"``, ``max(1, floor(fraction * n_c))`` (SDP-S3VM's count).
     n_labeled : int, optional
         Total number of labeled points (>= 2), split over the classes in proportion to their
         sizes by the largest-remainder rule, at least one per class.
@@ -76,6 +77,8 @@ def select_labeled(truth, labeled_fraction: Optional[float] = None,
         The same number (>= 1) of labeled points in each class.
     seed : int or numpy.random.Generator
         Seed of ``numpy.random.default_rng``. Class +1 is drawn first, then class -1.
+    rounding : {"half-up", "floor"}
+        How ``labeled_fraction`` times a class size becomes a count.
 
     Returns
     -------
@@ -103,7 +106,10 @@ def select_labeled(truth, labeled_fraction: Optional[float] = None,
         return truth.astype(np.int8)
     if labeled_fraction is not None:
         f = _check_float(labeled_fraction, "labeled_fraction", 0.0, low_open=True, high=1.0)
-        k = np.maximum(1, np.floor(f * sizes + 0.5).astype(int))
+        if rounding not in ("half-up", "floor"):
+            raise InputError(f"rounding must be half-up or floor, got {rounding!r}")
+        k = np.maximum(1, np.floor(f * sizes + (0.5 if rounding == "half-up" else 0.0))
+                       .astype(int))
     elif n_labeled is not None:
         total = _check_int(n_labeled, "n_labeled", 2)
         if total > truth.size:

@@ -13,7 +13,11 @@ of the points, w = sum_i beta_i phi(x_i); writing v = G' beta gives f = G v + b 
         -G_j v - b + xi_j >= 1 - M_j z_j                            (j in U, label -1 when z_j = 0)
          sum_j z_j = P   (balance ``count``),   xi >= 0,   z binary
 
-(``--no-bias`` drops b). For rbf, psd_factor drops eigenvalues below 1e-10 of the largest,
+(``--no-bias`` drops b). Under the mean balance (``--balance mean``, docs/formulations.md#balance)
+the slacks become signed, xi = o - f with o the margin-clipped output: labeled rows
+y_i (G_i v + b + xi_i) >= 1, the unlabeled rows as above with -xi_j on the -1 side, and
+sum_j (G_j v + b + xi_j) = u x the labeled mean (without the balance this form has the same
+optimum: a slack below the hinge only costs). For rbf, psd_factor drops eigenvalues below 1e-10 of the largest,
 which moves J by about that relative amount. The factor form keeps the quadratic a plain sum of squares, which is
 better conditioned than 1/2 beta' K beta with a nearly singular rbf K. The model is the generic,
 solver-agnostic anchor that the branch-and-bound driver is measured against; SCIP solves it
@@ -56,8 +60,9 @@ import scipy.sparse as sp
 from .solvers.errors import InputError
 from .solvers.files import atomic_output
 from .kernels import kernel_matrix
-from .l2_svm import S3VMObjective, squared_hinge_svm
+from .l2_svm import squared_hinge_svm
 from .options import Option
+from .output_space import inverse_half, labeling_qp, mean_rhs, s3vm_objective
 from .pyomo_formulation import PyomoFormulation
 from .pyomo_tools import hstack_blocks, matrix_constraint, var_list
 from .svm_dual import psd_factor
@@ -89,6 +94,9 @@ class L2Data:
     bias : bool
     positives : int or None
         Balance count P (exactly P unlabeled points labeled +1), None for no balance.
+    mean_rhs : float or None
+        The mean balance: the unlabeled outputs sum to this (u times the labeled mean), None
+        without it.
     """
 
     GL: np.ndarray
@@ -98,6 +106,7 @@ class L2Data:
     C_star: float
     bias: bool
     positives: Optional[int]
+    mean_rhs: Optional[float] = None
 
     @classmethod
     def from_instance(cls, instance, settings) -> "L2Data":
@@ -107,8 +116,10 @@ class L2Data:
         else:
             G = psd_factor(kernel_matrix(instance.X, None, settings.kernel, settings.sigma))
         positives = settings.positive_count(instance) if settings.balance == "count" else None
+        rhs = mean_rhs(instance.yL, instance.u) if settings.balance == "mean" else None
         return cls(G[instance.labeled], G[instance.unlabeled], instance.yL,
-                   float(settings.C), float(settings.C_unlabeled), bool(settings.bias), positives)
+                   float(settings.C), float(settings.C_unlabeled), bool(settings.bias), positives,
+                   rhs)
 
     @property
     def C_all(self) -> np.ndarray:
@@ -186,6 +197,31 @@ def labeling_upper_bound(data: L2Data, max_rounds: int = 20) -> float:
     return best
 
 
+def mean_upper_bound(data: L2Data, max_rounds: int = 20) -> float:
+    """An upper bound on min_y J_mean(y) (the mean balance): J_mean, the output-space QP of
+    :mod:`s3vm.output_space`, at each labeling the alternating minimisation of
+    :func:`labeling_upper_bound` visits (and at the labels by sign of the ridge fit), the least.
+    inf when none meets the balance."""
+    G = np.vstack([data.GL, data.GU])
+    K = G @ G.T
+    l, u = len(data.yL), len(data.GU)
+    C = data.C_all
+    Cm = inverse_half(K + np.diag(0.5 / C), data.bias)
+    a = np.r_[np.zeros(l), np.ones(u)]
+    _, labels = heuristic_upper_bound(data)
+    best = np.inf
+    seen = set()
+    for _ in range(max_rounds):
+        key = labels.tobytes()
+        if key in seen:
+            break
+        seen.add(key)
+        best = min(best, labeling_qp(Cm, np.concatenate([data.yL, labels]), a, data.mean_rhs)[0])
+        solution = squared_hinge_svm(K, np.concatenate([data.yL, labels]), C, data.bias)
+        labels = _unlabeled_loss(solution.outputs[l:], None)[1]
+    return best
+
+
 @dataclass(frozen=True)
 class BigMBounds:
     """Bounds every point of objective <= ``upper`` satisfies (see :func:`big_m`)."""
@@ -215,6 +251,8 @@ def big_m(data: L2Data, upper: float) -> BigMBounds:
 
     With z_j = 1 the relaxed row xi_j >= 1 + f_j - M_j must not bind at xi_j = max(0, 1 - f_j);
     it does not when M_j >= 1 + f_j, so M_j = 1 + F_j suffices (z_j = 0 is symmetric).
+    Under the mean balance the slack e_j is signed (|e_j| <= E_U) and enters both rows, so
+    M_j = 1 + F_j + E_U (:func:`build_l2_miqp`).
     Consequently, for every labeling y with J(y) <= U, the supervised optimum of y with its hinge
     slacks is feasible in the MIQP (bounds included) with value J(y); and every feasible MIQP
     point with labeling y has value >= J(y), its slacks meeting y's hinge rows. The MIQP optimum
@@ -231,6 +269,8 @@ def big_m(data: L2Data, upper: float) -> BigMBounds:
         reach = max(normsL[data.yL > 0].min(), normsL[data.yL < 0].min())
         B = max(0.0, E_L - 1.0 + R * reach)
     F = np.linalg.norm(data.GU, axis=1) * R + B
+    if data.mean_rhs is not None:
+        F = F + E_U
     grow = 1.0 + _MARGIN
     return BigMBounds(upper=U, v=R * grow, b=B * grow + _MARGIN, xi_labeled=E_L * grow,
                       xi_unlabeled=E_U * grow, M=(1.0 + F) * grow + _MARGIN)
@@ -261,8 +301,11 @@ def build_l2_miqp(data: L2Data, form: str = "bigm", upper: Optional[float] = Non
 
     if form not in FORMS:
         raise InputError(f"unknown form {form!r}: choose one of {', '.join(FORMS)}")
+    mean = data.mean_rhs is not None
     if upper is None:
-        upper = labeling_upper_bound(data)
+        upper = mean_upper_bound(data) if mean else labeling_upper_bound(data)
+        if not np.isfinite(upper):
+            upper = labeling_upper_bound(data)  # no labeling meets the balance: infeasible
     bounds = big_m(data, upper)
     GL, GU, yL = data.GL, data.GU, data.yL
     l, r = GL.shape
@@ -276,8 +319,12 @@ def build_l2_miqp(data: L2Data, form: str = "bigm", upper: Optional[float] = Non
     m.v = pyo.Var(m.R, bounds=(-bounds.v, bounds.v), initialize=0.0)
     # The objective bounds each slack; giving the bound to the solver tightens its relaxations.
     # (A zero penalty leaves its slacks unbounded: None, which every writer takes.)
-    m.xi_L = pyo.Var(m.L, bounds=(0.0, _finite_or_none(bounds.xi_labeled)), initialize=0.0)
-    m.xi_U = pyo.Var(m.U, bounds=(0.0, _finite_or_none(bounds.xi_unlabeled)), initialize=0.0)
+    # Under the mean balance the slacks are signed: xi = o - f, the output o moved off f.
+    high_L, high_U = _finite_or_none(bounds.xi_labeled), _finite_or_none(bounds.xi_unlabeled)
+    low_L = (None if high_L is None else -high_L) if mean else 0.0
+    low_U = (None if high_U is None else -high_U) if mean else 0.0
+    m.xi_L = pyo.Var(m.L, bounds=(low_L, high_L), initialize=0.0)
+    m.xi_U = pyo.Var(m.U, bounds=(low_U, high_U), initialize=0.0)
     m.z = pyo.Var(m.U, within=pyo.Binary, initialize=0)
     if data.bias:
         m.b = pyo.Var(bounds=(-bounds.b, bounds.b), initialize=0.0)
@@ -285,18 +332,20 @@ def build_l2_miqp(data: L2Data, form: str = "bigm", upper: Optional[float] = Non
     else:
         f_vars, onesL, onesU = [m.v], [], []
 
-    # Labeled rows: y_i (G_i v + b) + xi_i >= 1.
-    labeled = hstack_blocks([(GL * yL[:, None], r)] + onesL + [(sp.eye(l), l)], l)
+    # Labeled rows: y_i (G_i v + b) + xi_i >= 1 (mean balance: y_i (G_i v + b + xi_i) >= 1).
+    labeled = hstack_blocks([(GL * yL[:, None], r)] + onesL
+                            + [(sp.diags(yL) if mean else sp.eye(l), l)], l)
     m.labeled_margin = matrix_constraint(labeled, var_list(*f_vars, m.xi_L), lb=1.0)
 
     eye = sp.eye(u)
     plus_f = [(GU, r)] + onesU            # +f_j
     minus_f = [(-GU, r)] + [(-blk, w) for blk, w in onesU]
+    xi_minus = -eye if mean else eye   # the output o = f + xi must be <= -1 on the - side
     if form == "bigm":
         M = bounds.M
         # f_j + xi_j - M_j z_j >= 1 - M_j   and   -f_j + xi_j + M_j z_j >= 1.
         plus = hstack_blocks(plus_f + [(eye, u), (sp.diags(-M), u)], u)
-        minus = hstack_blocks(minus_f + [(eye, u), (sp.diags(M), u)], u)
+        minus = hstack_blocks(minus_f + [(xi_minus, u), (sp.diags(M), u)], u)
         m.plus_side = matrix_constraint(plus, var_list(*f_vars, m.xi_U, m.z), lb=1.0 - M)
         m.minus_side = matrix_constraint(minus, var_list(*f_vars, m.xi_U, m.z), lb=1.0)
     else:
@@ -305,7 +354,7 @@ def build_l2_miqp(data: L2Data, form: str = "bigm", upper: Optional[float] = Non
         m.zbar = pyo.Var(m.U, bounds=(0.0, 1.0), initialize=1.0)
         # f_j + xi_j + p_j >= 1,  -f_j + xi_j + q_j >= 1,  z_j + zbar_j = 1.
         plus = hstack_blocks(plus_f + [(eye, u), (eye, u)], u)
-        minus = hstack_blocks(minus_f + [(eye, u), (eye, u)], u)
+        minus = hstack_blocks(minus_f + [(xi_minus, u), (eye, u)], u)
         m.plus_side = matrix_constraint(plus, var_list(*f_vars, m.xi_U, m.p), lb=1.0)
         m.minus_side = matrix_constraint(minus, var_list(*f_vars, m.xi_U, m.q), lb=1.0)
         m.complement = matrix_constraint(sp.hstack([eye, eye]), var_list(m.z, m.zbar),
@@ -316,6 +365,13 @@ def build_l2_miqp(data: L2Data, form: str = "bigm", upper: Optional[float] = Non
     if data.positives is not None:
         m.balance = matrix_constraint(np.ones((1, u)), var_list(m.z), lb=data.positives,
                                       ub=data.positives)
+    if mean:
+        # sum_j o_j = sum_j (G_j v + b + xi_j) = rhs.
+        row = hstack_blocks([(GU.sum(axis=0, keepdims=True), r)]
+                            + ([(np.array([[float(u)]]), 1)] if data.bias else [])
+                            + [(np.ones((1, u)), u)], 1)
+        m.mean_balance = matrix_constraint(row, var_list(*f_vars, m.xi_U), lb=data.mean_rhs,
+                                           ub=data.mean_rhs)
 
     m.obj = pyo.Objective(
         expr=0.5 * pyo.quicksum(m.v[k] * m.v[k] for k in m.R)
@@ -338,6 +394,7 @@ class L2MIQP(PyomoFormulation):
     summary = "S3VM-L2 (squared hinge, kernel) as a MIQP, SCIP by default (--form bigm|sos1)"
     problem_class = "miqp"
     settings_used = ("kernel", "sigma", "C", "C_star", "bias", "balance", "positives")
+    balances = ("none", "count", "mean")
 
     # An indicator form is not offered: no Pyomo indicator component reaches SCIP; sos1 is its
     # complementarity form.
@@ -346,6 +403,8 @@ class L2MIQP(PyomoFormulation):
 
     def check(self, instance, settings):
         super().check(instance, settings)
+        if settings.balance == "mean" and (settings.C <= 0 or settings.C_unlabeled <= 0):
+            raise InputError("l2-miqp with --balance mean needs C > 0 and C* > 0")
         if settings.bias and settings.C <= 0:
             raise InputError("l2-miqp with a bias needs C > 0: the bound on b, and so the "
                              "big-M, comes from the labeled losses (or use --no-bias)")
@@ -358,7 +417,7 @@ class L2MIQP(PyomoFormulation):
         labels = np.where(z > 0.5, 1, -1).astype(int)
         # J at the labeling from the exact supervised solve on the instance's kernel, so that
         # the objective, f and the primal carry none of the MIQP's tolerances.
-        solution = S3VMObjective(instance, settings).solve(labels)
+        solution = s3vm_objective(instance, settings).solve(labels)
         result.labels = labels
         result.decision_values = solution.outputs[instance.unlabeled]
         result.primal = {"beta": solution.beta, "b": solution.b}

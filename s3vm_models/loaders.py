@@ -329,15 +329,18 @@ def scale_features(X, how: Optional[str]) -> np.ndarray:
 
 
 def _instance(X, y, names, name, labeled_fraction=None, n_labeled=None, seed=0, scale=None,
-              label=None) -> Instance:
+              label=None, rounding="half-up") -> Instance:
     if scale not in SCALINGS:
         raise InputError(f"unknown scale {scale!r}: choose one of none, standard, minmax")
     meta = {"dataset": name}
     if label is None:
-        label = select_labeled(y, labeled_fraction=labeled_fraction, n_labeled=n_labeled, seed=seed)
+        label = select_labeled(y, labeled_fraction=labeled_fraction, n_labeled=n_labeled, seed=seed,
+                               rounding=rounding)
         if labeled_fraction is not None or n_labeled is not None:
             meta.update({"labeled_fraction": labeled_fraction, "n_labeled": n_labeled,
                          "seed": seed if isinstance(seed, (int, np.integer)) else None})
+            if rounding != "half-up":
+                meta["rounding"] = rounding
     if scale:
         meta["scale"] = scale
     return Instance(scale_features(X, scale), label, y, feature_names=names, name=name,
@@ -415,13 +418,14 @@ def load_ssl_split(name: str, n_labeled: int = 10, split: int = 0,
 
 
 def load_sdp_instance(name: str, labeled_fraction: Optional[float] = 0.3, seed=0,
-                      scale: Optional[str] = None) -> Instance:
+                      scale: Optional[str] = None, rounding: str = "half-up") -> Instance:
     """A standardized instance of the SDP-S3VM benchmark (``sdp-s3vm-instances/<name>.txt``).
 
     The file's features are already standardized and its last column is the class. As the
     SDP-S3VM defaults do, a seeded random ``labeled_fraction`` of each class is labeled
-    (``max(1, floor(fraction * n_c + 0.5))`` per class). Their Julia shuffle cannot be reproduced, so
-    the subset is ours, drawn with ``numpy.random.default_rng(seed)``.
+    (``max(1, floor(fraction * n_c + 0.5))`` per class; ``rounding="floor"``: floor(fraction *
+    n_c), their count). Their Julia shuffle cannot be reproduced, so the subset is ours, drawn
+    with ``numpy.random.default_rng(seed)``.
 
     Parameters
     ----------
@@ -431,6 +435,8 @@ def load_sdp_instance(name: str, labeled_fraction: Optional[float] = 0.3, seed=0
         ``None`` labels every point.
     seed : int, default 0
     scale : {None, "standard", "minmax"}
+    rounding : {"half-up", "floor"}
+        How the fraction of a class becomes a count (see :func:`s3vm.generators.select_labeled`).
 
     Returns
     -------
@@ -444,7 +450,8 @@ def load_sdp_instance(name: str, labeled_fraction: Optional[float] = 0.3, seed=0
     y = cls.astype(np.int8)
     _check(name, X, y, n, p, n_pos)
     names = tuple(f"x{j + 1}" for j in range(p))
-    return _instance(X, y, names, f"sdp_{name}", labeled_fraction, None, seed, scale)
+    return _instance(X, y, names, f"sdp_{name}", labeled_fraction, None, seed, scale,
+                     rounding=rounding)
 
 
 def sdp_rbf_sigma(p: int) -> float:

@@ -29,7 +29,7 @@ from .options import Option, table
 from .solvers.errors import InputError
 
 KERNELS = ("linear", "rbf")
-BALANCES = ("none", "count")
+BALANCES = ("none", "count", "mean")
 
 #: The problem settings every formulation shares: their checks and command-line flags.
 SETTING_OPTIONS = (
@@ -43,7 +43,8 @@ SETTING_OPTIONS = (
     Option("bias", "bool", True, "decision function without offset b", group="problem"),
     Option("hard_margin", "bool", False, "no upper bound on the SVM dual variables",
            group="problem"),
-    Option("balance", "choice", "none", "balance constraint on the unlabeled labels",
+    Option("balance", "choice", "none", "balance constraint: count (exactly P unlabeled +1), "
+           "mean (unlabeled outputs sum to u x the labeled mean: bb, bb-sdp, l2-miqp), none",
            choices=BALANCES, group="problem"),
     Option("positives", "positives", None, "balance count P of unlabeled +1 points, or "
            "'truth'", group="problem"),
@@ -69,8 +70,11 @@ class Settings:
         Whether the decision function has an offset b.
     hard_margin : bool
         SDP formulations only: no upper bound on the dual variables.
-    balance : {"none", "count"}
-        ``count``: exactly ``positives`` unlabeled points labeled +1.
+    balance : {"none", "count", "mean"}
+        ``count``: exactly ``positives`` unlabeled points labeled +1. ``mean``: the outputs of
+        the unlabeled points (clipped at the margin) sum to u times the mean of the labeled
+        labels, the balance of Piccialli, Schwiddessen and Sudoso (2024); S3VM-L2 only
+        (docs/formulations.md#balance).
     positives : int or "truth", optional
         The count P; ``"truth"`` takes the true count from the ``truth`` column; by default
         round(u * fraction of +1 among labeled points).

@@ -218,7 +218,7 @@ def _instance_spec(path: str, base_dir: str, number: int, table: dict) -> Instan
         if target not in SDP_INSTANCES:
             raise InputError(_where(path, f"{where}: unknown SDP-S3VM instance {target!r}: "
                                           f"choose one of {', '.join(SDP_INSTANCES)}"))
-        unknown = set(params) - {"labeled_fraction", "scale"}
+        unknown = set(params) - {"labeled_fraction", "scale", "rounding"}
         if unknown:
             raise InputError(_where(path, f"{where}: unknown entries {', '.join(sorted(unknown))}"))
     else:

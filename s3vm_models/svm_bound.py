@@ -96,6 +96,9 @@ class SVMBoundProblem(LabelingProblem):
         self.inv2c = 0.5 / objective.C
         self.kdiag = np.diag(self.K) + self.inv2c
         self.base_y = objective.y.copy()
+        # The mean balance (an objective with a balance row): J_mean >= the SVM of the node's
+        # points, so the bound holds, but a completion no longer attains it.
+        self.mean = getattr(objective, "rhs", None) is not None
         self.stats = {"inherited": 0, "appended": 0, "newton": 0, "fresh": 0}
         self.last: Optional[SVMNode] = None
         # The best value of the labelings this problem handed to the driver (its incumbent,
@@ -110,6 +113,10 @@ class SVMBoundProblem(LabelingProblem):
         self.last = node
         free = np.flatnonzero(partial == 0)
         if free.size == 0:
+            if self.mean:
+                value = self.objective(partial)
+                return NodeBound(max(node.value, value), state=None,
+                                 labels=partial.astype(int), labels_value=value)
             return NodeBound(node.value, state=None, labels=partial.astype(int),
                              labels_value=node.value)
         result = NodeBound(node.value, state=node)
@@ -117,9 +124,11 @@ class SVMBoundProblem(LabelingProblem):
         completion = self.confident_completion(partial, free, fR)
         if completion is not None:
             # Every free point is outside the margin on the side the count allows: they add no
-            # loss, so this completion attains the bound and the node is solved.
-            result.labels, result.labels_value = completion, node.value
-            self.incumbent = min(self.incumbent, node.value)
+            # loss, so this completion attains the bound and the node is solved. (Under the mean
+            # balance it is only a candidate: its outputs need not meet the balance.)
+            value = self.objective(completion) if self.mean else node.value
+            result.labels, result.labels_value = completion, value
+            self.incumbent = min(self.incumbent, value)
         index, label = self.branching(node, free, fR)
         result.branch_index, result.first_label = index, label
         return result

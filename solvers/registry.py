@@ -24,10 +24,13 @@ BACKENDS = {
     "cplex": dict.fromkeys(_PYOMO + ("miqp",), "s3vm.solvers.backends.cplex:CplexBackend"),
     "mosek": {**dict.fromkeys(_PYOMO, "s3vm.solvers.backends.mosek:MosekBackend"),
               "sdp": "s3vm.solvers.backends.cvxpy_mosek:CvxpyMosekBackend"},
-    "scs": {"sdp": "s3vm.solvers.backends.scs:ScsBackend"},
-    "clarabel": {"sdp": "s3vm.solvers.backends.clarabel:ClarabelBackend"},
+    "scs": {"sdp": "s3vm.solvers.backends.scs:ScsBackend",
+            "conic": "s3vm.solvers.backends.conic_standard:ScsDirectBackend"},
+    "clarabel": {"sdp": "s3vm.solvers.backends.clarabel:ClarabelBackend",
+                 "conic": "s3vm.solvers.backends.conic_standard:ClarabelDirectBackend"},
     "cvxopt": {"sdp": "s3vm.solvers.backends.cvxopt:CvxoptBackend"},
-    "sdpa": {"sdp": "s3vm.solvers.backends.sdpa:SdpaBackend"},
+    "sdpa": {"sdp": "s3vm.solvers.backends.sdpa:SdpaBackend",
+             "conic": "s3vm.solvers.backends.conic_standard:SdpaDirectBackend"},
     "mosek-fusion": {"sdp": "s3vm.solvers.backends.mosek_fusion:MosekFusionBackend"},
     # A convex function of a small PSD matrix through an oracle (the subspace SDPs' own method).
     "psd-barrier": {"sdp": "s3vm.solvers.backends.psd_barrier:PsdBarrierBackend"},
@@ -35,8 +38,10 @@ BACKENDS = {
     "builtin": {"svm": "s3vm.solvers.bnb.driver:BuiltinBackend"},
 }
 
-# The solver used when none is named, per problem class.
-DEFAULT_SOLVERS = {"lp": "highs", "mip": "highs", "miqp": "scip", "sdp": "scs", "svm": "builtin"}
+# The solver used when none is named, per problem class. ``conic``: standard-form conic programs
+# (SeDuMi's form, backends/conic_standard.py) handed to the solver without a modelling layer.
+DEFAULT_SOLVERS = {"lp": "highs", "mip": "highs", "miqp": "scip", "sdp": "scs", "svm": "builtin",
+                   "conic": "scs"}
 
 
 def problem_classes(name: str) -> tuple:

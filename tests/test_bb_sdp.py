@@ -1,13 +1,20 @@
-"""``bb-sdp``: S3VM-L2 without bias by branch and bound on the SDP relaxation of Problem 2.
+"""``bb-sdp``: S3VM-L2 without bias by branch and bound on SDP-S3VM's bound (the output-space
+Shor relaxation with the incumbent's box, RLT cuts and dual tightening).
 
-The reference is computed here, independently of the code under test: J(y) = D(y) / 2 with
+The references are computed here, independently of the code under test:
 
-    D(y) = max_{a >= 0} 2 1'a - a'Q a,   Q = Y K' Y,   K' = K + diag(1 / (2 C_i)),
+- J(y) without balance (``none``, ``count``) from the hard-margin dual on K' by nonnegative least
+  squares, D(y) = max_{a >= 0} 2 1'a - a'(Y K' Y)a = |t|^2 - min_{a >= 0} |R a - t|^2
+  (R'R = Y K' Y, R't = 1) and J = D / 2 (scipy.optimize.nnls);
+- J_mean(y) from the primal in expansion coefficients, min 1/2 beta'K beta + sum C_i e_i^2 with
+  f = K beta, y o (f + e) >= 1 and sum_U (f + e) = u x (labeled mean): one CVXPY problem with the
+  labels as parameters, solved by Clarabel for every labeling (the code under test works in
+  output space with K'^-1 and an active-set method);
 
-which with Q = R'R (Cholesky) is the nonnegative least-squares problem min_{a >= 0} |R a - b|^2,
-b = R^{-T} 1, D = |b|^2 - min (scipy.optimize.nnls); the optimum of bb-sdp is compared with the
-minimum of J over every labeling that meets the count. (bb-sdp scores labelings with the primal
-Newton solver of s3vm.l2_svm and bounds with CVXPY, neither of which is used here.)
+and every optimum is compared with the minimum over all labelings (those meeting the count).
+Node bounds are checked against the enumerated optimum of each node's subtree: a bound is only
+claimed for the labelings better than the incumbent the node was evaluated with (the box comes
+from it), so the check applies where the subtree's optimum lies below that incumbent.
 """
 
 from __future__ import annotations
@@ -15,35 +22,31 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import time
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 from scipy.linalg import cholesky, solve_triangular
 from scipy.optimize import nnls
 
 from s3vm import api, cli
 from s3vm.data import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.generators import gaussian_blobs, noisy_linear, two_moons
-from s3vm.registry import FORMULATIONS
-from s3vm.sdp import SDPRelaxation
+from s3vm.generators import noisy_linear, two_moons
+from s3vm.registry import get_formulation
 from s3vm.settings import Settings
-from s3vm.svm_dual import svm_dual_value
-from s3vm.sdp_bound import LOOSE_EPS, SDPRelaxationProblem, certified_value
+from s3vm.shor import certified_value, repair_diagonal, standard_form
+from s3vm.shor_bound import ShorOptions
+from s3vm.solvers.backends.conic_standard import StandardConic
+from s3vm.solvers.bnb.driver import search
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
-from s3vm.solvers.registry import get_backend
+from s3vm.solvers.registry import get_backend, installed_solvers
 
+cp = pytest.importorskip("cvxpy")
+HAS_SDPA = "sdpa" in installed_solvers("conic")
+SOLVER = "sdpa" if HAS_SDPA else "scs"
 RTOL = 1e-6
 
-
-def below(bound, value):
-    """bound <= value up to rounding (1e-9 relative: two exact computations of one J differ in
-    their last digits)."""
-    return bound <= value + 1e-9 * max(1.0, abs(value))
-
-
-# -- the independent reference ---------------------------------------------------------------
 
 def kernel(X, kind, sigma):
     X = np.asarray(X, dtype=float)
@@ -53,61 +56,77 @@ def kernel(X, kind, sigma):
     return np.exp(-sq / (2.0 * sigma ** 2))
 
 
-def penalties(instance, settings):
-    return np.where(instance.label != 0, settings.C, settings.C_unlabeled).astype(float)
-
-
-def hard_margin_dual(Kp, y):
-    """D(y) = max_{a >= 0} 2 1'a - a'(Y K' Y)a by NNLS."""
-    Q = Kp * np.outer(y, y)
-    R = cholesky(Q)  # upper: Q = R'R
-    b = solve_triangular(R, np.ones(len(y)), trans="T")
-    _, residual = nnls(R, b, maxiter=50 * len(y))
-    return float(b @ b - residual ** 2)
-
-
 class Reference:
-    """J over all labelings of one instance (those meeting the count)."""
+    """J at every labeling of one instance (those meeting the count), computed independently."""
 
     def __init__(self, instance, settings):
         self.instance, self.settings = instance, settings
-        self.Kp = kernel(instance.X, settings.kernel, settings.sigma) + \
-            np.diag(0.5 / penalties(instance, settings))
+        self.K = kernel(instance.X, settings.kernel, settings.sigma)
+        self.C = np.where(instance.label != 0, settings.C, settings.C_unlabeled).astype(float)
+        self.Kp = self.K + np.diag(0.5 / self.C)
         self.P = settings.positive_count(instance) if settings.balance == "count" else None
+        if settings.balance == "mean":
+            self._mean_problem()
         self.values = {}
         for signs in itertools.product((-1, 1), repeat=instance.u):
             if self.P is None or signs.count(1) == self.P:
                 self.values[signs] = self.J(np.array(signs))
         self.best = min(self.values.values())
 
+    def _mean_problem(self):
+        inst = self.instance
+        n = inst.n
+        yL = inst.label[inst.labeled].astype(float)
+        self.y = cp.Parameter(n)
+        w, V = np.linalg.eigh(self.K)
+        G = V * np.sqrt(np.maximum(w, 0.0))            # K = G G'
+        c = cp.Variable(G.shape[1])                    # w = G'beta-like coordinates
+        e = cp.Variable(n)
+        f = G @ c
+        out = f + e
+        cons = [cp.multiply(self.y, out) >= 1,
+                cp.sum(out[inst.unlabeled]) == inst.u * yL.mean()]
+        self.mean_problem = cp.Problem(
+            cp.Minimize(0.5 * cp.sum_squares(c) + cp.sum(cp.multiply(self.C, cp.square(e)))),
+            cons)
+
     def J(self, labels_U):
         y = self.instance.label.astype(float)
         y[self.instance.unlabeled] = labels_U
-        return hard_margin_dual(self.Kp, y) / 2.0
+        if self.settings.balance == "mean":
+            self.y.value = y
+            self.mean_problem.solve(solver="CLARABEL")
+            return float(self.mean_problem.value) if self.mean_problem.status == "optimal" \
+                else np.inf
+        Q = self.Kp * np.outer(y, y)
+        R = cholesky(Q)
+        t = solve_triangular(R, np.ones(len(y)), trans="T")
+        _, residual = nnls(R, t, maxiter=50 * len(y))
+        return float(t @ t - residual ** 2) / 2.0
 
-    def best_completion(self, partial):
-        free = np.flatnonzero(partial == 0)
+    def subtree(self, partial):
+        fixed = partial != 0
         values = [v for k, v in self.values.items()
-                  if np.all(np.asarray(k)[partial != 0] == partial[partial != 0])]
-        assert free.size == 0 or values
+                  if np.all(np.asarray(k)[fixed] == partial[fixed])]
         return min(values) if values else np.inf
 
 
-# -- instances (seeded; u <= 10, n <= 20) ----------------------------------------------------
-
 CASES = {
-    "rbf_u8_none": (lambda: noisy_linear(per_class=2, u=8, p=3, noise=1.0, seed=0),
-                    Settings(kernel="rbf", sigma=1.5, C=1.0, bias=False, balance="none")),
-    "rbf_u10_count": (lambda: noisy_linear(per_class=2, u=10, p=3, noise=1.0, seed=1),
+    "rbf_u10_mean": (lambda: noisy_linear(per_class=3, u=10, p=2, noise=1.0, seed=1),
+                     Settings(kernel="rbf", sigma=1.0, C=2.0, C_star=0.6, bias=False,
+                              balance="mean")),
+    "linear_u10_mean": (lambda: noisy_linear(per_class=3, u=10, p=2, noise=1.2, seed=4),
+                        Settings(kernel="linear", C=5.0, C_star=1.5, bias=False,
+                                 balance="mean")),
+    "moons_u12_none": (lambda: two_moons(n_per_class_labeled=2, n_unlabeled_per_class=6,
+                                         noise=0.15, seed=3),
+                       Settings(kernel="rbf", sigma=0.5, C=10.0, bias=False, balance="none")),
+    "rbf_u12_count": (lambda: noisy_linear(per_class=2, u=12, p=3, noise=1.0, seed=2),
                       Settings(kernel="rbf", sigma=1.5, C=1.0, C_star=0.5, bias=False,
                                balance="count")),
-    "moons_u10_count": (lambda: two_moons(n_per_class_labeled=2, n_unlabeled_per_class=5,
-                                          noise=0.1, seed=3),
+    "moons_u14_count": (lambda: two_moons(n_per_class_labeled=2, n_unlabeled_per_class=7,
+                                          noise=0.1, seed=5),
                         Settings(kernel="rbf", sigma=0.5, C=10.0, bias=False, balance="count")),
-    "linear_u8_count_p3": (lambda: gaussian_blobs(n=12, p=2, separation=1.0,
-                                                  n_labeled_per_class=2, seed=7),
-                           Settings(kernel="linear", C=2.0, C_star=0.3, bias=False,
-                                    balance="count", positives=3)),
 }
 
 
@@ -115,7 +134,7 @@ CASES = {
 def case(name):
     build, settings = CASES[name]
     instance = build()
-    assert instance.u <= 10 and instance.n <= 20
+    assert instance.u <= 14
     return instance, settings
 
 
@@ -124,239 +143,258 @@ def reference(name):
     return Reference(*case(name))
 
 
-def node_problem(instance, settings, solver="clarabel"):
-    return SDPRelaxationProblem.from_instance(instance, settings, get_backend(solver, "sdp"),
-                                              get_profile(solver, None, "sdp"))
+def problem_for(instance, settings, solver=SOLVER, **options):
+    form = get_formulation("bb-sdp", **options)
+    profile = get_profile(solver, None, "conic")
+    return form, form.labeling_problem(instance, settings, get_backend(solver, "conic"), profile)
 
 
-# -- the optimum -----------------------------------------------------------------------------
+def assert_node_bounds_valid(problem, ref):
+    """Every logged node: bound <= its subtree's optimum when that optimum is at most the
+    incumbent at the node's end (the labelings its box keeps); returns how many were checked."""
+    checked = 0
+    for entry in problem.log:
+        sub = ref.subtree(entry.partial)
+        if sub <= entry.incumbent * (1 + 1e-7):
+            assert entry.bound <= sub + 1e-7 * max(1.0, abs(sub)), (entry, sub)
+            checked += 1
+    return checked
 
-@pytest.mark.parametrize("name,solver", [("rbf_u8_none", None), ("rbf_u10_count", "clarabel"),
-                                         ("moons_u10_count", None),
-                                         ("linear_u8_count_p3", "clarabel")])
-def test_optimum_equals_enumeration_and_labels_attain_it(name, solver):
+
+# -- the optimum -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,options", [
+    ("rbf_u10_mean", {}), ("linear_u10_mean", {"mean_products": True}),
+    ("moons_u12_none", {}), ("rbf_u12_count", {}),
+    ("moons_u14_count", {"count_bound": "none", "branching": "fractional"}),
+])
+def test_optimum_equals_enumeration_and_every_node_bound_is_valid(name, options):
     instance, settings = case(name)
     ref = reference(name)
-    result = api.solve(instance, "bb-sdp", settings, solver=solver)
-    assert result.status == "optimal"
-    assert result.solver == (solver or "scs")
-    assert result.objective == pytest.approx(ref.best, rel=RTOL)
-    assert result.lower_bound <= result.objective
-    assert result.lower_bound == pytest.approx(result.objective, rel=1e-9)
-    labels = np.asarray(result.labels)
+    form, problem = problem_for(instance, settings, **options)
+    found = search(problem, node_selection="best", keep_tree=False, log_every=0)
+    assert found.status == "optimal"
+    assert found.objective == pytest.approx(ref.best, rel=RTOL)
+    assert ref.J(found.labels) == pytest.approx(ref.best, rel=RTOL)
     if ref.P is not None:
-        assert np.count_nonzero(labels == 1) == ref.P
-    assert ref.J(labels) == pytest.approx(ref.best, rel=RTOL)
-    # A third computation of J at the optimum: the conic dual of the project (Clarabel).
-    y = instance.label.astype(float)
-    y[instance.unlabeled] = labels
-    assert svm_dual_value(ref.Kp, y, None)[0] / 2.0 == pytest.approx(ref.best, rel=1e-5)
+        assert int(np.sum(found.labels == 1)) == ref.P
+    assert found.lower_bound <= found.objective
+    assert assert_node_bounds_valid(problem, ref) >= 1
 
 
-def test_primal_gives_the_objective_and_the_decision_values():
-    """J = 1/2 beta'K beta + sum C_i max(0, 1 - y_i f_i)^2 at f = K beta (no bias)."""
-    name = "rbf_u10_count"
+def test_api_result_carries_bound_statistics_and_classifier():
+    name = "rbf_u10_mean"
     instance, settings = case(name)
-    result = api.solve(instance, "bb-sdp", settings, solver="clarabel")
-    beta = np.asarray(result.primal["beta"])
-    assert result.primal["b"] == 0.0
-    K = kernel(instance.X, settings.kernel, settings.sigma)
-    f = K @ beta
-    y = instance.label.astype(float)
-    y[instance.unlabeled] = result.labels
-    J = 0.5 * beta @ K @ beta + penalties(instance, settings) @ np.maximum(0, 1 - y * f) ** 2
-    assert J == pytest.approx(result.objective, rel=1e-8)
-    np.testing.assert_allclose(result.decision_values, f[instance.unlabeled], atol=1e-9)
-
-
-# Derandomized: the same examples every run, so the file's outcome and time are reproducible
-# (explored with 60-120 random examples per run while writing it).
-@hsettings(max_examples=10, derandomize=True, deadline=None,
-           suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_property_random_instances(data):
-    """Random points (u <= 6), labels, kernel, C, C* and balance: bb-sdp's optimum is the
-    enumeration's and its root bound lies below it."""
-    l = data.draw(st.integers(1, 3), label="per class")
-    u = data.draw(st.integers(2, 6), label="u")
-    seed = data.draw(st.integers(0, 2 ** 16), label="seed")
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(2 * l + u, 2))
-    label = np.concatenate([np.ones(l), -np.ones(l), np.zeros(u)]).astype(int)
-    instance = Instance(X, label)
-    balance = data.draw(st.sampled_from(["none", "count"]), label="balance")
-    settings = Settings(kernel=data.draw(st.sampled_from(["linear", "rbf"]), label="kernel"),
-                        sigma=data.draw(st.floats(0.3, 3.0), label="sigma"),
-                        C=data.draw(st.floats(0.1, 10.0), label="C"),
-                        C_star=data.draw(st.floats(0.1, 10.0), label="C*"), bias=False,
-                        balance=balance,
-                        positives=data.draw(st.integers(0, u), label="P")
-                        if balance == "count" else None)
-    ref = Reference(instance, settings)
-    problem = node_problem(instance, settings)
-    assert below(problem.bound(np.zeros(u, dtype=int)).value, ref.best)
-    result = api.solve(instance, "bb-sdp", settings, solver="clarabel")
-    assert result.status == "optimal"
+    ref = reference(name)
+    result = api.solve(instance, "bb-sdp", settings)
+    assert result.status == "optimal" and result.solver == SOLVER
     assert result.objective == pytest.approx(ref.best, rel=RTOL)
-    assert ref.J(np.asarray(result.labels)) == pytest.approx(ref.best, rel=RTOL)
+    assert result.info["sdp_solves"] >= 1 and result.info["root_bound"] <= ref.best * (1 + 1e-9)
+    # The classifier at the labeling: f = K beta, and J from it with the optimal outputs.
+    beta = np.asarray(result.primal["beta"])
+    f = ref.K @ beta
+    np.testing.assert_allclose(result.decision_values, f[instance.unlabeled], atol=1e-8)
 
 
-# -- the bound -------------------------------------------------------------------------------
-
-class KernelSDP(SDPRelaxation):
-    """The project's ``sdp`` formulation on a given kernel matrix (here K')."""
-
-    def __init__(self, K):
-        super().__init__(sdp_form="primal")
-        self.K = K
-
-    def kernel(self, instance, settings):
-        return self.K
-
-
-@pytest.mark.parametrize("name", ["rbf_u8_none", "rbf_u10_count"])
-def test_root_bound_is_the_sdp_relaxation_of_problem_2_on_k_prime(name):
-    """Root: the certified bound <= the optimum, and it is half of what the ``sdp``
-    formulation's reduced model (hard margin, kernel K') reaches, up to solver accuracy."""
+def test_whole_tree_bounded_by_the_sdp_alone():
+    """No heuristic and the worst labeling as the incumbent: every labeling is better than it,
+    so every node's bound must be below its subtree's optimum, and the tree closes."""
+    name = "rbf_u10_mean"
     instance, settings = case(name)
     ref = reference(name)
-    problem = node_problem(instance, settings)
-    root = problem.bound(np.zeros(instance.u, dtype=int))
-    assert below(root.value, ref.best)
-    built = KernelSDP(ref.Kp).build_cvxpy(instance, settings.updated(hard_margin=True))
-    built.model.solve(solver="CLARABEL")
-    assert problem.relaxation_values[0] == pytest.approx(built.model.value / 2.0, rel=1e-5)
-    assert root.value == pytest.approx(built.model.value / 2.0, rel=1e-4)
-    assert root.value <= built.model.value / 2.0 * (1 + 1e-6)
-    # The rounded relaxation is a labeling, scored exactly.
-    assert root.labels_value == pytest.approx(ref.J(root.labels), rel=RTOL)
+    finite = {k: v for k, v in ref.values.items() if np.isfinite(v)}
+    worst_key = max(finite, key=finite.get)
+    form, problem = problem_for(instance, settings)
+    problem.options.heuristic = False
+    worst = np.array(worst_key)
+    problem.initial_incumbent = lambda: (worst, problem.objective(worst), "worst")
+    found = search(problem, node_selection="best", keep_tree=False, log_every=0)
+    assert found.status == "optimal"
+    assert found.objective == pytest.approx(ref.best, rel=RTOL)
+    assert len(problem.log) > 1
+    assert assert_node_bounds_valid(problem, ref) >= len(problem.log) - 1
 
 
-@pytest.mark.parametrize("name,solver", [("rbf_u10_count", "scs"),
-                                         ("linear_u8_count_p3", "clarabel"),
-                                         ("rbf_u8_none", "clarabel")])
-def test_node_bounds_are_below_every_completion(name, solver):
+def test_lifted_count_bound_is_valid_and_not_weaker_at_the_root():
+    name = "moons_u14_count"
     instance, settings = case(name)
     ref = reference(name)
-    problem = node_problem(instance, settings, solver)
-    rng = np.random.default_rng(2)
-    for fixed_count in (1, 3, 5):
-        partial = np.zeros(instance.u, dtype=int)
-        fixed = rng.choice(instance.u, size=fixed_count, replace=False)
-        partial[fixed] = rng.choice((-1, 1), size=fixed_count)
-        node = problem.bound(partial)
-        assert below(node.value, ref.best_completion(partial))
-        if node.labels is not None:
-            np.testing.assert_array_equal(node.labels[partial != 0], partial[partial != 0])
-            assert node.labels_value == pytest.approx(ref.J(node.labels), rel=RTOL)
-        if node.branch_index is not None:
-            assert partial[node.branch_index] == 0
+    roots = {}
+    for count_bound in ("none", "lifted"):
+        _, problem = problem_for(instance, settings, count_bound=count_bound)
+        problem.options.heuristic = False
+        start = problem.initial_incumbent()
+        node = problem.bound(np.zeros(instance.u, dtype=int))
+        assert node.value <= ref.best * (1 + 1e-9)
+        roots[count_bound] = node.value
+        assert start is not None
+    assert roots["lifted"] >= roots["none"] - 1e-6 * abs(roots["none"])
 
 
-def test_loose_first_solves_only_with_scs_at_its_default_accuracy():
-    instance, settings = case("rbf_u10_count")
-    scs = get_profile("scs", None, "sdp")
-    assert node_problem(instance, settings, "scs").loose_profile.options["eps_abs"] == LOOSE_EPS
-    assert node_problem(instance, settings, "clarabel").loose_profile is None
-    chosen = SDPRelaxationProblem.from_instance(
-        instance, settings, get_backend("scs", "sdp"), scs.updated(options={"eps_rel": 1e-6}))
-    assert chosen.loose_profile is None  # the user's accuracy is kept for every node
+# -- the certificate -------------------------------------------------------------------------
 
-
-def test_loose_solve_is_continued_unless_it_prunes():
-    """A node whose loose certificate reaches the cutoff gets one SCS solve; any other node a
-    second one at the profile's accuracy, whose certificate is kept when larger
-    and whose labels the node uses. Every bound stays below every completion."""
-    name = "rbf_u10_count"
+def root_model(name):
     instance, settings = case(name)
-    ref = reference(name)
-    root = np.zeros(instance.u, dtype=int)
-    open_node = node_problem(instance, settings, "scs")  # no incumbent: nothing can be pruned
-    tight = open_node.bound(root)
-    assert open_node.sdp_solves == 2 and open_node.tight_solves == 1
-    loose_value = open_node.relaxation_values[0]
-    pruned = node_problem(instance, settings, "scs")
-    pruned.notify_cutoff(0.5 * loose_value)  # below the loose certificate
-    loose = pruned.bound(root)
-    assert pruned.sdp_solves == 1 and pruned.tight_solves == 0
-    assert loose.value >= 0.5 * loose_value
-    assert below(loose.value, ref.best) and below(tight.value, ref.best)
-    assert tight.value >= loose.value - 1e-6 * abs(loose.value)
-    # Tightly, the certificate is within SCS's default accuracy of the relaxation.
-    assert tight.value == pytest.approx(open_node.relaxation_values[-1], rel=1e-3)
+    _, problem = problem_for(instance, settings)
+    rows, Ct, fr = problem.root_rows()
+    umd = -np.asarray(rows.b)[rows.select("dU")]
+    T = 1.0 + float(np.sum(umd))
+    A, b, eq = rows.arrays()
+    return problem, rows, Ct, A, b, eq, T
 
 
-@pytest.mark.parametrize("name", ["rbf_u8_none", "rbf_u10_count"])
-def test_certificate_holds_for_arbitrary_duals(name):
-    """Weak duality makes the certified value a lower bound on 2 J for ANY a >= 0 and H: random
-    ones (and a scaled optimum-like a) must never exceed twice the optimum."""
-    instance, settings = case(name)
+def solve_standard(A, b, eq, Ct, solver, tolerance, **options):
+    c, A_std, b_std, nl = standard_form(A, b, eq, Ct)
+    problem = StandardConic(c, A_std, b_std, l=nl, s=(Ct.shape[0],), tolerance=tolerance)
+    profile = get_profile(solver, None, "conic").updated(options=options)
+    outcome = get_backend(solver, "conic").solve(problem, profile)
+    assert outcome.has_solution
+    return problem
+
+
+@pytest.mark.parametrize("name", ["rbf_u10_mean", "rbf_u12_count"])
+def test_loose_scs_certificate_stays_below_the_optimum(name):
+    """SCS at eps 1e-2: its primal value may overshoot the relaxation; the certified value (and
+    the one with refitted diagonal multipliers) never exceeds the tight certificate or the
+    optimum."""
     ref = reference(name)
-    lab, unl = instance.labeled, instance.unlabeled
-    order = np.concatenate([lab, unl])
-    Kn = ref.Kp[np.ix_(order, order)]
-    yS = instance.label[lab].astype(float)
-    u = instance.u
-    count = None if ref.P is None else 2 * ref.P - u
-    rng = np.random.default_rng(5)
+    problem, rows, Ct, A, b, eq, T = root_model(name)
+    loose = solve_standard(A, b, eq, Ct, "scs", 1e-2)
+    cert = certified_value(Ct, A, b, eq, loose.y, T)
+    repaired = repair_diagonal(Ct, A, b, eq, loose.y, loose.block(0), rows, T)
+    tight_solver = "sdpa" if HAS_SDPA else "clarabel"
+    tight = solve_standard(A, b, eq, Ct, tight_solver, 1e-9)
+    tight_cert = certified_value(Ct, A, b, eq, tight.y, T)
+    primal = float(np.sum(Ct * tight.block(0)))
+    assert tight_cert.value == pytest.approx(primal, rel=1e-5)
+    for value in (cert.value, repaired.value):
+        assert value <= tight_cert.value + 1e-6 * abs(tight_cert.value)
+        assert value <= ref.best
+    # The loose solve's own objective is no bound: the certificate corrects it (trace bound).
+    assert cert.lmin < 0 or cert.value <= primal
+
+
+def test_certificate_holds_for_arbitrary_multipliers():
+    """Weak duality: any multipliers (clipped on the inequalities) give a value below the
+    relaxation's optimum."""
+    name = "linear_u10_mean"
+    problem, rows, Ct, A, b, eq, T = root_model(name)
+    solver = "sdpa" if HAS_SDPA else "clarabel"
+    tight = solve_standard(A, b, eq, Ct, solver, 1e-9)
+    optimum = float(np.sum(Ct * tight.block(0)))
+    rng = np.random.default_rng(0)
     for trial in range(20):
-        a = rng.exponential(scale=rng.uniform(0.01, 2.0), size=instance.n)
-        V = rng.normal(size=(u + 1, rng.integers(1, u + 2)))
-        H = V @ V.T
-        H /= np.sqrt(np.outer(np.diag(H), np.diag(H)))
-        value = certified_value(Kn, yS, a, H, count)
-        assert below(value, 2.0 * ref.best)
+        y = tight.y + rng.normal(scale=rng.uniform(1e-3, 3.0), size=tight.y.size)
+        value = certified_value(Ct, A, b, eq, y, T).value
+        assert value <= optimum + 1e-6 * max(1.0, abs(optimum))
 
 
-def test_single_completion_is_exact():
-    """When the count leaves one completion the bound is its J, with the labeling offered."""
-    name = "linear_u8_count_p3"
+# -- the box, the labeling QP --------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["rbf_u10_mean", "moons_u12_none"])
+def test_box_holds_every_labeling_better_than_the_incumbent(name):
+    from s3vm.output_space import compute_box
+
     instance, settings = case(name)
     ref = reference(name)
-    problem = node_problem(instance, settings)
-    partial = np.zeros(instance.u, dtype=int)
-    partial[:ref.P] = 1  # all positives placed: the rest must be -1
-    node = problem.bound(partial)
-    expected = np.where(np.arange(instance.u) < ref.P, 1, -1)
-    np.testing.assert_array_equal(node.labels, expected)
-    assert node.value == pytest.approx(ref.J(expected), rel=RTOL)
+    _, problem = problem_for(instance, settings)
+    d = problem.data
+    UB = 1.05 * ref.best
+    L, U = d.initial_box()
+    L, U = compute_box(d.M, d.a if d.rhs is not None else None, d.rhs, L, U, UB)
+    inside = 0
+    for signs, value in ref.values.items():
+        if value <= UB:
+            _, v = d.qp(d.full(np.array(signs, dtype=float)))
+            assert np.all(v >= L - 1e-7) and np.all(v <= U + 1e-7)
+            inside += 1
+    assert inside >= 1 and np.all(np.isfinite(L)) and np.all(np.isfinite(U))
 
 
-# -- against bb --no-bias --------------------------------------------------------------------
+def test_labeling_qp_matches_clarabel():
+    from s3vm.output_space import _labeling_qp_conic, labeling_qp
 
-@pytest.mark.skipif("bb" not in FORMULATIONS, reason="the bb formulation is not registered")
-@pytest.mark.parametrize("name", ["rbf_u10_count", "moons_u10_count"])
-def test_bb_without_bias_reaches_the_same_optimum(name):
+    rng = np.random.default_rng(3)
+    for trial in range(12):
+        n = int(rng.integers(4, 15))
+        B = rng.normal(size=(n, n))
+        Cm = B @ B.T + 0.1 * np.eye(n)
+        y = rng.choice([-1.0, 1.0], n)
+        a = (rng.random(n) < 0.6).astype(float) if trial % 3 else None
+        rhs = float(rng.normal() * 2) if a is not None else None
+        v1, x1 = labeling_qp(Cm, y, a, rhs)
+        v2, x2 = _labeling_qp_conic(Cm, y, a, rhs)
+        if np.isinf(v1):
+            assert x2 is None or np.isinf(v2)
+        else:
+            assert v1 == pytest.approx(v2, rel=1e-6, abs=1e-9)
+
+
+# -- determinism, limits, input -------------------------------------------------------------------
+
+def test_same_result_bit_identical_across_runs():
+    name = "rbf_u12_count"
+    instance, settings = case(name)
+    runs = [api.solve(instance, "bb-sdp", settings) for _ in range(2)]
+    assert runs[0].objective == runs[1].objective
+    assert runs[0].lower_bound == runs[1].lower_bound
+    assert runs[0].nodes == runs[1].nodes
+    np.testing.assert_array_equal(runs[0].labels, runs[1].labels)
+
+
+def test_time_limit_is_honoured():
+    """A limit shorter than one node: the rounds stop at the clock, the search reports it."""
+    from s3vm.loaders import load_sdp_instance
+
+    instance = load_sdp_instance("art150", 0.3, seed=1)
+    settings = Settings(kernel="rbf", sigma=1.0, C=1.0, C_star=0.4, bias=False, balance="mean")
+    start = time.perf_counter()
+    result = api.solve(instance, "bb-sdp", settings, time_limit=2.0)
+    wall = time.perf_counter() - start
+    assert result.status in ("time_limit", "optimal", "feasible")
+    assert result.seconds < 2.0 + 15.0 and wall < 2.0 + 20.0  # at most one SDP past the limit
+    if result.status == "time_limit":
+        assert result.lower_bound is None or result.lower_bound <= result.objective
+
+
+def test_bias_and_unknown_balance_are_rejected(capsys, tmp_path):
+    instance, settings = case("rbf_u10_mean")
+    with pytest.raises(InputError, match="without bias"):
+        api.solve(instance, "bb-sdp", settings, bias=True)
+    path = tmp_path / "small.csv"
+    instance.to_csv(str(path))
+    status = cli.main(["solve", str(path), "-f", "bd-mip", "--balance", "mean"])
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.strip().splitlines()) == 1 and "mean" in err
+
+
+def test_cli_solve_json_quiet(capsys, tmp_path):
+    name = "moons_u12_none"
+    instance, _ = case(name)
+    path = tmp_path / "moons.csv"
+    instance.to_csv(str(path))
+    status = cli.main(["solve", str(path), "--formulation", "bb-sdp", "--kernel", "rbf",
+                       "--sigma", "0.5", "--C", "10", "--no-bias", "--json", "--quiet"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert err == ""
+    result = json.loads(out)
+    assert result["status"] == "optimal" and result["formulation"] == "bb-sdp"
+    assert result["objective"] == pytest.approx(reference(name).best, rel=RTOL)
+
+
+def test_bb_without_bias_reaches_the_same_optimum():
+    name = "rbf_u12_count"
     instance, settings = case(name)
     sdp = api.solve(instance, "bb-sdp", settings)
     svm = api.solve(instance, "bb", settings)
     assert sdp.status == svm.status == "optimal"
     assert sdp.objective == pytest.approx(svm.objective, rel=RTOL)
-    assert sdp.objective == pytest.approx(reference(name).best, rel=RTOL)
 
 
-# -- input -----------------------------------------------------------------------------------
-
-def test_bias_is_rejected():
-    instance, settings = case("rbf_u8_none")
-    with pytest.raises(InputError, match="without bias"):
-        api.solve(instance, "bb-sdp", settings, bias=True)
-    # A file's (or a Settings object's) bias is a default that bb-sdp, which has none, ignores.
-    result = api.solve(instance, "bb-sdp", settings.updated(bias=True),
-                        options={"node_limit": 1})
-    assert result.info["settings"]["bias"] is False
-
-
-def test_cli_solve_json(capsys, tmp_path):
-    name = "rbf_u8_none"
-    instance, _ = case(name)
-    path = tmp_path / "small.csv"
-    instance.to_csv(str(path))
-    status = cli.main(["solve", str(path), "--formulation", "bb-sdp", "--kernel", "rbf",
-                       "--sigma", "1.5", "--C", "1", "--no-bias", "--json"])
-    out, err = capsys.readouterr()
-    assert status == 0, err
-    result = json.loads(out)
-    assert result["status"] == "optimal" and result["formulation"] == "bb-sdp"
-    assert isinstance(result["nodes"], int) and result["nodes"] >= 1
-    assert result["objective"] == pytest.approx(reference(name).best, rel=RTOL)
+def test_single_unlabeled_point_mean_balance_is_infeasible():
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [0.2, 0.1], [2.0, 2.0], [0.5, 0.5]])
+    label = np.array([1, -1, 1, -1, 0])
+    instance = Instance(X, label)
+    result = api.solve(instance, "bb-sdp", Settings(bias=False, balance="mean"))
+    assert result.status == "infeasible"

@@ -626,3 +626,26 @@ def test_mosek_fusion_solves_subspace_and_lowrank(instance, subspace_parts):
         finally:
             built.model.dispose()
 
+
+
+# -- bb-sdp: the root of the output-space Shor relaxation -------------------------------------
+
+@pytest.mark.parametrize("balance,options", [("mean", {}), ("mean", {"mean_products": True}),
+                                             ("count", {"count_bound": "lifted"})])
+def test_bb_sdp_root_exports_with_the_cvxpy_optimum(tmp_path, balance, options):
+    """``s3vm export -f bb-sdp`` writes the root relaxation (box of the starting incumbent, no
+    cuts); read back, it has the optimum of the formulation's CVXPY model of the same rows."""
+    from s3vm.generators import noisy_linear
+    from s3vm.registry import get_formulation
+
+    inst = noisy_linear(per_class=3, u=7, p=2, noise=1.0, seed=3)
+    settings = Settings(kernel="rbf", sigma=1.0, C=2.0, C_star=0.8, bias=False, balance=balance)
+    form = get_formulation("bb-sdp", **options)
+    path = str(tmp_path / "root.cbf")
+    form.export(inst, settings, path, "cbf")
+    from_file = read_cbf(path)
+    from_file.solve(solver="CLARABEL")
+    built = form.build_cvxpy(inst, settings)
+    built.model.solve(solver="CLARABEL")
+    assert from_file.status == built.model.status == "optimal"
+    assert from_file.value == pytest.approx(built.model.value, rel=1e-6)

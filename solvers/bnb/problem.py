@@ -58,10 +58,15 @@ class LabelingProblem(ABC):
         The balance count (exactly P unlabeled points labeled +1), None for no balance
         constraint. The driver prunes nodes that can no longer meet it; a problem may also use it
         in its bound.
+    clock : s3vm.solvers.clock.Clock or None
+        The clock of the solve, set by the caller before the search: a problem whose bound
+        computations are long may cut them short when it expires (the driver checks the time
+        only between nodes).
     """
 
     u: int
     positives: Optional[int] = None
+    clock: Any = None
 
     @abstractmethod
     def bound(self, partial: np.ndarray, parent_state: Any = None) -> NodeBound:

@@ -1,0 +1,283 @@
+"""The exact solver in SDP-S3VM's setting (Piccialli, Schwiddessen and Sudoso 2024) on their eleven
+instances, and the count balance's root bounds (docs/benchmarks.md, "Exact S3VM on the SDP-S3VM
+instances").
+
+Part ``mean`` (their problem): each instance of ``load_sdp_instance`` with 30% of each class
+labeled (``rounding="floor"``, their floor(0.3 n_c); our seeded draws, seeds 0-2 for n <= 300 and
+seed 0 above), kernel and C from their cross-validation on the labeled points
+(:func:`s3vm.selection.select_parameters`), C* = C l / u, no bias, the mean balance, relative gap
+1e-3. Per run, one at a time:
+
+- ``bb-sdp`` (SDP-S3VM's bound, SDPA) with ``--time-limit`` (n <= 300) or ``--time-limit-large``;
+- on seed 0 only, ``bb --no-bias`` (the SVM bound of Chapelle, Sindhwani and Keerthi) with
+  ``--bb-limit``;
+- on seed 0 only, and with ``--old PATH`` (a tree holding the previous code's packages as
+  ``PATH/s3vm``), the root of the previous ``bb-sdp`` (the De Bie-Cristianini relaxation on
+  K + diag(1/(2 C_i)), SCS) with ``--balance none`` (it has no mean balance; its bound is still a
+  lower bound of the mean-balanced optimum), one node, ``--old-limit``.
+
+Part ``count`` (the project's default problem): art100 and art150, seed 0, 30% labeled
+(half-up rounding, as the earlier count benchmarks), rbf with sigma = 1 (gamma = 1/p, p = 2),
+C = C* = 1, no bias, the count at the true number of unlabeled positives; root bounds (one node)
+of ``bb-sdp`` with ``--count-bound none`` and ``lifted``, of ``bb --no-bias``, and of the previous
+``bb-sdp`` (with ``--old``); the root gap is taken against the best labeling any of these runs (or
+the ``--count-full`` run, a full ``bb-sdp`` search of art150 with that limit) found.
+
+Every run is a child process with a hard timeout (its limit x 1.5 + 60 s); each line of the output
+JSONL carries the load average (``os.getloadavg``) at its start.
+
+    .venv/bin/python benchmarks/sdp_s3vm.py mean --out benchmarks/sdp_s3vm-mean.jsonl \\
+        --time-limit 100 --time-limit-large 240 --bb-limit 30 --old /tmp/oldpkg --old-limit 60
+    .venv/bin/python benchmarks/sdp_s3vm.py count --out benchmarks/sdp_s3vm-count.jsonl \\
+        --root-limit 300 --old /tmp/oldpkg
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.abspath(__file__)
+
+
+def one(spec: dict) -> dict:
+    """Run one solve described by ``spec`` in this process and return its record."""
+    from s3vm.api import solve
+    from s3vm.loaders import load_sdp_instance
+
+    if spec.get("labeled_idx") is not None:
+        # The previous code's loader has no ``rounding``: the labeled rows come from the parent.
+        full = load_sdp_instance(spec["instance"], None)
+        y = np.zeros(full.n, dtype=int)
+        idx = np.asarray(spec["labeled_idx"], dtype=int)
+        y[idx] = full.label[idx]
+        data = (full.X, y, full.label)
+    else:
+        data = load_sdp_instance(spec["instance"], 0.3, seed=spec["seed"],
+                                 rounding=spec["rounding"])
+    from s3vm.api import load
+
+    inst = load(data)[0]
+    out = {"n": inst.n, "l": int((inst.label != 0).sum()), "u": inst.u}
+    settings = dict(spec.get("settings") or {})
+    if spec.get("select"):
+        from s3vm.selection import select_parameters
+
+        t = time.perf_counter()
+        sel = select_parameters(inst)
+        out["selection_seconds"] = time.perf_counter() - t
+        settings.update(sel.settings())
+        out["selection"] = {"kernel": sel.kernel, "C": sel.C, "C_star": sel.C_star,
+                            "sigma": sel.sigma}
+    t, c = time.perf_counter(), time.process_time()
+    r = solve(data, spec["formulation"], time_limit=spec["time_limit"],
+              options=spec.get("options") or {}, **settings)
+    info = r.info or {}
+    root = info.get("root_bound")
+    trace = info.get("trace") or {}
+    if root is None and trace.get("bound"):
+        root = trace["bound"][0]
+    out.update(status=r.status, objective=r.objective, lower_bound=r.lower_bound, gap=r.gap,
+               nodes=r.nodes, seconds=r.seconds, wall=time.perf_counter() - t,
+               cpu=time.process_time() - c, root_bound=root,
+               root_seconds=info.get("root_seconds"), root_rounds=info.get("root_rounds"),
+               sdp_solves=info.get("sdp_solves"), sdp_seconds=info.get("sdp_seconds"),
+               sdp_cpu=info.get("sdp_cpu"), positives=info.get("positives"))
+    return out
+
+
+def run(spec: dict, pythonpath: str | None = None) -> dict:
+    """``one(spec)`` in a child process with a hard timeout; the record, or an error record."""
+    env = dict(os.environ)
+    env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = "1"
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    timeout = spec["time_limit"] * 1.5 + 60
+    load = os.getloadavg()
+    t = time.perf_counter()
+    base = {**{k: spec[k] for k in ("instance", "seed", "formulation")},
+            "label": spec.get("label", spec["formulation"]), "time_limit": spec["time_limit"],
+            "options": spec.get("options"), "load": [round(x, 2) for x in load],
+            "started": time.strftime("%H:%M:%S", time.gmtime())}
+    try:
+        proc = subprocess.run([sys.executable, HERE, "one", json.dumps(spec)], env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {**base, "status": "killed", "wall": time.perf_counter() - t}
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        return {**base, "status": "crash", "wall": time.perf_counter() - t,
+                "stderr": proc.stderr[-2000:]}
+    return {**base, **json.loads(lines[-1])}
+
+
+def labeled_idx(name: str, seed: int, rounding: str) -> list:
+    from s3vm.loaders import load_sdp_instance
+
+    return np.flatnonzero(load_sdp_instance(name, 0.3, seed=seed, rounding=rounding).label
+                          != 0).tolist()
+
+
+def emit(fh, row):
+    line = json.dumps(row)
+    print(line, flush=True)
+    fh.write(line + "\n")
+    fh.flush()
+
+
+def mean_part(args):
+    from s3vm.loaders import SDP_INSTANCES
+
+    names = sorted(SDP_INSTANCES, key=lambda k: SDP_INSTANCES[k][0])
+    with open(args.out, "a") as fh:
+        emit(fh, {"part": "header", "uptime": subprocess.run(["uptime"], capture_output=True,
+                                                              text=True).stdout.strip(),
+                  "args": vars(args)})
+        for name in names:
+            n = SDP_INSTANCES[name][0]
+            seeds = range(3) if n <= 300 else range(1)
+            limit = args.time_limit if n <= 300 else args.time_limit_large
+            common = {"instance": name, "rounding": "floor", "select": True}
+            for seed in seeds:
+                row = run({**common, "seed": seed, "formulation": "bb-sdp",
+                           "time_limit": limit, "options": {"rel_gap": 1e-3}})
+                emit(fh, row)
+                if seed == 0:
+                    emit(fh, run({**common, "seed": 0, "formulation": "bb", "time_limit":
+                                  args.bb_limit, "options": {"rel_gap": 1e-3}}))
+                    if args.old and row.get("selection"):
+                        sel = row["selection"]
+                        settings = {**sel, "bias": False, "balance": "none"}
+                        emit(fh, run({"instance": name, "seed": 0, "rounding": "floor",
+                                      "labeled_idx": labeled_idx(name, 0, "floor"),
+                                      "settings": settings, "formulation": "bb-sdp",
+                                      "label": "bb-sdp-previous (balance none)",
+                                      "time_limit": args.old_limit,
+                                      "options": {"node_limit": 1}}, args.old))
+
+
+COUNT = {"kernel": "rbf", "sigma": 1.0, "C": 1.0, "C_star": 1.0, "bias": False,
+         "balance": "count", "positives": "truth"}
+
+
+def count_part(args):
+    with open(args.out, "a") as fh:
+        emit(fh, {"part": "header", "uptime": subprocess.run(["uptime"], capture_output=True,
+                                                              text=True).stdout.strip(),
+                  "args": vars(args)})
+        for name in ("art100", "art150"):
+            common = {"instance": name, "seed": 0, "rounding": "half-up", "settings": COUNT,
+                      "time_limit": args.root_limit}
+            for variant in ("none", "lifted"):
+                emit(fh, run({**common, "formulation": "bb-sdp", "label": f"bb-sdp {variant}",
+                              "options": {"node_limit": 1, "count_bound": variant}}))
+            emit(fh, run({**common, "formulation": "bb", "options": {"node_limit": 1}}))
+            if args.old:
+                emit(fh, run({**common, "formulation": "bb-sdp", "label": "bb-sdp-previous",
+                              "labeled_idx": labeled_idx(name, 0, "half-up"),
+                              "options": {"node_limit": 1}}, args.old))
+        if args.count_full:
+            emit(fh, run({"instance": "art150", "seed": 0, "rounding": "half-up",
+                          "settings": COUNT, "time_limit": args.count_full,
+                          "formulation": "bb-sdp", "label": "bb-sdp lifted full",
+                          "options": {"rel_gap": 1e-3}}))
+
+
+def _fmt(x, digits=4):
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{digits}g}"
+    return str(x)
+
+
+def _pct(x):
+    return "-" if x is None else f"{100 * x:.2f}%"
+
+
+def _proved(r):
+    """Optimal, or stopped by the gap tolerance (status feasible without a node limit)."""
+    return r.get("status") == "optimal" or (r.get("status") == "feasible" and not
+                                           (r.get("options") or {}).get("node_limit"))
+
+
+def _rel(r):
+    """(objective - lower bound) / |objective|."""
+    o, b = r.get("objective"), r.get("lower_bound")
+    return None if o is None or b is None else (o - b) / abs(o)
+
+
+def table(args):
+    """Markdown tables of a ``mean`` results file (stdout)."""
+    rows = [json.loads(ln) for ln in open(args.out)]
+    header = [r for r in rows if r.get("part") == "header"]
+    rows = [r for r in rows if r.get("part") != "header"]
+    best = {}
+    for r in rows:
+        if r.get("objective") is not None and r["label"] in ("bb-sdp", "bb"):
+            key = (r["instance"], r["seed"])
+            best[key] = min(best.get(key, float("inf")), r["objective"])
+
+    def gap(r, bound):
+        b = best.get((r["instance"], r["seed"]))
+        return None if bound is None or b is None else (b - bound) / abs(b)
+
+    print("| instance | n | seed | kernel, C | root bound | best value | root gap | root s | nodes |"
+          " total s | status | final gap | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if r["label"] != "bb-sdp":
+            continue
+        sel = r.get("selection") or {}
+        status = ("proved" if _proved(r) else r.get("status"))
+        print(f"| {r['instance']} | {r.get('n', '-')} | {r['seed']} | {sel.get('kernel', '-')}, "
+              f"{_fmt(sel.get('C'), 3)} | {_fmt(r.get('root_bound'), 6)} | "
+              f"{_fmt(best.get((r['instance'], r['seed'])), 6)} | {_pct(gap(r, r.get('root_bound')))} | "
+              f"{_fmt(r.get('root_seconds'), 3)} | {_fmt(r.get('nodes'))} | {_fmt(r.get('seconds'), 4)} | "
+              f"{status} | {_pct(_rel(r))} | {r['load'][0]} |")
+    print()
+    print("| instance | bb status | bb s | bb nodes | bb root gap | bb final gap | previous bb-sdp root "
+          "gap (balance none) | its s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if r["label"] != "bb":
+            continue
+        old = next((o for o in rows if o["instance"] == r["instance"] and o["label"].startswith(
+            "bb-sdp-previous")), None)
+        status = "proved" if _proved(r) else r.get("status")
+        old_gap = _pct(gap(old, old.get("root_bound"))) if old and old.get("root_bound") else (
+            old.get("status") if old else "-")
+        print(f"| {r['instance']} | {status} | {_fmt(r.get('seconds'), 3)} | {_fmt(r.get('nodes'))} | "
+              f"{_pct(gap(r, r.get('root_bound')))} | {_pct(_rel(r))} | {old_gap} | "
+              f"{_fmt(old.get('wall') if old else None, 3)} |")
+    for h in header:
+        print(f"\n{h['uptime']}")
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "one":
+        print(json.dumps(one(json.loads(sys.argv[2]))), flush=True)
+        return
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("part", choices=("mean", "count", "table"))
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--time-limit", type=float, default=100.0)
+    ap.add_argument("--time-limit-large", type=float, default=240.0)
+    ap.add_argument("--bb-limit", type=float, default=30.0)
+    ap.add_argument("--old", help="PYTHONPATH of the previous code (a folder with s3vm/)")
+    ap.add_argument("--old-limit", type=float, default=60.0)
+    ap.add_argument("--root-limit", type=float, default=300.0)
+    ap.add_argument("--count-full", type=float, default=0.0,
+                    help="also a full bb-sdp search of art150 with the count, this limit")
+    args = ap.parse_args()
+    {"mean": mean_part, "count": count_part, "table": table}[args.part](args)
+
+
+if __name__ == "__main__":
+    main()
