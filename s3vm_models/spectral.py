@@ -261,13 +261,15 @@ def _sparse_nontrivial(A, E: sp.csr_matrix, deg: np.ndarray, d: int, seed: int
 def isolated_points(A) -> np.ndarray:
     """Rows of the affinity with no positive weight off the diagonal (points linked to no other
     point: an rbf that underflowed, or an outlier far beyond the graph's width)."""
+    # Count the positive weights rather than subtract the diagonal from the row sum: an outlier
+    # linked by a weight of 1e-27 next to its self-similarity 1 would round to a sum of 0.
     if sp.issparse(A):
         A = sp.csr_matrix(A)
-        off = np.asarray(A.sum(axis=1)).ravel() - A.diagonal()
+        linked = np.asarray((A > 0).sum(axis=1)).ravel() - (A.diagonal() > 0)
     else:
         A = np.asarray(A, dtype=float)
-        off = A.sum(axis=1) - np.diag(A)
-    return np.flatnonzero(off <= 0)
+        linked = np.count_nonzero(A > 0, axis=1) - (np.diag(A) > 0)
+    return np.flatnonzero(linked <= 0)
 
 
 def _check_graph(A) -> np.ndarray:

@@ -7,6 +7,7 @@ the bad input of the family (exit 2, one line)."""
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from scipy.linalg import subspace_angles
 
@@ -314,8 +315,10 @@ def test_threshold_quantile_clips_the_columns():
 
 @pytest.fixture(scope="module")
 def outlier_file(tmp_path_factory):
-    """A point a thousand neighbour distances from all others: its rbf affinities underflow."""
-    inst = problem(seed=7, n=20)
+    """A point so far from all others that its rbf affinities underflow to 0. (The width, the
+    mean nearest-neighbour distance, grows with the outlier's own distance / n: with 40 other
+    points the outlier stays about 40 widths away, beyond exp(-745).)"""
+    inst = problem(seed=7, n=40)
     X = np.vstack([inst.X, [1e3, 1e3]])
     label = np.r_[inst.label, 0]
     path = tmp_path_factory.mktemp("outlier") / "outlier.csv"
@@ -328,7 +331,7 @@ def outlier_file(tmp_path_factory):
 def test_isolated_point_in_the_graph(outlier_file, formulation, rule, tmp_path):
     line = one_error_line(["solve", outlier_file, "-f", formulation, "--spectral-rule", rule,
                            "--kernel", "rbf", "--json"])
-    assert "isolated point" in line and "rows 20" in line
+    assert "isolated point" in line and "rows 40" in line
     target = tmp_path / "model.ptf"     # nothing written either
     one_error_line(["export", outlier_file, "-f", formulation, "--spectral-rule", rule,
                     "-o", str(target)])
@@ -355,3 +358,16 @@ def test_an_svm_that_does_not_converge_is_an_error_not_a_value():
     res = api.solve(inst, "sdp-subspace", options={"dim": 3}, kernel="linear", hard_margin=True)
     assert res.status == "error" and res.labels is None
     assert "did not converge" in res.message
+
+
+def test_a_faint_link_is_not_an_isolated_point():
+    # heart's row 151 lies 11 widths from its nearest neighbour: its affinity 2e-27 vanishes
+    # beside the diagonal's 1 in a row sum, yet the point is linked.
+    from s3vm.spectral import isolated_points
+
+    A = np.array([[1.0, 0.5, 2e-27], [0.5, 1.0, 0.0], [2e-27, 0.0, 1.0]])
+    assert isolated_points(A).size == 0
+    assert isolated_points(sp.csr_matrix(A)).size == 0
+    A[0, 2] = A[2, 0] = 0.0
+    assert list(isolated_points(A)) == [2]
+    assert list(isolated_points(sp.csr_matrix(A))) == [2]
