@@ -7,8 +7,9 @@ writes the raw numbers as JSON. docs/reproductions/de-bie.md quotes them (writte
 discussion needs the numbers first).
 
     .venv/bin/python benchmarks/de_bie.py usps --points 100 --dim 4 --runs 10 --json /tmp/usps400.json
-    .venv/bin/python benchmarks/de_bie.py usps --points 250 --dim 3 --runs 10 --rank 200 \\
-        --json /tmp/usps1000.json
+    .venv/bin/python benchmarks/de_bie.py usps --points 250 --dim 3 --runs 10 --json /tmp/usps1000.json
+    .venv/bin/python benchmarks/de_bie.py usps ... --spectral-rule book --graph knn \\
+        --threshold-quantile 0.9                     # the ablation's choices
     .venv/bin/python benchmarks/de_bie.py artificial --json /tmp/artificial.json
     .venv/bin/python benchmarks/de_bie.py summary /tmp/usps400.json ...   # tables of saved runs
 
@@ -19,9 +20,10 @@ distances are half the paper's, so its sigma = 7 is 3.5 here). Each randomisatio
 number. rbf kernel, sigma = mean distance to the nearest neighbour among the drawn points, hard
 margin. Scored by ROC AUC on the unlabeled points:
 
-- ``sdp-lowrank`` (the subspace SDP through its low-rank dual; same optimum as ``sdp-subspace``)
-  with the exact kernel factor (``--rank`` omitted: rank = n) or a Nystroem factor (``--rank r``),
-  dimension ``--dim``, SCS; ``--formulation sdp-subspace`` runs the primal form instead.
+- ``sdp-subspace`` (exact kernel), dimension ``--dim``, with its default solver ``psd-barrier``
+  and the spectral options ``--spectral-rule``, ``--graph``, ``--threshold-quantile``;
+  ``--formulation sdp-lowrank`` with ``--rank`` takes a Nystroem factor, ``--solver scs``
+  (``--eps``) the CVXPY model.
 - inductive SVMs on the 20 labeled points with the same kernel, scored by their decision function
   on the unlabeled points: scikit-learn ``SVC(kernel="precomputed", C=1e6)`` (with bias; C = 1e6
   stands in for the hard margin: no alpha reaches it) and the hard-margin SVM without bias
@@ -101,30 +103,11 @@ def inductive_scores(K, instance):
     return with_bias, no_bias
 
 
-def clip_subspace(quantile: float) -> None:
-    """Ablation (De Bie and Cristianini 2003, footnote 4: "to reduce the influence from outliers,
-    large entries of the v_i can be thresholded"): wrap the spectral step so that each column of V
-    is clipped at the ``quantile`` of its absolute values. Symmetric, so labeled rows stay
-    +c / -c."""
-    from s3vm import sdp_lowrank, sdp_subspace
-
-    original = sdp_subspace.subspace_basis
-
-    def clipped(*a, **k):
-        V = original(*a, **k)
-        c = np.quantile(np.abs(V), quantile, axis=0)
-        return np.clip(V, -c, c)
-
-    sdp_lowrank.subspace_basis = clipped
-    sdp_subspace.subspace_basis = clipped
-
-
 def run_usps(args) -> dict:
     X, digit = usps_digits()
-    if args.clip is not None:
-        clip_subspace(args.clip)
     runs = []
-    options = {"dim": args.dim}
+    options = {"dim": args.dim, "spectral_rule": args.spectral_rule, "graph": args.graph,
+               "threshold_quantile": args.threshold_quantile, "rounding": args.rounding}
     if args.formulation == "sdp-lowrank":
         options.update(rank=args.rank, working_set=0)
     solver_options = {}
@@ -133,7 +116,8 @@ def run_usps(args) -> dict:
     for seed in range(args.first_seed, args.first_seed + args.runs):
         inst = usps_instance(X, digit, args.points, 5, seed)
         sigma = nearest_neighbour_sigma(inst.X)
-        settings = Settings(kernel="rbf", sigma=sigma, hard_margin=True)
+        settings = (Settings(kernel="rbf", sigma=sigma, hard_margin=True) if args.C is None else
+                    Settings(kernel="rbf", sigma=sigma, C=args.C, C_star=args.C))
         K = kernel_matrix(inst.X, None, "rbf", sigma)
         with_bias, no_bias = inductive_scores(K, inst)
         truth = inst.truth_U
@@ -143,7 +127,8 @@ def run_usps(args) -> dict:
         form = get_formulation(args.formulation, **opts)
         start = time.perf_counter()
         cpu = time.process_time()
-        res = form.solve(inst, settings, SolverProfile(solver=args.solver, options=solver_options))
+        res = form.solve(inst, settings, SolverProfile(solver=args.solver, options=solver_options,
+                                                       threads=1))
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
         row = {
             "seed": seed, "n": inst.n, "u": inst.u, "sigma": sigma, "status": res.status,
@@ -160,8 +145,8 @@ def run_usps(args) -> dict:
         runs.append(row)
         print(json.dumps(row), flush=True)
     return {"experiment": "usps", "points_per_digit": args.points, "dim": args.dim,
-            "formulation": args.formulation, "options": options, "solver": args.solver,
-            "eps": args.eps, "clip": args.clip, "runs": runs}
+            "formulation": args.formulation, "options": options, "solver": args.solver, "C": args.C,
+            "eps": args.eps, "runs": runs}
 
 
 def summarise_usps(out: dict) -> str:
@@ -176,7 +161,7 @@ def summarise_usps(out: dict) -> str:
     lines = [
         f"n = {runs[0]['n']}, d = {out['dim']}, {len(runs)} randomisations "
         f"(seeds {runs[0]['seed']}..{runs[-1]['seed']}), {out['formulation']} {out['options']}, "
-        f"SCS eps {out['eps']}, clip {out.get('clip')}",
+        f"solver {out['solver']} (eps {out['eps']}), C {out.get('C')} (None: hard margin)",
         "",
         "| method | ROC AUC (mean ± sd) | error (threshold 0) |",
         "|---|---|---|",
@@ -240,7 +225,8 @@ def run_artificial(args) -> dict:
         if args.sets and key not in args.sets:
             continue
         sigma = nearest_neighbour_sigma(inst.X)
-        settings = Settings(kernel="rbf", sigma=sigma, hard_margin=True)
+        settings = (Settings(kernel="rbf", sigma=sigma, hard_margin=True) if args.C is None else
+                    Settings(kernel="rbf", sigma=sigma, C=args.C, C_star=args.C))
         K = kernel_matrix(inst.X, None, "rbf", sigma)
         with_bias, no_bias = inductive_scores(K, inst)
         truth = inst.truth_U
@@ -308,7 +294,7 @@ def summary(paths) -> None:
             print(summarise_artificial(out))
             continue
         key = (out["points_per_digit"], out["dim"], out["formulation"], str(out["options"]),
-               out["eps"], out.get("clip"))
+               out["eps"], out["solver"])
         if key in groups:
             groups[key]["runs"] += out["runs"]
         else:
@@ -329,12 +315,18 @@ def main(argv=None):
     ap.add_argument("--dim", type=int, default=4)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--first-seed", type=int, default=0)
-    ap.add_argument("--formulation", default="sdp-lowrank", choices=("sdp-lowrank", "sdp-subspace"))
+    ap.add_argument("--formulation", default="sdp-subspace", choices=("sdp-lowrank", "sdp-subspace"))
     ap.add_argument("--rank", type=int, default=None, help="Nystroem rank (default: n, exact)")
-    ap.add_argument("--solver", default="scs")
+    ap.add_argument("--solver", default="psd-barrier")
+    ap.add_argument("--spectral-rule", default="nips", choices=("nips", "book"))
+    ap.add_argument("--graph", default="auto", choices=("auto", "dense", "knn"))
+    ap.add_argument("--rounding", default="gamma", choices=("gamma", "eigenvector"),
+                    help="the score: Gamma[U, i+] (the paper's) or Gamma's dominant eigenvector")
+    ap.add_argument("--C", type=float, default=None,
+                    help="usps: soft margin with this C (default: the paper's hard margin)")
+    ap.add_argument("--threshold-quantile", type=float, default=None,
+                    help="clip each column of V at this quantile of |V| (2003, footnote 4)")
     ap.add_argument("--eps", type=float, default=None, help="SCS eps_abs = eps_rel")
-    ap.add_argument("--clip", type=float, default=None,
-                    help="ablation: clip each column of V at this quantile of |V| (footnote 4)")
     ap.add_argument("--sets", nargs="*", default=None, help="artificial: only these sets")
     ap.add_argument("--scs-limit", type=float, default=120.0,
                     help="artificial: time limit of the SCS runs (seconds)")

@@ -112,6 +112,10 @@ class ConicFormulation(Formulation):
             return self.build_cvxpy(instance, settings)
         if kind == "fusion":
             return self.build_fusion(instance, settings)
+        if kind == "psd-oracle":
+            raise InputError(f"solver psd-barrier does not solve formulation {self.name!r}: it "
+                             "takes the subspace SDPs (sdp-subspace, sdp-lowrank) only; choose "
+                             "a conic solver (scs, clarabel, ...)")
         raise InputError(f"formulation {self.name!r} has no {kind} model")
 
     def build_cvxpy(self, instance: Instance, settings: Settings) -> ConicModel:

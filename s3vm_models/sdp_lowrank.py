@@ -1,4 +1,7 @@
-"""``sdp-lowrank``: the low-rank dual of the subspace SDP of Problem 2.
+"""``sdp-lowrank``: the subspace SDP of Problem 2 with K = G G', and its low-rank dual.
+
+Solved by default by ``psd-barrier`` (:mod:`s3vm.subspace_oracle`, reading the kernel through G
+only); the CVXPY model below (``--solver scs``, ...) is the low-rank dual.
 
 The project's reformulation, not in the papers: docs/formulations.md#low-rank-dual derives it.
 
@@ -41,16 +44,17 @@ from .kernels import kernel_matrix
 from .lowrank_dual import lowrank_dual_model, lowrank_operators
 from .options import SEED, Option
 from .sdp_subspace import SubspaceFamily
-from .subspace import DIM, balance_row, subspace_basis, subspace_readers
+from .subspace import SPECTRAL_OPTIONS, balance_row, subspace_readers
+from .subspace_oracle import DENSE_MAX_N, KernelColumns, svm_value
 from .settings import Settings
-from .svm_dual import svm_dual_value, svm_dual_value_factor
+from .svm_dual import svm_dual_value_factor
 
 DEFAULT_RANK = 100
 WORKING_SET_MIN_N = 1000   # default: a working set beyond this many points
 DEFAULT_WORKING_SET = 1000  # its first size (plus the labeled points)
 WORKING_SET_TOL = 1e-3     # a KKT violation above this brings a point into the working set
 WORKING_SET_MAX_ROUNDS = 50
-EXACT_SCORE_MAX_N = 2000   # beyond this, an inexact factor scores labels on G G', not on K
+EXACT_SCORE_MAX_N = 2000   # beyond this, labels are scored on exact rbf columns, not a dense K
 FACTOR_TOL = 1e-10         # relative eigenvalue cut of the Nystroem core
 
 
@@ -128,6 +132,8 @@ class LowRankSDP(SubspaceFamily):
     ----------
     dim : int
         d, the number of columns of V (1 <= d <= u + 1; default 4).
+    spectral_rule, graph, threshold_quantile
+        The spectral step, as :class:`s3vm.sdp_subspace.SubspaceSDP`.
     rank : int, optional
         rbf kernel: number of Nystroem landmarks r (default 100, capped at n; rank = n is the
         exact factor). rank > n is an error. The linear kernel uses its features (exact).
@@ -156,7 +162,7 @@ class LowRankSDP(SubspaceFamily):
     summary: ClassVar[str] = "subspace SDP through its low-rank dual (one LMI of size d + r)"
 
     options: ClassVar[tuple] = (
-        DIM,
+        *SPECTRAL_OPTIONS,
         Option("rank", "int", None, "rbf kernel: Nystroem landmarks r (default 100, at most n)",
                minimum=1),
         ROUNDING,
@@ -173,6 +179,14 @@ class LowRankSDP(SubspaceFamily):
     def factor(self, instance: Instance, settings: Settings) -> tuple[np.ndarray, bool]:
         """:func:`kernel_factor` with this formulation's rank and seed."""
         return kernel_factor(instance, settings, self.rank, self.seed)
+
+    def kernel_columns(self, instance: Instance, settings: Settings) -> KernelColumns:
+        """The factor G (K = G G', :meth:`factor`); a dense G G' only for small n, where the
+        oracle forms Q whole anyway."""
+        G, _ = self.factor(instance, settings)
+        if instance.n <= DENSE_MAX_N:
+            return KernelColumns(K=G @ G.T)
+        return KernelColumns(G=G)
 
     def _balance(self, V: np.ndarray, instance: Instance, settings: Settings) -> Optional[tuple]:
         if settings.balance != "count":
@@ -211,7 +225,7 @@ class LowRankSDP(SubspaceFamily):
         """Column and constraint generation (see the class notes): (built, outcome, info)."""
         C = problem2_penalties(instance, settings)
         n = instance.n
-        V = subspace_basis(instance, self.dim)
+        V = self.basis(instance)
         G, _ = self.factor(instance, settings)
         balance = self._balance(V, instance, settings)
         size = DEFAULT_WORKING_SET if self.working_set is None else self.working_set
@@ -260,13 +274,18 @@ class LowRankSDP(SubspaceFamily):
         """(D(y), a, note): on the true kernel when the factor is exact or n is small, else on
         G G' (then ``note`` says so)."""
         C = problem2_penalties(instance, settings)
-        G, exact = self.factor(instance, settings)
-        if exact:
-            return (*svm_dual_value_factor(G, y, C), None)
-        if instance.n <= EXACT_SCORE_MAX_N:
-            return (*svm_dual_value(self.kernel(instance, settings), y, C), None)
-        value, alpha = svm_dual_value_factor(G, y, C)
-        return value, alpha, f"objective on the Nystroem kernel of rank {G.shape[1]}"
+        if settings.kernel == "rbf":
+            # On the exact rbf kernel, positive definite, where the projected Newton of
+            # svm_value is exact and fast: a dense K up to EXACT_SCORE_MAX_N points, columns
+            # computed on demand beyond (no n x n matrix). On a low-rank G G' with a hard margin
+            # it may not converge (Q_FF singular), and a Nystroem kernel is not the problem's.
+            columns = (KernelColumns(K=self.kernel(instance, settings))
+                       if instance.n <= EXACT_SCORE_MAX_N
+                       else KernelColumns(X=instance.X, sigma=settings.sigma))
+            value, alpha = svm_value(columns, y, C)
+            return value, alpha, None
+        G, _ = self.factor(instance, settings)      # linear: the features, exact
+        return (*svm_dual_value_factor(G, y, C), None)
 
     def run_model(self, instance: Instance, settings: Settings, backend, profile, clock):
         """Build and solve, with a working set where it applies (CVXPY backends only). An

@@ -2,8 +2,9 @@
 
 De Bie and Cristianini (2006), section 7.2; (2003), section 3; docs/formulations.md#sdp-subspace.
 
-The label matrix is restricted to Gamma = V M V' with V (n x d) from the constrained spectral
-problem (7.6) (:mod:`s3vm.spectral`) and M (d x d) PSD:
+The label matrix is restricted to Gamma = V M V' with V (n x d) from constrained spectral
+transduction (:mod:`s3vm.spectral`: the 2003 paper's rule by default, the chapter's (7.6) with
+``spectral_rule="book"``) and M (d x d) PSD:
 
     min  t
     s.t. M PSD,   diag(V M V') <= 1,   mu >= 0,  nu >= 0,
@@ -41,19 +42,29 @@ from .conic_formulation import (ROUNDING, ConicFormulation, ConicModel, problem2
                                 round_scores, svm_lmi)
 from .data import Instance
 from .settings import Settings
-from .subspace import (DEFAULT_DIM, DIM, balance_row, check_dim_fits, subspace_basis,
-                       subspace_readers, subspace_scores)
+from .svm_dual import svm_dual_value_factor
+from .subspace import (DEFAULT_DIM, SPECTRAL_OPTIONS, balance_row, check_dim_fits,
+                       subspace_basis, subspace_readers, subspace_scores)
+from .subspace_oracle import KernelColumns, make_oracle, svm_value
 
 __all__ = ["DEFAULT_DIM", "SubspaceFamily", "SubspaceSDP", "subspace_basis"]
 
+EXACT_COLUMNS_MIN_N = 3000   # beyond this, the rbf kernel is read by columns computed on demand
+
 
 class SubspaceFamily(ConicFormulation):
-    """What ``sdp-subspace`` and ``sdp-lowrank`` share: the option ``dim``, its checks, and labels
-    read from M and V (``read["M"]``, ``read["V"]``) without an n x n matrix."""
+    """What ``sdp-subspace`` and ``sdp-lowrank`` share: the options of the spectral step
+    (``dim``, ``spectral_rule``, ``graph``, ``threshold_quantile``), their checks, labels read
+    from M and V (``read["M"]``, ``read["V"]``) without an n x n matrix, and the default solver
+    ``psd-barrier`` (:mod:`s3vm.solvers.psd_barrier` on :mod:`s3vm.subspace_oracle`): a barrier
+    Newton method on the d(d+1)/2 entries of M with one SVM dual per evaluation, and a
+    certificate. The CVXPY models (``--solver scs``, ``clarabel``, ...) and the MOSEK Fusion
+    models stay, as the reference and for export."""
 
     is_relaxation: ClassVar[bool] = False
+    preferred_solvers: ClassVar[tuple] = ("psd-barrier",)
 
-    options: ClassVar[tuple] = (DIM, ROUNDING)
+    options: ClassVar[tuple] = (*SPECTRAL_OPTIONS, ROUNDING)
 
     def check(self, instance: Instance, settings: Settings) -> None:
         super().check(instance, settings)
@@ -64,15 +75,92 @@ class SubspaceFamily(ConicFormulation):
         return (f"{advice}; the spectral subspace of dimension d = {self.dim} may miss what the "
                 f"full relaxation reaches: raise --dim (at most "
                 f"{instance.label_map().size}) or use sdp")
+    def backend(self, profile):
+        """With no solver named (a profile without one), the family's own ``psd-barrier``."""
+        from .solvers.registry import get_backend
+
+        return get_backend(profile.solver or self.default_solver(), self.problem_class)
+
+    def basis(self, instance: Instance) -> np.ndarray:
+        """V from the spectral step with this formulation's options."""
+        return subspace_basis(instance, self.dim, rule=self.spectral_rule, graph=self.graph,
+                              threshold_quantile=self.threshold_quantile)
 
     def prepare(self, instance: Instance, settings: Settings,
                 V: Optional[np.ndarray] = None) -> tuple[Optional[np.ndarray], np.ndarray]:
         """What every builder of the family starts with: the checks, then (C, V) with C the
-        penalties of Problem 2 (None: hard margin) and V defaulting to :func:`subspace_basis`."""
+        penalties of Problem 2 (None: hard margin) and V defaulting to :meth:`basis`."""
         self.check(instance, settings)
         C = problem2_penalties(instance, settings)
-        V = subspace_basis(instance, self.dim) if V is None else np.asarray(V, dtype=float)
+        V = self.basis(instance) if V is None else np.asarray(V, dtype=float)
         return C, V
+
+    def balance_equalities(self, V: np.ndarray, instance: Instance, settings: Settings) -> list:
+        """[(B, 2P - u)] for the count balance s'M v+ = <B, M>, B = (v+ s' + s v+')/2; else []."""
+        if settings.balance != "count":
+            return []
+        s, vp = balance_row(V, instance)
+        B = (np.outer(vp, s) + np.outer(s, vp)) / 2.0
+        return [(B, float(2 * settings.positive_count(instance) - instance.u))]
+
+    def kernel_columns(self, instance: Instance, settings: Settings) -> KernelColumns:
+        """How the oracle reads the kernel (the exact K here; ``sdp-lowrank`` its factor)."""
+        if settings.kernel == "rbf" and instance.n > EXACT_COLUMNS_MIN_N:
+            # exact columns on demand: no n x n matrix at this size
+            return KernelColumns(X=instance.X, sigma=settings.sigma)
+        return KernelColumns(K=self.kernel(instance, settings))
+
+    def supervised_value(self, instance: Instance, settings: Settings, y: np.ndarray
+                         ) -> tuple[float, Optional[np.ndarray], Optional[str]]:
+        """D(y) of the rounded labels on the exact kernel, by the same projected Newton as the
+        solver (:func:`s3vm.subspace_oracle.svm_value`): exact, and through kernel columns at
+        scale (a generic SOCP solver took 45 s of a 47 s solve at 1000 points)."""
+        C = problem2_penalties(instance, settings)
+        if settings.kernel == "linear":
+            # K = X X' is singular beyond p points: the factor form (a conic solver) is safe there
+            return (*svm_dual_value_factor(np.asarray(instance.X, dtype=float), y, C), None)
+        return (*svm_value(self.kernel_columns(instance, settings), y, C), None)
+
+    def build_oracle(self, instance: Instance, settings: Settings,
+                     V: Optional[np.ndarray] = None) -> ConicModel:
+        """The problem of the ``psd-barrier`` solver: min_M g(M) (:mod:`s3vm.subspace_oracle`)
+        over M PSD, diag(V M V') <= 1 and the balance."""
+        from .solvers.psd_barrier import PSDProblem
+
+        C, V = self.prepare(instance, settings, V)
+        oracle = make_oracle(V, C, self.kernel_columns(instance, settings),
+                             initial=instance.labeled, seed=getattr(self, "seed", 0))
+        problem = PSDProblem(oracle, V, self.balance_equalities(V, instance, settings))
+
+        def m_value():
+            return problem.result.M
+
+        return ConicModel(problem, read=subspace_readers(V, m_value, instance),
+                          info={"dim": V.shape[1]})
+
+    def build(self, instance: Instance, settings: Settings, kind: str = "cvxpy") -> ConicModel:
+        if kind == "psd-oracle":
+            return self.build_oracle(instance, settings)
+        return super().build(instance, settings, kind)
+
+    def run_model(self, instance: Instance, settings: Settings, backend, profile, clock):
+        """Solve; with ``psd-barrier`` also report its certificate: the primal value (g at the
+        returned M), the dual value (of a feasible point of the low-rank dual: a lower bound on
+        the subspace optimum) and their gap (``info["subspace_certificate"]``)."""
+        built, outcome, extra = super().run_model(instance, settings, backend, profile, clock)
+        result = getattr(built.model, "result", None)
+        if backend.model_kind == "psd-oracle" and result is not None and result.M is not None:
+            extra = {**extra, "subspace_certificate": {
+                "primal": result.primal, "dual": result.dual, "gap": result.gap,
+                "rel_gap": result.rel_gap, "newton_steps": result.iterations,
+                "svm_solves": result.evaluations,
+                **{k: result.info[k] for k in ("svm_kkt", "n_sv", "largest_working_set",
+                                               "max_row_value", "min_eigenvalue",
+                                               "equality_residuals") if k in result.info}}}
+        elif backend.model_kind == "psd-oracle" and outcome.status == "infeasible":
+            outcome.message = ("the subspace problem is infeasible: " + outcome.message
+                               if outcome.message else "the subspace problem is infeasible")
+        return built, outcome, extra
 
     def labels_from(self, built: ConicModel, instance: Instance,
                     settings: Settings) -> tuple[np.ndarray, np.ndarray]:
@@ -90,6 +178,13 @@ class SubspaceSDP(SubspaceFamily):
     ----------
     dim : int
         d, the number of columns of V (1 <= d <= u + 1; default 4).
+    spectral_rule : {"nips", "book"}
+        The spectral problem of V: De Bie and Cristianini (2003), section 4.1 (default), or
+        their (2006) (7.6).
+    graph : {"auto", "dense", "knn"}
+        The spectral step's affinity (auto: dense up to 1000 points, a 10-NN graph beyond).
+    threshold_quantile : float, optional
+        Clip each column of V at this quantile of its absolute values (2003, footnote 4).
     rounding : {"gamma", "eigenvector"}
         Labels from Gamma[U, i+] (De Bie and Cristianini 2003, section 4.2) or from the
         dominant eigenvector of V M V'.

@@ -405,6 +405,15 @@ class ShorBoundProblem(LabelingProblem):
         U[pts] = np.where(partial[fixed] < 0, np.minimum(U[pts], -1.0), U[pts])
         found: dict = {}
         rounds_before = self.stats["rounds"]
+        first_free = self._first_free(partial)
+        if not root and first_free is not None and self._expired():
+            # Out of time: no SDP for this child (the driver bounds both children of a node it
+            # expands); its parent's bound holds for its subtree.
+            state = ShorState(L, U, cuts, vbest, bound=parent_bound)
+            node = NodeBound(value=parent_bound, state=state)
+            node.branch_index, node.first_label = first_free
+            self.log.append(NodeLog(partial.copy(), parent_bound, self.UB, 0))
+            return node
         value, state, branch = self._evaluate(partial, L, U, cuts, vbest, found)
         value = max(value, parent_bound)
         state.bound = value

@@ -46,6 +46,7 @@ from .data import label_map
 from .solvers.errors import InputError
 
 METHODS = ("auto", "dense", "sparse")
+RULES = ("nips", "book")   # the spectral problem: 2003 section 4.1, or 2006 (7.6)
 DENSE_MAX_N = 1000        # "auto" takes the dense path up to this many points
 DEFAULT_NEIGHBORS = 10    # k of the sparse k-nearest-neighbour graph
 
@@ -257,9 +258,102 @@ def _sparse_nontrivial(A, E: sp.csr_matrix, deg: np.ndarray, d: int, seed: int
     return values, np.vstack([z0, Z])
 
 
+def isolated_points(A) -> np.ndarray:
+    """Rows of the affinity with no positive weight off the diagonal (points linked to no other
+    point: an rbf that underflowed, or an outlier far beyond the graph's width)."""
+    # Count the positive weights rather than subtract the diagonal from the row sum: an outlier
+    # linked by a weight of 1e-27 next to its self-similarity 1 would round to a sum of 0.
+    if sp.issparse(A):
+        A = sp.csr_matrix(A)
+        linked = np.asarray((A > 0).sum(axis=1)).ravel() - (A.diagonal() > 0)
+    else:
+        A = np.asarray(A, dtype=float)
+        linked = np.count_nonzero(A > 0, axis=1) - (np.diag(A) > 0)
+    return np.flatnonzero(linked <= 0)
+
+
+def _check_graph(A) -> np.ndarray:
+    """The degrees d = A 1, after refusing isolated points: an isolated point makes the graph
+    disconnected, its indicator is an eigenvector of both rules (eigenvalue 0 of (7.6), 1 of the
+    normalised affinity), and V then spends a column on that one point."""
+    deg = np.asarray(A.sum(axis=1)).ravel()
+    if np.any(deg <= 0):
+        raise InputError("the spectral affinity has a row with no positive weight")
+    alone = isolated_points(A)
+    if alone.size:
+        rows = ", ".join(str(int(i)) for i in alone[:5]) + (", ..." if alone.size > 5 else "")
+        raise InputError(f"the spectral graph has {alone.size} isolated point(s) (no affinity to "
+                         f"any other point; rows {rows}): widen the graph (a larger sigma or "
+                         "more neighbours) or remove them")
+    return deg
+
+
+def _nips_subspace(A, label, d: int, deg: np.ndarray, method: str, seed: int, group
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The rule of De Bie and Cristianini (2003), section 4.1: (values, H, Z, V).
+
+    max v'D^-1/2 A D^-1/2 v s.t. v'v = 1, v in range(L) (their Proposition 4.1: the dominant
+    eigenvectors of Lo'D^-1/2 A D^-1/2 Lo h = lambda h with Lo an orthonormal basis of range(L)
+    and v = Lo h), the d largest eigenvalues, the first one included, each eigenvector
+    "centred" (a constant added so that the labeled positive entries equal minus the negative
+    ones). With L = [1, E] (E: one signed entry per row, :func:`s3vm.data.label_map`), an
+    orthonormal basis is Lo = [E diag(q)^-1/2, w/|w|] with q the column sizes of E and
+    w = 1 - E diag(q)^-1 E'1 (the constant's part outside range(E)); writing v = c 1 + E z, the
+    centring is dropping c, the constant-column rule of (7.6). Without groups, range(Lo) is the
+    range of the paper's [e+/sqrt(l+), e-/sqrt(l-), I_u].
+    """
+    E = label_map(label, group).matrix().tocsc()
+    n = E.shape[0]
+    q = np.asarray(abs(E).sum(axis=0)).ravel()
+    e = np.asarray(E.sum(axis=0)).ravel()
+    w = 1.0 - E @ (e / q)
+    wn = float(np.linalg.norm(w))
+    has_w = wn > 1e-12 * np.sqrt(n)
+    root = np.sqrt(q)
+    s = 1.0 / np.sqrt(deg)
+    width = E.shape[1] + int(has_w)
+
+    def Lo(H):
+        out = E @ (H[:E.shape[1]] / root[:, None])
+        return out + np.outer(w / wn, H[-1]) if has_w else out
+
+    def LoT(Y):
+        top = (E.T @ Y) / root[:, None]
+        return np.vstack([top, (w / wn) @ Y]) if has_w else top
+
+    def T(H):
+        H = np.asarray(H, dtype=float)
+        one = H.ndim == 1
+        H = H.reshape(width, -1)
+        Y = s[:, None] * Lo(H)
+        Y = np.asarray(A @ Y)
+        out = LoT(s[:, None] * Y)
+        return out.ravel() if one else out
+
+    if method == "dense" or width <= d + 3:
+        Tm = T(np.eye(width))
+        values, H = np.linalg.eigh((Tm + Tm.T) / 2.0)
+    else:
+        from scipy.sparse.linalg import LinearOperator, eigsh
+
+        op = LinearOperator((width, width), matvec=T, matmat=T, dtype=float)
+        v0 = np.random.default_rng(seed).uniform(0.5, 1.5, width)
+        values, H = eigsh(op, k=d, which="LA", v0=v0)
+    order = np.argsort(-values)[:d]
+    values, H = values[order], H[:, order]
+    c = H[-1] / wn if has_w else np.zeros(d)
+    Z = H[:E.shape[1]] / root[:, None] - np.outer(e / q, c)
+    V = np.asarray(E @ Z)
+    sv = np.linalg.svd(V, compute_uv=False)
+    if sv[-1] <= 1e-10 * max(sv[0], 1e-300):
+        raise InputError("the spectral subspace is degenerate: ask for a smaller dim")
+    return values, H, np.vstack([np.zeros((1, d)), Z]), V
+
+
 def constrained_spectral(A, label, d: int, method: str = "dense", seed: int = 0,
-                         group=None) -> SpectralResult:
-    """Solve (7.6) for a given affinity and build V with the constant-column rule.
+                         group=None, rule: str = "book") -> SpectralResult:
+    """Solve the constrained spectral problem for a given affinity and build V with the
+    constant-column rule.
 
     Parameters
     ----------
@@ -279,10 +373,21 @@ def constrained_spectral(A, label, d: int, method: str = "dense", seed: int = 0,
     group : array_like (n,), optional
         Signed group ids (equivalence and inequivalence constraints), see
         :func:`label_constraint_matrix`.
+    rule : {"book", "nips"}
+        ``book``: (7.6) of De Bie and Cristianini (2006), the d smallest nontrivial eigenvalues.
+        ``nips``: their 2003 paper's section 4.1, the d dominant eigenvectors of the normalised
+        affinity D^-1/2 A D^-1/2 restricted to range(L) (:func:`_nips_subspace`); the rule of
+        their USPS experiment.
 
     Returns
     -------
     SpectralResult
+        ``values`` ascending for ``book``, descending for ``nips``.
+
+    Raises
+    ------
+    InputError
+        d out of range, a graph with isolated points, or a degenerate subspace.
     """
     L = label_constraint_matrix(label, group)
     n, width = L.shape
@@ -293,9 +398,15 @@ def constrained_spectral(A, label, d: int, method: str = "dense", seed: int = 0,
         raise InputError(f"d larger than u + 1: dim = {d}, but the label-constrained subspace "
                          f"has dimension {m + 1}" + ("" if group is None else
                                                      " (1 + the number of free groups)"))
-    deg = np.asarray(A.sum(axis=1)).ravel()
-    if np.any(deg <= 0):
-        raise InputError("the spectral affinity has a row with no positive weight")
+    if rule not in RULES:
+        raise InputError(f"unknown spectral rule {rule!r}: choose {', '.join(RULES)}")
+    if method not in ("dense", "sparse"):
+        raise InputError(f"unknown spectral method {method!r}: choose dense or sparse")
+    deg = _check_graph(A)
+    if rule == "nips":
+        values, eigenvectors, Zc, V = _nips_subspace(A, label, d, deg, method, seed, group)
+        return SpectralResult(*_scaled(V, Zc, label, n), values=values,
+                              eigenvectors=eigenvectors, L=L)
     if method == "dense" or width <= d + 3:
         # Only the (2 + m)-square projections are dense (m may be tiny while n is large).
         AB = L.T @ (A @ L) if sp.issparse(A) else L.T @ np.asarray(np.asarray(A, float) @ L)
@@ -307,29 +418,42 @@ def constrained_spectral(A, label, d: int, method: str = "dense", seed: int = 0,
         const = np.zeros(width)
         const[0] = 1.0                             # 1 = L e_0
         values, eigenvectors = _remove_trivial(Z, P, Q, const, d)
-    elif method == "sparse":
-        values, eigenvectors = _sparse_nontrivial(A, L[:, 1:], deg, d, seed)
     else:
-        raise InputError(f"unknown spectral method {method!r}: choose dense or sparse")
+        values, eigenvectors = _sparse_nontrivial(A, L[:, 1:], deg, d, seed)
     # The constant-column rule: z0 = 0, i.e. v_i = L z_i - z0 1.
     V = np.asarray(L[:, 1:] @ eigenvectors[1:])
     Zc = eigenvectors.copy()
     Zc[0] = 0.0
-    # Scale each column to norm sqrt(n) (entries of order 1, which the SDP solvers like) and sign
-    # it positive on the labeled positives (on its largest entry when that value is 0).
+    return SpectralResult(*_scaled(V, Zc, label, n), values=values, eigenvectors=eigenvectors,
+                          L=L)
+
+
+def _scaled(V: np.ndarray, Z: np.ndarray, label, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(V, Z) with each column scaled to norm sqrt(n) (entries of order 1, which the SDP solvers
+    like) and signed positive on the labeled positives (on its largest entry when that value is
+    0)."""
     ip = int(np.flatnonzero(np.asarray(label) == 1)[0])
     norms = np.linalg.norm(V, axis=0)
     biggest = np.abs(V).max(axis=0)
     fallback = V[np.argmax(np.abs(V), axis=0), np.arange(V.shape[1])]
     ref = np.where(np.abs(V[ip]) > 1e-9 * biggest, V[ip], fallback)
     scale = np.where(ref < 0, -1.0, 1.0) * np.sqrt(n) / norms
-    return SpectralResult(V=V * scale, Z=Zc * scale, values=values, eigenvectors=eigenvectors, L=L)
+    return V * scale, Z * scale
+
+
+def threshold_columns(V: np.ndarray, quantile: float) -> np.ndarray:
+    """Each column of V clipped at the ``quantile`` of its absolute values (De Bie and
+    Cristianini 2003, footnote 4: "large entries of the v_i can be thresholded"; the rule is not
+    given there). Symmetric, so the labeled rows stay +c / -c and group rows keep their signs."""
+    c = np.quantile(np.abs(V), quantile, axis=0)
+    return np.clip(V, -c, c)
 
 
 def spectral_subspace(X: np.ndarray, label, d: int, sigma: Optional[float] = None,
                       method: str = "auto", neighbors: int = DEFAULT_NEIGHBORS,
                       dense_max_n: int = DENSE_MAX_N, seed: int = 0,
-                      group=None) -> np.ndarray:
+                      group=None, rule: str = "book",
+                      threshold_quantile: Optional[float] = None) -> np.ndarray:
     """The subspace V (n x d) of constrained spectral transduction (De Bie and Cristianini 2006,
     section 7.2.2).
 
@@ -354,6 +478,10 @@ def spectral_subspace(X: np.ndarray, label, d: int, sigma: Optional[float] = Non
     group : array_like (n,), optional
         Signed group ids: every column of V is then s_i times one value on the rows of a group
         (and on the labeled class), so Gamma = V M V' meets the groups.
+    rule : {"book", "nips"}
+        The spectral problem (:func:`constrained_spectral`).
+    threshold_quantile : float, optional
+        Clip each column at this quantile of its absolute values (:func:`threshold_columns`).
 
     Returns
     -------
@@ -369,4 +497,5 @@ def spectral_subspace(X: np.ndarray, label, d: int, sigma: Optional[float] = Non
         A = rbf_affinity(X, nearest_neighbour_sigma(X) if sigma is None else sigma)
     else:
         A, _ = knn_affinity(X, sigma, neighbors)
-    return constrained_spectral(A, label, d, method=method, seed=seed, group=group).V
+    V = constrained_spectral(A, label, d, method=method, seed=seed, group=group, rule=rule).V
+    return V if threshold_quantile is None else threshold_columns(V, threshold_quantile)

@@ -8,17 +8,34 @@ readers of M that give labels without forming the n x n matrix V M V'.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from .data import Instance
 from .options import Option
 from .solvers.errors import InputError
-from .spectral import spectral_subspace
+from .spectral import RULES, spectral_subspace
 
 DEFAULT_DIM = 4
+DEFAULT_RULE = "nips"
+GRAPHS = {"auto": "auto", "dense": "dense", "knn": "sparse"}   # option value -> spectral method
 
 
 DIM = Option("dim", "int", DEFAULT_DIM, "columns d of the spectral subspace", minimum=1)
+SPECTRAL_RULE = Option(
+    "spectral_rule", "choice", DEFAULT_RULE, "the spectral problem of V: nips (De Bie and "
+    "Cristianini 2003, section 4.1: dominant eigenvectors of the normalised affinity; their "
+    "USPS experiment) or book (2006, (7.6))", choices=RULES)
+GRAPH = Option(
+    "graph", "choice", "auto", "the spectral step's affinity: dense rbf on all pairs, a "
+    "symmetric 10-nearest-neighbour rbf graph (knn), or auto (dense up to 1000 points)",
+    choices=tuple(GRAPHS))
+THRESHOLD = Option(
+    "threshold_quantile", "float", None, "clip each column of V at this quantile of its "
+    "absolute values (2003, footnote 4; off by default)", minimum=0.0, maximum=1.0,
+    open_min=True)
+SPECTRAL_OPTIONS = (DIM, SPECTRAL_RULE, GRAPH, THRESHOLD)
 
 
 def check_dim_fits(dim: int, instance: Instance) -> None:
@@ -33,13 +50,18 @@ def check_dim_fits(dim: int, instance: Instance) -> None:
                          f"subspace has dimension {free + 1}")
 
 
-def subspace_basis(instance: Instance, dim: int, **spectral_options) -> np.ndarray:
+def subspace_basis(instance: Instance, dim: int, rule: str = DEFAULT_RULE,
+                   graph: str = "auto", threshold_quantile: Optional[float] = None,
+                   **spectral_options) -> np.ndarray:
     """V (n x d, instance row order) of the constrained spectral problem on the instance.
 
     The affinity is the spectral step's own rbf (width: mean nearest-neighbour distance), not the
-    SVM kernel; ``spectral_options`` go to :func:`s3vm.spectral.spectral_subspace`.
+    SVM kernel. ``rule``, ``graph`` and ``threshold_quantile`` are the formulations' options
+    :data:`SPECTRAL_RULE`, :data:`GRAPH` and :data:`THRESHOLD`; ``spectral_options`` go to
+    :func:`s3vm.spectral.spectral_subspace`.
     """
-    return spectral_subspace(instance.X, instance.label, dim, group=instance.group,
+    return spectral_subspace(instance.X, instance.label, dim, group=instance.group, rule=rule,
+                             method=GRAPHS[graph], threshold_quantile=threshold_quantile,
                              **spectral_options)
 
 

@@ -32,6 +32,8 @@ BACKENDS = {
     "sdpa": {"sdp": "s3vm.solvers.backends.sdpa:SdpaBackend",
              "conic": "s3vm.solvers.backends.conic_standard:SdpaDirectBackend"},
     "mosek-fusion": {"sdp": "s3vm.solvers.backends.mosek_fusion:MosekFusionBackend"},
+    # A convex function of a small PSD matrix through an oracle (the subspace SDPs' own method).
+    "psd-barrier": {"sdp": "s3vm.solvers.backends.psd_barrier:PsdBarrierBackend"},
     # The branch-and-bound driver itself, for bb: its SVM bounds need no external solver.
     "builtin": {"svm": "s3vm.solvers.bnb.driver:BuiltinBackend"},
 }

@@ -398,3 +398,25 @@ def test_single_unlabeled_point_mean_balance_is_infeasible():
     instance = Instance(X, label)
     result = api.solve(instance, "bb-sdp", Settings(bias=False, balance="mean"))
     assert result.status == "infeasible"
+
+
+def test_no_sdp_is_started_for_a_child_once_the_clock_has_run_out():
+    """The driver bounds both children of a node it expands; once the limit has passed, a child
+    gets its parent's bound (valid for its subtree) without an SDP, so a run overshoots its limit
+    by at most the SDP under way (on the 360-point PowerCons the second child's SDP had added
+    about a minute)."""
+    from s3vm.solvers.clock import Clock
+
+    instance, settings = case("rbf_u10_mean")
+    _, problem = problem_for(instance, settings)
+    root = problem.bound(np.zeros(problem.u, dtype=int))
+    assert root.branch_index is not None
+    solves = problem.stats["sdp"]
+    problem.clock = Clock(limit=1e-9)
+    child = np.zeros(problem.u, dtype=int)
+    child[root.branch_index] = root.first_label
+    node = problem.bound(child, root.state)
+    assert problem.stats["sdp"] == solves
+    assert node.value == root.value
+    assert node.branch_index is not None and child[node.branch_index] == 0
+    assert_node_bounds_valid(problem, reference("rbf_u10_mean"))
