@@ -341,7 +341,7 @@ def test_isolated_point_in_the_graph(outlier_file, formulation, rule, tmp_path):
 @pytest.mark.parametrize("rule", ["nips", "book"])
 def test_dim_larger_than_the_spectral_problem_allows(outlier_file, rule):
     line = one_error_line(["solve", outlier_file, "-f", "sdp-subspace", "--spectral-rule", rule,
-                           "--dim", "30", "--json"])
+                           "--dim", "60", "--json"])
     assert "d larger than u + 1" in line
 
 
