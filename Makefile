@@ -42,8 +42,10 @@ venv: $(STAMP)
 # boundaries side by side (PNG, SVG or PDF; installs the plot extra).
 DEMO_FORMULATIONS := vs3vm,switching,sdp,bd-mip,bb
 PLOT ?=
+# In a variable: a comma written inside $(if ...) would split its arguments.
+PLOT_EXTRAS := sdpa,plot
 demo: $(STAMP)
-	$(if $(PLOT),$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e '.[sdpa,plot]')
+	$(if $(PLOT),$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e '.[$(PLOT_EXTRAS)]')
 	$(BIN)/s3vm compare instances/two_moons.toml --formulations $(DEMO_FORMULATIONS) --set bd-mip.time_limit=10 --quiet $(if $(PLOT),--plot $(PLOT))
 
 test: $(TEST_STAMP)
