@@ -47,26 +47,24 @@ def _read_int(path: str) -> Optional[int]:
     return int(text) if text.isdigit() else None
 
 
-def _meminfo(key: str) -> Optional[int]:
+def _proc_kib(path: str, key: str) -> Optional[int]:
+    """Bytes of the ``key: N kB`` line of a /proc file (meminfo, status), None when absent."""
     try:
-        with open("/proc/meminfo") as fh:
+        with open(path) as fh:
             for line in fh:
                 if line.startswith(key + ":"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         return None
     return None
+
+
+def _meminfo(key: str) -> Optional[int]:
+    return _proc_kib("/proc/meminfo", key)
 
 
 def _own_status(key: str) -> Optional[int]:
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
+    return _proc_kib("/proc/self/status", key)
 
 
 def available_memory() -> Optional[int]:

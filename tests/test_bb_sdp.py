@@ -41,6 +41,7 @@ from s3vm.solvers.bnb.driver import search
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import get_backend, installed_solvers
+from reference import dense_kernel
 
 cp = pytest.importorskip("cvxpy")
 HAS_SDPA = "sdpa" in installed_solvers("conic")
@@ -48,20 +49,12 @@ SOLVER = "sdpa" if HAS_SDPA else "scs"
 RTOL = 1e-6
 
 
-def kernel(X, kind, sigma):
-    X = np.asarray(X, dtype=float)
-    if kind == "linear":
-        return X @ X.T
-    sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
-    return np.exp(-sq / (2.0 * sigma ** 2))
-
-
 class Reference:
     """J at every labeling of one instance (those meeting the count), computed independently."""
 
     def __init__(self, instance, settings):
         self.instance, self.settings = instance, settings
-        self.K = kernel(instance.X, settings.kernel, settings.sigma)
+        self.K = dense_kernel(instance.X, settings.kernel, settings.sigma)
         self.C = np.where(instance.label != 0, settings.C, settings.C_unlabeled).astype(float)
         self.Kp = self.K + np.diag(0.5 / self.C)
         self.P = settings.positive_count(instance) if settings.balance == "count" else None

@@ -24,23 +24,16 @@ from s3vm import api, cli
 from s3vm.generators import noisy_linear, two_moons
 from s3vm.selection import penalty_grid, select_parameters, stratified_folds
 from s3vm.settings import Settings
+from reference import dense_kernel
 
 cp = pytest.importorskip("cvxpy")
 RTOL = 1e-6
 
 
-def kernel(X, kind, sigma):
-    X = np.asarray(X, dtype=float)
-    if kind == "linear":
-        return X @ X.T
-    sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
-    return np.exp(-sq / (2.0 * sigma ** 2))
-
-
 class MeanReference:
     def __init__(self, instance, settings):
         n = instance.n
-        K = kernel(instance.X, settings.kernel, settings.sigma)
+        K = dense_kernel(instance.X, settings.kernel, settings.sigma)
         C = np.where(instance.label != 0, settings.C, settings.C_unlabeled).astype(float)
         w, V = np.linalg.eigh(K)
         G = V * np.sqrt(np.maximum(w, 0.0))
