@@ -1,4 +1,4 @@
-"""Benchmark: the De Bie-Cristianini SDP family (issue 4, item 7).
+"""Benchmark: the De Bie-Cristianini SDP family.
 
 1. ``sdp`` (the reduced full relaxation) at u = 100 with the default backend (SCS), goal < 10 s;
    and with Clarabel (one run, 300 s limit). Time split: model build (CVXPY expressions),

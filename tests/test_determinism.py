@@ -1,5 +1,5 @@
 """Every formulation is deterministic: bit-identical results across runs and across
-PYTHONHASHSEED values (issue 14, deliverable 7).
+PYTHONHASHSEED values.
 
 Three processes solve every formulation on blobs_small (``compare --json``): two with the same
 hash seed, one with another. Their outputs must agree exactly once the wall-clock timings

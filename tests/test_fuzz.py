@@ -1,4 +1,4 @@
-"""The fuzz campaign of issue 14: malformed and edge-case inputs through the command line and
+"""The fuzz campaign: malformed and edge-case inputs through the command line and
 the Python API, for every formulation family.
 
 Every input must end in exit 0 with a valid result or exit 2 with one line ``s3vm: error: ...``

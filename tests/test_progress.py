@@ -1,7 +1,7 @@
 """Long solves of every family show progress on stderr (a line every few seconds: elapsed time,
 incumbent, bound), and ``--quiet`` silences them.
 
-Before issue 14 only branch and bound printed anything; the MIP, MIQP and SDP solves printed
+Once only branch and bound printed anything; the MIP, MIQP and SDP solves printed
 nothing while they ran (``sdp`` on two moons ran 135 s without a line). The interval is 5 s;
 ``S3VM_PROGRESS_SECONDS`` shortens it here so that each case takes a few seconds.
 """

@@ -1,5 +1,5 @@
-"""The defects of issue 14 (a campaign of malformed inputs, time limits, signals and memory on
-2026-11-23), each reproduced as it was reported: every test here failed before its fix.
+"""The defects found by a campaign of malformed inputs, time limits, signals and memory on
+2026-11-23, each reproduced as it was reported: every test here failed before its fix.
 
 Signals, hangs and time limits are checked on the real console script in a subprocess; the
 rest in-process (``s3vm.cli.main`` returns the exit status).

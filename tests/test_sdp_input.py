@@ -1,4 +1,4 @@
-"""Bad input to the SDP family through the command line (issue 4, item 8): exit 2, one line on
+"""Bad input to the SDP family through the command line: exit 2, one line on
 stderr, nothing on stdout, no traceback."""
 
 from __future__ import annotations
