@@ -96,10 +96,11 @@ def _profile(form, solver: Optional[str], profile: Optional[str], time_limit: Op
     """The profile for one formulation: the named solver or file, else its class's default."""
     from .solvers.profiles import get_profile
 
-    if solver is None and profile is None:
+    by_default = solver is None and profile is None
+    if by_default:
         solver = form.default_solver()
-    return get_profile(solver, profile, form.problem_class).updated(time_limit=time_limit,
-                                                                    verbose=verbose or None)
+    return get_profile(solver, profile, form.problem_class).updated(
+        time_limit=time_limit, verbose=verbose or None, by_default=by_default or None)
 
 
 def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,

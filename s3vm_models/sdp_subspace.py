@@ -148,6 +148,20 @@ class SubspaceFamily(ConicFormulation):
         returned M), the dual value (of a feasible point of the low-rank dual: a lower bound on
         the subspace optimum) and their gap (``info["subspace_certificate"]``)."""
         built, outcome, extra = super().run_model(instance, settings, backend, profile, clock)
+        if (backend.model_kind == "psd-oracle" and outcome.status == "error"
+                and getattr(profile, "by_default", False) and not clock.stopped):
+            fallback = self._conic_fallback()
+            if fallback is not None:
+                # psd-barrier needs a nonsingular Q_FF for its exact SVM duals: a low-rank kernel
+                # (linear, few features, many points) can defeat it. The user named no solver,
+                # so the conic model of the same problem answers instead, and says so.
+                reason = (outcome.message or "error").split("; use ")[0]  # its advice is taken
+                clock.report(phase=f"psd-barrier failed; solving the conic model ({fallback.name})")
+                built, outcome, extra = super().run_model(instance, settings, fallback, profile,
+                                                          clock)
+                extra = {**extra, "solver_fallback": {"from": backend.name, "to": fallback.name,
+                                                      "reason": reason}}
+                return built, outcome, extra
         result = getattr(built.model, "result", None)
         if backend.model_kind == "psd-oracle" and result is not None and result.M is not None:
             extra = {**extra, "subspace_certificate": {
@@ -161,6 +175,25 @@ class SubspaceFamily(ConicFormulation):
             outcome.message = ("the subspace problem is infeasible: " + outcome.message
                                if outcome.message else "the subspace problem is infeasible")
         return built, outcome, extra
+
+    def _conic_fallback(self):
+        """The backend of the conic model when the default ``psd-barrier`` fails: the first
+        installed of SCS and Clarabel (None when neither is)."""
+        from .solvers.registry import get_backend, unavailable_reason
+
+        for name in ("scs", "clarabel"):
+            if unavailable_reason(name, self.problem_class) is None:
+                return get_backend(name, self.problem_class)
+        return None
+
+    def run(self, instance, settings, backend, profile, clock, result):
+        super().run(instance, settings, backend, profile, clock, result)
+        fallback = result.info.get("solver_fallback")
+        if fallback:
+            result.solver = fallback["to"]
+            note = (f"psd-barrier failed ({fallback['reason']}); solved by the conic model with "
+                    f"{fallback['to']}")
+            result.message = note + (f"; {result.message}" if result.message else "")
 
     def labels_from(self, built: ConicModel, instance: Instance,
                     settings: Settings) -> tuple[np.ndarray, np.ndarray]:

@@ -30,6 +30,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from .solvers.box_qp import box_qp
+from .solvers.memory import available_memory
 from .solvers.psd_barrier import Evaluation, OracleError, svec_outer_rows
 
 DENSE_MAX_N = 600          # the dense oracle up to this many points (with a dense K)
@@ -37,6 +38,9 @@ INITIAL_WORKING_SET = 500  # random points of the first working set (plus the la
 ADD_MAX = 2000             # at most this many violators join per round
 SLACK = 300                # non-support points kept in the working set after a step
 QP_TOL = 1e-11
+#: Share of the memory the process can still use that the working set's columns and its dual
+#: may take (the buffer is copied once as it grows, and Q is k x k on top).
+MEMORY_SHARE = 0.25
 
 
 class KernelColumns:
@@ -181,7 +185,13 @@ class WorkingSetOracle:
         first = rng.choice(n, size=min(INITIAL_WORKING_SET, n), replace=False)
         if initial is not None:
             first = np.union1d(first, np.asarray(initial, dtype=int))
-        self.buf = np.empty((n, min(n, max(2 * first.size, 1024))), order="F")
+        # The working set can only grow past the kernel's rank when K o V M V' is singular
+        # (a linear kernel with few features): cap it by memory, and fail where a conic solver
+        # can take over, rather than fill the machine.
+        budget = available_memory()
+        budget = MEMORY_SHARE * (budget if budget is not None else 8e9)
+        self.max_columns = max(first.size, int(min(budget / (16.0 * n), np.sqrt(budget / 8.0))))
+        self.buf = np.empty((n, min(n, self.max_columns, max(2 * first.size, 1024))), order="F")
         self.ids = np.empty(0, dtype=int)          # point ids in buffer order
         self.member = np.zeros(n, dtype=bool)
         self._grow(np.unique(first))
@@ -196,8 +206,15 @@ class WorkingSetOracle:
         if new.size == 0:
             return
         k, m = self.ids.size, new.size
+        if k + m > self.max_columns:
+            raise OracleError(
+                f"the SVM dual's working set outgrew memory ({k + m} of {self.n} points would "
+                f"need {16.0 * self.n * (k + m) / 1e9:.1f} GB of kernel columns): K o V M V' is "
+                "likely singular (a linear kernel with few features); use a conic solver "
+                "(--solver scs) or an rbf kernel")
         if k + m > self.buf.shape[1]:
-            grown = np.empty((self.n, min(self.n, max(k + m, int(1.5 * self.buf.shape[1])))),
+            grown = np.empty((self.n, min(self.n, self.max_columns,
+                                          max(k + m, int(1.5 * self.buf.shape[1])))),
                              order="F")
             grown[:, :k] = self.buf[:, :k]
             self.buf = grown

@@ -47,6 +47,8 @@ class SolverProfile:
         Stream the solver's log to stderr.
     options : dict
         Solver-specific options passed through unchanged.
+    by_default : bool
+        No solver or profile was named: the solver is a default (see the field's note).
     """
 
     solver: Optional[str] = None
@@ -56,6 +58,9 @@ class SolverProfile:
     verbose: bool = False
     options: dict = field(default_factory=dict)
     description: str = ""
+    #: True when no solver or profile was named and the caller took a default: a formulation may
+    #: then answer with another solver when the default fails (never read from a file).
+    by_default: bool = False
 
     def __post_init__(self):
         if self.solver is not None and (not isinstance(self.solver, str) or not self.solver):

@@ -371,3 +371,43 @@ def test_a_faint_link_is_not_an_isolated_point():
     A[0, 2] = A[2, 0] = 0.0
     assert list(isolated_points(A)) == [2]
     assert list(isolated_points(sp.csr_matrix(A))) == [2]
+
+
+@pytest.mark.parametrize("formulation", ["sdp-subspace", "sdp-lowrank"])
+def test_a_failed_default_solver_falls_back_on_the_conic_model(monkeypatch, formulation):
+    # psd-barrier cannot take a kernel whose Q_FF is singular (linear, few features, 10^4
+    # points): with no solver named, the conic model answers, and the result says so.
+    from s3vm import api
+    from s3vm.solvers.backends.base import Outcome
+    from s3vm.solvers.backends.psd_barrier import PsdBarrierBackend
+
+    def fail(self, model, profile):
+        return Outcome(status="error", message="the SVM dual did not converge")
+
+    monkeypatch.setattr(PsdBarrierBackend, "solve", fail)
+    inst = problem(seed=3, n=30)
+    result = api.solve(inst, formulation, options={"dim": 3})
+    assert result.solver in ("scs", "clarabel")
+    assert result.status in ("optimal", "feasible") and result.labels is not None
+    assert result.message.startswith("psd-barrier failed (the SVM dual did not converge)")
+    assert result.info["solver_fallback"]["from"] == "psd-barrier"
+    # A solver the user names is not replaced: its failure is the answer.
+    named = api.solve(inst, formulation, options={"dim": 3}, solver="psd-barrier")
+    assert named.status == "error" and "solver_fallback" not in named.info
+
+
+def test_a_working_set_beyond_memory_ends_psd_barrier_and_the_conic_model_answers(monkeypatch):
+    # A linear kernel with few features makes K o V M V' singular: the working set of the SVM
+    # duals then grows toward n (12 GB at 10^5 points before this cap). With a budget of a few
+    # columns it must stop with a clear reason, and the default solve fall back.
+    import s3vm.subspace_oracle as oracle
+    from s3vm import api
+    from s3vm.generators import gaussian_blobs
+
+    monkeypatch.setattr(oracle, "available_memory", lambda: 1e6)
+    inst = gaussian_blobs(n=1500, p=3, separation=2.0, labeled_fraction=0.1, seed=0)
+    named = api.solve(inst, "sdp-lowrank", kernel="linear", solver="psd-barrier")
+    assert named.status == "error" and "outgrew memory" in named.message
+    result = api.solve(inst, "sdp-lowrank", kernel="linear")
+    assert result.solver in ("scs", "clarabel") and result.labels is not None
+    assert "outgrew memory" in result.info["solver_fallback"]["reason"]
