@@ -220,7 +220,7 @@ class ConicFormulation(Formulation):
             result.primal = {"relaxation_value": relaxed}
             result.message = ("the rounded labels cannot be separated with --hard-margin "
                               "(D(y) is infinite): drop --hard-margin or use another kernel"
-                              if value is not None else
+                              if value is not None and not np.isnan(value) else
                               "the supervised SVM at the rounded labels did not solve: lower "
                               "--C/--C-star or scale the features (--scale standard)")
             return

@@ -85,6 +85,10 @@ class KernelColumns:
         return np.exp(D, out=D)
 
 
+def d_of(V: np.ndarray) -> int:
+    return int(V.shape[1])
+
+
 def _check(qp) -> None:
     if not qp.converged:
         raise OracleError(
@@ -184,7 +188,12 @@ class WorkingSetOracle:
         rng = np.random.default_rng(seed)
         first = rng.choice(n, size=min(INITIAL_WORKING_SET, n), replace=False)
         if initial is not None:
-            first = np.union1d(first, np.asarray(initial, dtype=int))
+            initial = np.asarray(initial, dtype=int)
+            if initial.size > INITIAL_WORKING_SET:
+                # 10% labeled of 10^5 points would start the set at 10^4 columns (8 GB): the
+                # labeled points the solution needs join as violators like any other.
+                initial = rng.choice(initial, size=INITIAL_WORKING_SET, replace=False)
+            first = np.union1d(first, initial)
         # The working set can only grow past the kernel's rank when K o V M V' is singular
         # (a linear kernel with few features): cap it by memory, and fail where a conic solver
         # can take over, rather than fill the machine.
@@ -194,6 +203,12 @@ class WorkingSetOracle:
         self.buf = np.empty((n, min(n, self.max_columns, max(2 * first.size, 1024))), order="F")
         self.ids = np.empty(0, dtype=int)          # point ids in buffer order
         self.member = np.zeros(n, dtype=bool)
+        # K o V M V' = (G * V) rows' Khatri-Rao products: rank <= r d(d+1)/2 for a factor G with
+        # r columns. More free points than that make Q_FF singular, and g's Hessian (from Q_FF^-1)
+        # undefined: tell at the first evaluation instead of growing the set toward n.
+        d = self.V.shape[1]
+        self.rank_bound = (None if kernel.G is None
+                           else int(kernel.G.shape[1]) * d * (d + 1) // 2)
         self._grow(np.unique(first))
         self.a = np.zeros(n)
         self.evaluations = 0
@@ -243,6 +258,14 @@ class WorkingSetOracle:
             qp = box_qp(Q, None if self.C is None else self.C[ids], a_full[ids], tol=QP_TOL)
             if qp.unbounded:
                 return Evaluation(np.inf)
+            if hessian and self.rank_bound is not None:
+                free = int(np.count_nonzero((qp.a > 0) & (qp.a < self.ub[ids])))
+                if free > self.rank_bound:
+                    raise OracleError(
+                        f"K o V M V' has rank at most {self.rank_bound} (a factor of "
+                        f"{self.kernel.G.shape[1]} columns, d = {d_of(V)}) but the SVM dual has "
+                        f"{free} free points: its Hessian is singular; use a conic solver "
+                        "(--solver scs) or a higher-rank kernel")
             _check(qp)
             a_full = np.zeros(self.n)
             a_full[ids] = qp.a
@@ -294,10 +317,14 @@ def svm_value(kernel: KernelColumns, y: np.ndarray, C: Optional[np.ndarray]
     """(D(y), its a) for a full labeling y: g at V = y (one column), M = 1, since
     K o y y' is the SVM's Q. Exact (projected Newton) and, beyond :data:`DENSE_MAX_N` points,
     by the working set through kernel columns only. (inf, None) when a hard margin cannot
-    separate y."""
+    separate y; (nan, None) when its SVM dual does not converge."""
     y = np.asarray(y, dtype=float)
     oracle = make_oracle(y[:, None], C, kernel)
-    ev = oracle.evaluate(np.eye(1), hessian=False)
+    try:
+        ev = oracle.evaluate(np.eye(1), hessian=False)
+    except OracleError:
+        # a Q too close to singular for the exact projected Newton: no value it can vouch for
+        return float("nan"), None
     if not np.isfinite(ev.value):
         return float("inf"), None
     a = ev.state[0] if isinstance(ev.state, tuple) else ev.state

@@ -411,3 +411,26 @@ def test_a_working_set_beyond_memory_ends_psd_barrier_and_the_conic_model_answer
     result = api.solve(inst, "sdp-lowrank", kernel="linear")
     assert result.solver in ("scs", "clarabel") and result.labels is not None
     assert "outgrew memory" in result.info["solver_fallback"]["reason"]
+
+
+def test_an_svm_dual_that_never_converges_is_an_error_result_not_an_exception(monkeypatch):
+    # OracleError escaped s3vm.solve from the scoring of the rounded labels (rbf, sigma 3, 10^4
+    # points): the API raised instead of returning a result.
+    import s3vm.subspace_oracle as oracle
+    from s3vm import api
+    from s3vm.solvers.psd_barrier import OracleError
+
+    def never(qp):
+        raise OracleError("the SVM dual did not converge (forced)")
+
+    monkeypatch.setattr(oracle, "_check", never)
+    value, a = oracle.svm_value(oracle.KernelColumns(K=np.eye(4)), np.array([1., -1, 1, -1]),
+                                None)
+    assert np.isnan(value) and a is None
+    from s3vm.sdp_subspace import SubspaceSDP
+
+    monkeypatch.setattr(SubspaceSDP, "supervised_value",
+                        lambda self, instance, settings, y: (float("nan"), None, None))
+    result = api.solve(problem(seed=3, n=30), "sdp-subspace", options={"dim": 3})
+    assert result.status == "error" and result.labels is None and result.objective is None
+    assert "did not solve" in result.message
