@@ -287,6 +287,25 @@ class LowRankSDP(SubspaceFamily):
         G, _ = self.factor(instance, settings)      # linear: the features, exact
         return (*svm_dual_value_factor(G, y, C), None)
 
+    def barrier_unsuited(self, instance: Instance, settings: Settings) -> Optional[str]:
+        """Beyond the dense oracle's size, a factor of r columns gives K o V M V' a rank of at
+        most r d(d+1)/2: when that is under n / 2, the SVM duals of ``psd-barrier`` have more
+        free points than Q has rank (measured: a linear kernel with 10 features at 10^4 and 10^5
+        points, and rbf rank 100, failed or ran out of time), and the conic model is the one to
+        solve."""
+        from .subspace_oracle import DENSE_MAX_N
+
+        n, d = instance.n, self.dim
+        if n <= DENSE_MAX_N:
+            return None
+        r = (instance.X.shape[1] if settings.kernel == "linear"
+             else min(DEFAULT_RANK, n) if self.rank is None else int(self.rank))
+        bound = min(r, n) * d * (d + 1) // 2
+        if bound >= n / 2:
+            return None
+        return (f"K o V M V' has rank at most {bound} (a factor of {min(r, n)} columns, d = {d}) "
+                f"against n = {n} points")
+
     def run_model(self, instance: Instance, settings: Settings, backend, profile, clock):
         """Build and solve, with a working set where it applies (CVXPY backends only). An
         unbounded dual means that no M meets diag(V M V') <= 1 (and the balance) with a finite

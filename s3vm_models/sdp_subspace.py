@@ -147,9 +147,20 @@ class SubspaceFamily(ConicFormulation):
         """Solve; with ``psd-barrier`` also report its certificate: the primal value (g at the
         returned M), the dual value (of a feasible point of the low-rank dual: a lower bound on
         the subspace optimum) and their gap (``info["subspace_certificate"]``)."""
+        by_default = getattr(profile, "by_default", False)
+        unsuited = (self.barrier_unsuited(instance, settings)
+                    if backend.model_kind == "psd-oracle" and by_default else None)
+        if unsuited:
+            fallback = self._conic_fallback()
+            if fallback is not None:
+                built, outcome, extra = self.run_model(instance, settings, fallback, profile,
+                                                       clock)
+                extra = {**extra, "solver_fallback": {"from": backend.name, "to": fallback.name,
+                                                      "reason": unsuited, "before": True}}
+                return built, outcome, extra
         built, outcome, extra = super().run_model(instance, settings, backend, profile, clock)
         if (backend.model_kind == "psd-oracle" and outcome.status == "error"
-                and getattr(profile, "by_default", False) and not clock.stopped):
+                and by_default and not clock.stopped):
             fallback = self._conic_fallback()
             if fallback is not None:
                 # psd-barrier needs a nonsingular Q_FF for its exact SVM duals: a low-rank kernel
@@ -157,8 +168,9 @@ class SubspaceFamily(ConicFormulation):
                 # so the conic model of the same problem answers instead, and says so.
                 reason = (outcome.message or "error").split("; use ")[0]  # its advice is taken
                 clock.report(phase=f"psd-barrier failed; solving the conic model ({fallback.name})")
-                built, outcome, extra = super().run_model(instance, settings, fallback, profile,
-                                                          clock)
+                # self: sdp-lowrank's conic model solves over its own working set
+                built, outcome, extra = self.run_model(instance, settings, fallback, profile,
+                                                       clock)
                 extra = {**extra, "solver_fallback": {"from": backend.name, "to": fallback.name,
                                                       "reason": reason}}
                 return built, outcome, extra
@@ -176,6 +188,10 @@ class SubspaceFamily(ConicFormulation):
                                if outcome.message else "the subspace problem is infeasible")
         return built, outcome, extra
 
+    def barrier_unsuited(self, instance: Instance, settings: Settings) -> Optional[str]:
+        """Why the default ``psd-barrier`` should not be tried on this problem (None: try it)."""
+        return None
+
     def _conic_fallback(self):
         """The backend of the conic model when the default ``psd-barrier`` fails: the first
         installed of SCS and Clarabel (None when neither is)."""
@@ -191,7 +207,8 @@ class SubspaceFamily(ConicFormulation):
         fallback = result.info.get("solver_fallback")
         if fallback:
             result.solver = fallback["to"]
-            note = (f"psd-barrier failed ({fallback['reason']}); solved by the conic model with "
+            verb = "passed over" if fallback.get("before") else "failed"
+            note = (f"psd-barrier {verb} ({fallback['reason']}); solved by the conic model with "
                     f"{fallback['to']}")
             result.message = note + (f"; {result.message}" if result.message else "")
 
