@@ -283,6 +283,13 @@ class LowRankSDP(SubspaceFamily):
                        if instance.n <= EXACT_SCORE_MAX_N
                        else KernelColumns(X=instance.X, sigma=settings.sigma))
             value, alpha = svm_value(columns, y, C)
+            if np.isnan(value):
+                # An exact kernel too close to singular for the projected Newton (rbf, sigma 3,
+                # 10 features, 10^4 points): the factor's conic SVM dual still scores the labels.
+                G, _ = self.factor(instance, settings)
+                value, alpha = svm_dual_value_factor(G, y, C)
+                return value, alpha, ("D(y) on the Nystroem kernel G G': the exact kernel's SVM "
+                                      "dual did not converge")
             return value, alpha, None
         G, _ = self.factor(instance, settings)      # linear: the features, exact
         return (*svm_dual_value_factor(G, y, C), None)

@@ -454,3 +454,16 @@ def test_sdp_lowrank_passes_over_psd_barrier_for_a_factor_of_low_rank():
     assert result.message.startswith("psd-barrier passed over (K o V M V' has rank at most 30")
     named = api.solve(inst, "sdp-lowrank", kernel="linear", solver="psd-barrier")
     assert named.solver == "psd-barrier" and "solver_fallback" not in named.info
+
+
+def test_sdp_lowrank_scores_on_its_factor_when_the_exact_kernel_fails(monkeypatch):
+    # rbf with sigma 3 on 10^4 points in 10 dimensions: the exact kernel's SVM dual did not
+    # converge, and the run ended in 'error' with labels in hand.
+    import s3vm.sdp_lowrank as lowrank
+    from s3vm import api
+
+    monkeypatch.setattr(lowrank, "svm_value", lambda columns, y, C: (float("nan"), None))
+    result = api.solve(problem(seed=3, n=30), "sdp-lowrank", kernel="rbf",
+                       options={"dim": 3, "rank": 10})
+    assert result.status in ("optimal", "feasible") and np.isfinite(result.objective)
+    assert "Nystroem" in result.info["objective_note"]
