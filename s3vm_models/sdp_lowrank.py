@@ -45,7 +45,7 @@ from .lowrank_dual import lowrank_dual_model, lowrank_operators
 from .options import SEED, Option
 from .sdp_subspace import SubspaceFamily
 from .subspace import SPECTRAL_OPTIONS, balance_row, subspace_readers
-from .subspace_oracle import DENSE_MAX_N, KernelColumns, svm_value
+from .subspace_oracle import DENSE_MAX_N, KernelColumns, factor_rank_bound, svm_value
 from .settings import Settings
 from .svm_dual import svm_dual_value_factor
 
@@ -300,14 +300,12 @@ class LowRankSDP(SubspaceFamily):
         free points than Q has rank (measured: a linear kernel with 10 features at 10^4 and 10^5
         points, and rbf rank 100, failed or ran out of time), and the conic model is the one to
         solve."""
-        from .subspace_oracle import DENSE_MAX_N
-
         n, d = instance.n, self.dim
         if n <= DENSE_MAX_N:
             return None
         r = (instance.X.shape[1] if settings.kernel == "linear"
              else min(DEFAULT_RANK, n) if self.rank is None else int(self.rank))
-        bound = min(r, n) * d * (d + 1) // 2
+        bound = factor_rank_bound(min(r, n), d)
         if bound >= n / 2:
             return None
         return (f"K o V M V' has rank at most {bound} (a factor of {min(r, n)} columns, d = {d}) "

@@ -147,33 +147,23 @@ class SubspaceFamily(ConicFormulation):
         """Solve; with ``psd-barrier`` also report its certificate: the primal value (g at the
         returned M), the dual value (of a feasible point of the low-rank dual: a lower bound on
         the subspace optimum) and their gap (``info["subspace_certificate"]``)."""
-        by_default = getattr(profile, "by_default", False)
-        unsuited = (self.barrier_unsuited(instance, settings)
-                    if backend.model_kind == "psd-oracle" and by_default else None)
+        by_default = backend.model_kind == "psd-oracle" and getattr(profile, "by_default", False)
+        unsuited = self.barrier_unsuited(instance, settings) if by_default else None
         if unsuited:
-            fallback = self._conic_fallback()
-            if fallback is not None:
-                built, outcome, extra = self.run_model(instance, settings, fallback, profile,
-                                                       clock)
-                extra = {**extra, "solver_fallback": {"from": backend.name, "to": fallback.name,
-                                                      "reason": unsuited, "before": True}}
-                return built, outcome, extra
+            answer = self._solve_conic_instead(instance, settings, backend, profile, clock,
+                                               unsuited, before=True)
+            if answer is not None:
+                return answer
         built, outcome, extra = super().run_model(instance, settings, backend, profile, clock)
-        if (backend.model_kind == "psd-oracle" and outcome.status == "error"
-                and by_default and not clock.stopped):
-            fallback = self._conic_fallback()
-            if fallback is not None:
-                # psd-barrier needs a nonsingular Q_FF for its exact SVM duals: a low-rank kernel
-                # (linear, few features, many points) can defeat it. The user named no solver,
-                # so the conic model of the same problem answers instead, and says so.
-                reason = (outcome.message or "error").split("; use ")[0]  # its advice is taken
-                clock.report(phase=f"psd-barrier failed; solving the conic model ({fallback.name})")
-                # self: sdp-lowrank's conic model solves over its own working set
-                built, outcome, extra = self.run_model(instance, settings, fallback, profile,
-                                                       clock)
-                extra = {**extra, "solver_fallback": {"from": backend.name, "to": fallback.name,
-                                                      "reason": reason}}
-                return built, outcome, extra
+        if by_default and outcome.status == "error" and not clock.stopped:
+            # psd-barrier needs a nonsingular Q_FF for its exact SVM duals: a low-rank kernel
+            # (linear, few features, many points) can defeat it. The user named no solver, so
+            # the conic model of the same problem answers instead, and says so.
+            reason = (outcome.message or "error").split("; use ")[0]  # its advice is taken
+            answer = self._solve_conic_instead(instance, settings, backend, profile, clock,
+                                               reason, before=False)
+            if answer is not None:
+                return answer
         result = getattr(built.model, "result", None)
         if backend.model_kind == "psd-oracle" and result is not None and result.M is not None:
             extra = {**extra, "subspace_certificate": {
@@ -192,6 +182,21 @@ class SubspaceFamily(ConicFormulation):
         """Why the default ``psd-barrier`` should not be tried on this problem (None: try it)."""
         return None
 
+    def _solve_conic_instead(self, instance, settings, backend, profile, clock, reason: str,
+                             before: bool):
+        """(built, outcome, extra) of the conic model in place of ``backend`` (psd-barrier),
+        with ``info["solver_fallback"]`` saying why; None when no conic solver is installed."""
+        fallback = self._conic_fallback()
+        if fallback is None:
+            return None
+        if not before:
+            clock.report(phase=f"psd-barrier failed; solving the conic model ({fallback.name})")
+        # self, not super(): sdp-lowrank's conic model solves over its own working set
+        built, outcome, extra = self.run_model(instance, settings, fallback, profile, clock)
+        extra = {**extra, "solver_fallback": {"from": backend.name, "to": fallback.name,
+                                              "reason": reason, "before": before}}
+        return built, outcome, extra
+
     def _conic_fallback(self):
         """The backend of the conic model when the default ``psd-barrier`` fails: the first
         installed of SCS and Clarabel (None when neither is)."""
@@ -207,7 +212,7 @@ class SubspaceFamily(ConicFormulation):
         fallback = result.info.get("solver_fallback")
         if fallback:
             result.solver = fallback["to"]
-            verb = "passed over" if fallback.get("before") else "failed"
+            verb = "passed over" if fallback["before"] else "failed"
             note = (f"psd-barrier {verb} ({fallback['reason']}); solved by the conic model with "
                     f"{fallback['to']}")
             result.message = note + (f"; {result.message}" if result.message else "")

@@ -85,8 +85,10 @@ class KernelColumns:
         return np.exp(D, out=D)
 
 
-def d_of(V: np.ndarray) -> int:
-    return int(V.shape[1])
+def factor_rank_bound(columns: int, d: int) -> int:
+    """The largest rank K o V M V' can have for K = G G' with ``columns`` columns and V with d:
+    its rows are Khatri-Rao products of G's rows with the svec of v_i v_i', r d(d+1)/2 of them."""
+    return int(columns) * d * (d + 1) // 2
 
 
 def _check(qp) -> None:
@@ -206,9 +208,8 @@ class WorkingSetOracle:
         # K o V M V' = (G * V) rows' Khatri-Rao products: rank <= r d(d+1)/2 for a factor G with
         # r columns. More free points than that make Q_FF singular, and g's Hessian (from Q_FF^-1)
         # undefined: tell at the first evaluation instead of growing the set toward n.
-        d = self.V.shape[1]
         self.rank_bound = (None if kernel.G is None
-                           else int(kernel.G.shape[1]) * d * (d + 1) // 2)
+                           else factor_rank_bound(kernel.G.shape[1], self.V.shape[1]))
         self._grow(np.unique(first))
         self.a = np.zeros(n)
         self.evaluations = 0
@@ -263,7 +264,7 @@ class WorkingSetOracle:
                 if free > self.rank_bound:
                     raise OracleError(
                         f"K o V M V' has rank at most {self.rank_bound} (a factor of "
-                        f"{self.kernel.G.shape[1]} columns, d = {d_of(V)}) but the SVM dual has "
+                        f"{self.kernel.G.shape[1]} columns, d = {V.shape[1]}) but the SVM dual has "
                         f"{free} free points: its Hessian is singular; use a conic solver "
                         "(--solver scs) or a higher-rank kernel")
             _check(qp)
