@@ -18,7 +18,6 @@ Command-line options override the file's values.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, fields, replace
 from typing import Optional, Union
 
@@ -27,6 +26,7 @@ import numpy as np
 from .data import Instance, read_csv
 from .options import Option, table
 from .solvers.errors import InputError
+from .solvers.files import read_toml
 
 KERNELS = ("linear", "rbf")
 BALANCES = ("none", "count", "mean")
@@ -154,19 +154,6 @@ def _resolve(path) -> str:
     return path
 
 
-def _read_toml(path: str) -> dict:
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML (not UTF-8 text: {exc.reason} at byte "
-                         f"{exc.start})") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-
-
 def _data_path(path: str, spec: dict) -> str:
     """The data file an instance file names (relative to the instance file)."""
     if "data" not in spec:
@@ -189,7 +176,7 @@ def instance_files(path) -> list:
         path = _resolve(path)
         if not path.lower().endswith(".toml"):
             return [path]
-        return [path, _data_path(path, _read_toml(path))]
+        return [path, _data_path(path, read_toml(path))]
     except (InputError, TypeError, ValueError):
         return [os.fspath(path)] if isinstance(path, (str, os.PathLike)) else []
 
@@ -225,7 +212,7 @@ def load_instance(path: str, unlabeled: Optional[float] = None) -> tuple[Instanc
         if is_svmlight(path):
             return read_svmlight(path, 0 if unlabeled is None else unlabeled), Settings()
         return read_csv(path), Settings()
-    spec = _read_toml(path)
+    spec = read_toml(path)
     data_path = _data_path(path, spec)
     unknown = set(spec) - set(SETTING_KEYS) - {"data", "name", "description", "unlabeled",
                                                "seed"}

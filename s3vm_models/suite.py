@@ -50,11 +50,11 @@ import math
 import os
 import sys
 import time
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from .solvers.errors import InputError
+from .solvers.files import read_toml
 
 SUITE_KEYS = ("name", "description", "formulations", "seeds", "time_limit", "solver", "output",
               "settings", "grid", "set", "instances")
@@ -253,11 +253,7 @@ def read_suite(path: str, output: Optional[str] = None) -> Suite:
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise InputError(f"suite file not found: {path}")
-    try:
-        with open(path, "rb") as fh:
-            spec = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(_where(path, f"not valid TOML ({exc})")) from None
+    spec = read_toml(path)
     unknown = set(spec) - set(SUITE_KEYS)
     if unknown:
         raise InputError(_where(path, f"unknown entries {', '.join(sorted(unknown))} (a suite "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import tomllib
 from contextlib import contextmanager
 
 from .errors import InputError
@@ -76,3 +77,18 @@ def atomic_output(path: str, suffix: str = ""):
         _temporary.discard(tmp)
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def read_toml(path: str) -> dict:
+    """The table of a TOML file; a file that is not valid TOML, not UTF-8 text, or not readable
+    is an :class:`InputError` naming it (one line, exit 2), never a traceback."""
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML (not UTF-8 text: {exc.reason} at byte "
+                         f"{exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Optional
 
 from .errors import InputError
+from .files import read_toml
 
 PROFILE_KEYS = ("solver", "time_limit", "mip_rel_gap", "threads", "verbose", "options",
                 "description")
@@ -93,11 +93,7 @@ def read_profile(path: str) -> SolverProfile:
     """Read a profile file; unknown keys are an error (a typo must not pass silently)."""
     if not os.path.isfile(path):
         raise InputError(f"profile file not found: {path}")
-    try:
-        with open(path, "rb") as fh:
-            spec = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    spec = read_toml(path)
     unknown = sorted(set(spec) - set(PROFILE_KEYS))
     if unknown:
         raise InputError(f"{path}: unknown profile entries {', '.join(unknown)}")

@@ -356,3 +356,15 @@ def test_bad_settings_objects_are_input_errors():
         api.solve(BLOBS, "rlp", settings={"C": 1})
     with pytest.raises(InputError):
         Settings(C=float("nan"))
+
+
+@pytest.mark.parametrize("command", [["solve", BLOBS, "-f", "vs3vm", "--profile"], ["bench"]])
+def test_a_non_utf8_profile_or_suite_file_is_one_line(tmp_path, command):
+    # Instance files were checked for this; a profile or suite file gave "internal error:
+    # UnicodeDecodeError" (all three now read TOML through one function).
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b'solver = "\xff\xfe"\n')
+    proc = run_cli(command + [str(bad)])
+    check_error_line(proc.returncode, proc.stdout, proc.stderr)
+    assert "not UTF-8 text" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
