@@ -39,7 +39,7 @@ MOONS = dict(kernel="rbf", sigma=0.5, C=10.0, C_star=10.0, balance="count", posi
 
 
 def moons(u, seed):
-    from s3vm.generators import two_moons
+    from s3vm.data.generators import two_moons
 
     return two_moons(1, u // 2, seed=seed)
 
@@ -113,7 +113,7 @@ def _sdpbound_runs(args, tight):
 
 
 def sdp(args):
-    from s3vm.loaders import SDP_INSTANCES, load_sdp_instance, sdp_rbf_sigma
+    from s3vm.data.loaders import SDP_INSTANCES, load_sdp_instance, sdp_rbf_sigma
 
     names = sorted(SDP_INSTANCES, key=lambda k: SDP_INSTANCES[k][0] * (1 + SDP_INSTANCES[k][1] / 100))
     spent = 0.0

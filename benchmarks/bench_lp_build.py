@@ -50,8 +50,8 @@ REC: dict = {}
 # The project's path, instrumented (timing wrappers only; the calls made are unchanged)
 
 def instrument_project():
-    from s3vm.svm1 import SVM1
-    from s3vm.solvers.backends import highs as highs_backend
+    from s3vm.formulations.svm1 import SVM1
+    from s3vm.solvers.backends.pyomo import highs as highs_backend
 
     source = inspect.getsource(highs_backend.HighsBackend.solve)
     assert "HighsSession(self, model, profile).resolve()" in source, \
@@ -150,7 +150,7 @@ def dual_arrays(XL, d, mu, inf):
 
 def session_algorithm(n_rows: int) -> dict:
     """What HighsSession._choose_lp_algorithm picks for the first solve of an LP."""
-    from s3vm.solvers.backends.highs import LARGE_LP_ROWS
+    from s3vm.solvers.backends.pyomo.highs import LARGE_LP_ROWS
 
     if n_rows >= LARGE_LP_ROWS:
         return {"solver": "ipm", "run_crossover": "on"}
@@ -205,8 +205,8 @@ def check_layout(n=300, seed=1):
     import highspy
     import scipy.sparse as sp
 
-    from s3vm.problem3 import Problem3Data, build_problem3, build_problem3_dual
-    from s3vm.solvers.backends.highs import HighsBackend, HighsSession
+    from s3vm.models.problem3 import Problem3Data, build_problem3, build_problem3_dual
+    from s3vm.solvers.backends.pyomo.highs import HighsBackend, HighsSession
     from s3vm.solvers.profiles import SolverProfile
 
     instance = make_instance(n, seed)
@@ -231,8 +231,8 @@ def check_layout(n=300, seed=1):
 
 
 def make_instance(n, seed, separation=2.0):
-    from s3vm.data import Instance
-    from s3vm.generators import gaussian_blobs
+    from s3vm.data.instance import Instance
+    from s3vm.data.generators import gaussian_blobs
 
     blobs = gaussian_blobs(n=n, p=P, separation=separation, seed=seed)
     return Instance(blobs.X, blobs.truth, blobs.truth, feature_names=blobs.feature_names,
@@ -288,7 +288,7 @@ def main():
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
     args = ap.parse_args()
 
-    from s3vm.settings import Settings
+    from s3vm.core.settings import Settings
 
     import pyomo.environ  # noqa: F401  (imports outside every clock)
     from s3vm.solvers.registry import get_backend

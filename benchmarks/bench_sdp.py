@@ -32,11 +32,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchmd  # noqa: E402
 from benchmd import fmt, median, table  # noqa: E402
 
-from s3vm import sdp_lowrank  # noqa: E402
-from s3vm.generators import gaussian_blobs  # noqa: E402
-from s3vm.registry import get_formulation  # noqa: E402
-from s3vm.settings import Settings  # noqa: E402
-from s3vm.spectral import nearest_neighbour_sigma  # noqa: E402
+from s3vm.formulations import sdp_lowrank  # noqa: E402
+from s3vm.data.generators import gaussian_blobs  # noqa: E402
+from s3vm.core.registry import get_formulation  # noqa: E402
+from s3vm.core.settings import Settings  # noqa: E402
+from s3vm.models.spectral import nearest_neighbour_sigma  # noqa: E402
 from s3vm.solvers.profiles import SolverProfile  # noqa: E402
 
 REC: dict = {}
@@ -44,7 +44,7 @@ REC: dict = {}
 
 def instrument():
     """Timing wrappers (the calls made are unchanged)."""
-    from s3vm.solvers.backends import cvxpy_conic
+    from s3vm.solvers.backends.cvxpy import conic as cvxpy_conic
 
     original_solve = cvxpy_conic.CvxpyBackend.solve
 
@@ -80,7 +80,7 @@ def instrument():
 
     sdp_lowrank.LowRankSDP.supervised_value = value
 
-    from s3vm.conic_formulation import ConicFormulation
+    from s3vm.formulations.families.conic import ConicFormulation
     original_build = ConicFormulation.build
 
     def build(self, *args, **kwargs):

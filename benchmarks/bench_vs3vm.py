@@ -36,7 +36,7 @@ DEFAULT_CONFIGS = ["dual:100000:2.0", "dual:100000:1.0:cold=0", "primal:10000:2.
 
 
 def timed_vs3vm_class():
-    from s3vm.vs3vm import VS3VM
+    from s3vm.formulations.vs3vm import VS3VM
 
     class TimedVS3VM(VS3VM):
         """VS3VM with stopwatches around the model build and on the session's highspy run()."""
@@ -58,13 +58,13 @@ def timed_vs3vm_class():
 
 
 def make_instance(n, separation, seed):
-    from s3vm.generators import gaussian_blobs
+    from s3vm.data.generators import gaussian_blobs
 
     return gaussian_blobs(n=n, p=P, separation=separation, labeled_fraction=0.1, seed=seed)
 
 
 def run_once(VS3VM, instance, form, warm, max_lps):
-    from s3vm.settings import Settings
+    from s3vm.core.settings import Settings
     from s3vm.solvers.profiles import SolverProfile
 
     REC.clear()
@@ -104,8 +104,8 @@ def lp2_algorithms(instance, form="dual"):
     defaults and with IPM + crossover."""
     import highspy
 
-    from s3vm.settings import Settings
-    from s3vm.vs3vm import VS3VM, ConcaveS3VM
+    from s3vm.core.settings import Settings
+    from s3vm.formulations.vs3vm import VS3VM, ConcaveS3VM
     from s3vm.solvers.profiles import SolverProfile
     from s3vm.solvers.registry import get_backend
 

@@ -5,7 +5,7 @@ Table 1 (two moons): two_moons(1 labeled + 50 unlabeled per moon, noise 0.1, see
 sigma = 0.5, C = C* = 10, bias, count balance at the true ratio (--positives truth). Methods:
 
   bb         the exact S3VM-L2 (status must be optimal)
-  switching  bb's starting heuristic (s3vm.label_switching.LabelSwitching, called directly)
+  switching  bb's starting heuristic (s3vm.models.label_switching.LabelSwitching, called directly)
   vs3vm      kernel VS3VM (Problem 3, rbf, balance none); its decision values are thresholded so
              that exactly P points are +1 (the paper's "dichotomy search" on the threshold,
              section 7.1)
@@ -15,7 +15,7 @@ sigma = 0.5, C = C* = 10, bias, count balance at the true ratio (--positives tru
              only with --full-sdp
 
 Every method is scored by J of Problem 1 (with bias) at its labels, computed with
-s3vm.l2_svm.S3VMObjective, and by transductive error. The script asserts that bb's J is
+s3vm.models.l2_svm.S3VMObjective, and by transductive error. The script asserts that bb's J is
 the lowest (to 1e-7 relative) on every realisation.
 
 Table 2 (COIL-20 cars, --table 2): objects 3, 6, 19 of COIL20_32x32_dengcai.mat (pixels in
@@ -37,8 +37,8 @@ import time
 import numpy as np
 
 from s3vm.api import evaluate, solve
-from s3vm.l2_svm import S3VMObjective
-from s3vm.settings import Settings
+from s3vm.models.l2_svm import S3VMObjective
+from s3vm.core.settings import Settings
 
 
 def J_of(instance, settings):
@@ -57,7 +57,7 @@ class ShiftedKernelLowRank:
 
     @staticmethod
     def make(name):
-        from s3vm.registry import formulation_class
+        from s3vm.core.registry import formulation_class
 
         base = formulation_class(name)
 
@@ -73,7 +73,7 @@ SHIFT_C = [10.0, 10.0]
 
 
 def run_methods(inst, settings, P, methods, time_limit, full_sdp=False):
-    from s3vm.label_switching import LabelSwitching
+    from s3vm.models.label_switching import LabelSwitching
     from s3vm.solvers.profiles import get_profile
 
     J = J_of(inst, settings)
@@ -113,7 +113,7 @@ def run_methods(inst, settings, P, methods, time_limit, full_sdp=False):
 
 
 def table1(args):
-    from s3vm.generators import two_moons
+    from s3vm.data.generators import two_moons
 
     settings = Settings(kernel="rbf", sigma=0.5, C=10.0, C_star=10.0, bias=True)
     rows = []
@@ -132,7 +132,7 @@ def table1(args):
 
 
 def table2(args):
-    from s3vm.loaders import load_coil20_cars
+    from s3vm.data.loaders import load_coil20_cars
 
     settings = Settings(kernel="rbf", sigma=args.sigma, C=100.0, C_star=100.0, bias=True)
     rows = []

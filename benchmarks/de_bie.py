@@ -46,13 +46,13 @@ import time
 
 import numpy as np
 
-from s3vm.data import Instance
-from s3vm.kernels import kernel_matrix
-from s3vm.loaders import data_dir
-from s3vm.registry import get_formulation
-from s3vm.settings import Settings
-from s3vm.spectral import nearest_neighbour_sigma
-from s3vm.svm_dual import svm_dual_value
+from s3vm.data.instance import Instance
+from s3vm.core.kernels import kernel_matrix
+from s3vm.data.loaders import data_dir
+from s3vm.core.registry import get_formulation
+from s3vm.core.settings import Settings
+from s3vm.models.spectral import nearest_neighbour_sigma
+from s3vm.models.svm_dual import svm_dual_value
 from s3vm.solvers.profiles import SolverProfile
 
 DIGITS_POS, DIGITS_NEG = (0, 1), (2, 3)
@@ -68,7 +68,7 @@ def auc(truth, scores) -> float:
 
 def usps_digits():
     """(X, digit) of the 7291-point training part, pixels in the ESL upright order, values in
-    [0, 1]: the same arrays as :func:`s3vm.loaders.load_usps` (which keeps no digit)."""
+    [0, 1]: the same arrays as :func:`s3vm.data.loaders.load_usps` (which keeps no digit)."""
     import scipy.io
 
     m = scipy.io.loadmat(str(data_dir() / "usps" / "usps.mat"))

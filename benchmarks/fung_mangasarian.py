@@ -39,10 +39,10 @@ from importlib import metadata
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from s3vm.data import Instance
-from s3vm.loaders import load_dataset
-from s3vm.registry import get_formulation
-from s3vm.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.data.loaders import load_dataset
+from s3vm.core.registry import get_formulation
+from s3vm.core.settings import Settings
 from s3vm.solvers.profiles import get_profile
 
 # (label in the slides' table, our loader name, the slides' dimension, points, CVS3VM, 10% RLP,

@@ -73,12 +73,12 @@ def _vm_kib(key: str) -> int:
 def child(formulation: str, kernel: str, n: int, time_limit: float, options: dict) -> None:
     """Draw the data, solve once, print one JSON line (the parent measures the peak)."""
     import s3vm
-    from s3vm.generators import gaussian_blobs
+    from s3vm.data.generators import gaussian_blobs
 
     instance = gaussian_blobs(n=n, p=P, separation=2.0, labeled_fraction=0.1, seed=0)
     baseline = _vm_kib("VmHWM")
-    from s3vm.registry import get_formulation
-    from s3vm.settings import Settings
+    from s3vm.core.registry import get_formulation
+    from s3vm.core.settings import Settings
 
     options, settings = split_options(options)
     # the memory guard's estimate for this run (bytes per n^2 entry x n^2)
@@ -130,8 +130,8 @@ def measure(formulation, kernel, n, time_limit, options) -> dict:
 
 def guard_estimate(record: dict) -> float:
     """The memory guard's estimate for a run, from the formulation's current declaration."""
-    from s3vm.registry import get_formulation
-    from s3vm.settings import Settings
+    from s3vm.core.registry import get_formulation
+    from s3vm.core.settings import Settings
 
     formulation = get_formulation(record["formulation"], **split_options(record["options"])[0])
     return formulation.dense_bytes_per_entry(Settings(kernel=record["kernel"])) * record["n"] ** 2

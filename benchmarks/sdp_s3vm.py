@@ -49,7 +49,7 @@ HERE = os.path.abspath(__file__)
 def one(spec: dict) -> dict:
     """Run one solve described by ``spec`` in this process and return its record."""
     from s3vm.api import solve
-    from s3vm.loaders import load_sdp_instance
+    from s3vm.data.loaders import load_sdp_instance
 
     if spec.get("labeled_idx") is not None:
         # The previous code's loader has no ``rounding``: the labeled rows come from the parent.
@@ -121,7 +121,7 @@ def run(spec: dict, pythonpath: str | None = None) -> dict:
 
 
 def labeled_idx(name: str, seed: int, rounding: str) -> list:
-    from s3vm.loaders import load_sdp_instance
+    from s3vm.data.loaders import load_sdp_instance
 
     return np.flatnonzero(load_sdp_instance(name, 0.3, seed=seed, rounding=rounding).label
                           != 0).tolist()
@@ -135,7 +135,7 @@ def emit(fh, row):
 
 
 def mean_part(args):
-    from s3vm.loaders import SDP_INSTANCES
+    from s3vm.data.loaders import SDP_INSTANCES
 
     names = sorted(SDP_INSTANCES, key=lambda k: SDP_INSTANCES[k][0])
     with open(args.out, "a") as fh:

@@ -1,10 +1,10 @@
 """The instance files shipped with s3vm, and the bundled data they read (``data/``).
 
-Each ``*.toml`` file here is an instance file (see :func:`s3vm.settings.load_instance`); its
+Each ``*.toml`` file here is an instance file (see :func:`s3vm.core.settings.load_instance`); its
 name without ``.toml`` is what :func:`shipped_instances` lists and what ``s3vm solve NAME`` and
 ``s3vm.solve(NAME, ...)`` accept when no file of that name exists in the working directory.
 ``data/`` holds the CSV files the instance files name and the public data sets read by
-:mod:`s3vm.loaders`, each folder with its ``SOURCE.md``.
+:mod:`s3vm.data.loaders`, each folder with its ``SOURCE.md``.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 
-from ._version import __version__
+from s3vm._version import __version__
 
 _PUBLIC = {
     "solve": "s3vm.api",
@@ -28,16 +28,16 @@ _PUBLIC = {
     "export": "s3vm.api",
     "evaluate": "s3vm.api",
     "load": "s3vm.api",
-    "load_instance": "s3vm.settings",
-    "load_dataset": "s3vm.loaders",
+    "load_instance": "s3vm.core.settings",
+    "load_dataset": "s3vm.data.loaders",
     "S3VMClassifier": "s3vm.estimator",
-    "Instance": "s3vm.data",
-    "Settings": "s3vm.settings",
+    "Instance": "s3vm.data.instance",
+    "Settings": "s3vm.core.settings",
     "Result": "s3vm.solvers.results",
     "S3VMError": "s3vm.solvers.errors",
     "InputError": "s3vm.solvers.errors",
     "SolverUnavailableError": "s3vm.solvers.errors",
-    "formulation_names": "s3vm.registry",
+    "formulation_names": "s3vm.core.registry",
 }
 
 __all__ = ["__version__", *_PUBLIC]

@@ -15,12 +15,12 @@ from typing import Iterable, Optional, Union
 
 import numpy as np
 
-from .data import Instance
-from .registry import formulation_class, formulation_options, get_formulation
-from .settings import SETTINGS_TABLE, Settings, instance_files, load_instance
-from .solvers.errors import InputError
-from .solvers.files import check_not_input
-from .solvers.supervisor import Interrupted
+from s3vm.data.instance import Instance
+from s3vm.core.registry import formulation_class, formulation_options, get_formulation
+from s3vm.core.settings import SETTINGS_TABLE, Settings, instance_files, load_instance
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.files import check_not_input
+from s3vm.solvers.runtime.supervisor import Interrupted
 
 Data = Union[str, os.PathLike, Instance, tuple, "pandas.DataFrame"]
 
@@ -43,7 +43,7 @@ def load(data: Data) -> tuple[Instance, Settings]:
     Everything is checked here, once: a complex, non-numeric or non-finite X, labels outside
     -1/0/+1 or mismatched lengths are an :class:`InputError`.
     """
-    from .data import as_instance
+    from s3vm.data.instance import as_instance
 
     if isinstance(data, (str, os.PathLike)):
         return load_instance(os.fspath(data))
@@ -94,7 +94,7 @@ def _base_settings(data_settings: Settings, settings: Optional[Settings]) -> Set
 def _profile(form, solver: Optional[str], profile: Optional[str], time_limit: Optional[float],
              verbose: Optional[bool] = None):
     """The profile for one formulation: the named solver or file, else its class's default."""
-    from .solvers.profiles import get_profile
+    from s3vm.solvers.profiles import get_profile
 
     by_default = solver is None and profile is None
     if by_default:
@@ -116,7 +116,7 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
         ``(X, y)`` arrays (y +1/-1, 0 unlabeled), a DataFrame or an :class:`Instance`; see
         :func:`load`.
     formulation : str
-        A name from :func:`s3vm.registry.formulation_names`.
+        A name from :func:`s3vm.core.registry.formulation_names`.
     settings : Settings, optional
         Replaces the settings of a TOML file (defaults for a CSV file); like them, defaults that
         a formulation which does not read them ignores.
@@ -140,7 +140,7 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
 
     Raises
     ------
-    s3vm.solvers.supervisor.Interrupted
+    s3vm.solvers.runtime.supervisor.Interrupted
         On Ctrl-C (a KeyboardInterrupt): its ``result`` is the best result so far.
     """
     instance, data_settings = load(data)
@@ -234,7 +234,7 @@ def compare(data: Data, formulations: Iterable[str], settings: Optional[Settings
 
     Raises
     ------
-    s3vm.solvers.supervisor.Interrupted
+    s3vm.solvers.runtime.supervisor.Interrupted
         On Ctrl-C: its ``results`` are the rows so far, the interrupted solve's last.
     """
     instance, prepared = prepare_comparison(data, formulations, settings, options=options,

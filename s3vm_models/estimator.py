@@ -29,9 +29,9 @@ from typing import Optional
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from .solvers.errors import InputError
+from s3vm.solvers.errors import InputError
 
-from .inductive import DECISION_RULES, predictor
+from s3vm.inductive import DECISION_RULES, predictor
 
 #: The settings the estimator takes as parameters, with the class defaults of :class:`Settings`.
 _SETTING_PARAMS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance",
@@ -178,7 +178,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     # -- fitting ---------------------------------------------------------------------------
     def _settings(self):
         """(base settings, explicit settings): parameters left at their defaults are defaults."""
-        from .settings import Settings
+        from s3vm.core.settings import Settings
 
         defaults = Settings()
         given = {name: getattr(self, name) for name in _SETTING_PARAMS}
@@ -216,7 +216,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         """
         from sklearn.utils.multiclass import check_classification_targets
 
-        from .registry import formulation_class
+        from s3vm.core.registry import formulation_class
 
         if not isinstance(self.formulation, str):
             raise InputError(f"formulation must be a name, got {self.formulation!r}")
@@ -245,7 +245,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         label = np.zeros(y.shape[0], dtype=np.int8)
         label[~mask] = np.where(labeled_targets == classes[1], 1, -1)
 
-        from .data import Instance
+        from s3vm.data.instance import Instance
 
         instance = Instance(X, label, name="fit")
         base, explicit = self._settings()
@@ -253,7 +253,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         if instance.u == 0:
             result, rule = self._fit_supervised(instance, cls, rule, base, explicit)
         else:
-            from . import api
+            from s3vm import api
 
             result = api.solve(instance, self.formulation, base, solver=self.solver,
                                time_limit=self.time_limit, options=options, **explicit)
@@ -267,8 +267,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_supervised(self, instance, cls, rule, base, explicit):
         """The formulation's problem with no unlabeled row: its family's supervised SVM."""
-        from . import api
-        from .solvers.results import Result
+        from s3vm import api
+        from s3vm.solvers.results import Result
 
         settings = cls.settings_for(base, explicit)  # explicit settings must still apply
         if rule == "linear":
@@ -278,22 +278,22 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
             result.info["supervised"] = (f"no unlabeled row: {cls.name} reduces to {name} "
                                          "(Problem 3 without unlabeled terms)")
             return result, rule
-        from .kernels import kernel_matrix
+        from s3vm.core.kernels import kernel_matrix
 
         K = kernel_matrix(instance.X, None, settings.kernel, settings.sigma)
         y = instance.label.astype(float)
         result = Result(formulation=cls.name, solver="supervised", status="optimal",
                         labels=np.zeros(0, dtype=int), decision_values=np.zeros(0))
         if rule == "expansion":
-            from .l2_svm import squared_hinge_svm
+            from s3vm.models.l2_svm import squared_hinge_svm
 
             sol = squared_hinge_svm(K, y, float(settings.C), bool(settings.bias))
             result.objective = result.lower_bound = float(sol.value)
             result.primal = {"beta": sol.beta, "b": float(sol.b)}
             what = "the squared-hinge SVM (Problem 1 with no unlabeled row)"
         else:
-            from .conic_formulation import problem2_penalties
-            from .svm_dual import svm_dual_value
+            from s3vm.formulations.families.conic import problem2_penalties
+            from s3vm.models.svm_dual import svm_dual_value
 
             value, alpha = svm_dual_value(K, y, problem2_penalties(instance, settings))
             if alpha is None:
@@ -338,7 +338,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         kernel, sigma = self._kernel_
         if kernel == "linear":
             return X @ self.coef_ + self.intercept_
-        from .kernels import kernel_matrix
+        from s3vm.core.kernels import kernel_matrix
 
         return kernel_matrix(X, self.X_fit_, kernel, sigma) @ self.dual_coef_ + self.intercept_
 

@@ -20,7 +20,7 @@ from typing import Optional
 
 import numpy as np
 
-from .solvers.errors import InputError
+from s3vm.solvers.errors import InputError
 
 #: formulation -> its inductive rule. A formulation missing here has none: it labels the
 #: training rows but cannot score new points (tests keep the table complete).
@@ -50,7 +50,7 @@ class Predictor:
         X = np.asarray(X, dtype=float)
         if self.coef is not None:
             return X @ self.coef + self.intercept
-        from .kernels import kernel_matrix
+        from s3vm.core.kernels import kernel_matrix
 
         return kernel_matrix(X, self.basis, self.kernel, self.sigma) @ self.dual_coef \
             + self.intercept

@@ -18,7 +18,7 @@ reproduced here:
 - the unlabeled penalty C* = C l / u (their penalty_factor_unlabeled = 1 times l / (n - l)).
 
 Their split (a seeded Julia shuffle, then the first floor(0.3 n_c) points of each class) cannot
-be reproduced in numpy; :func:`s3vm.loaders.load_sdp_instance` draws ours (``per_class="floor"``
+be reproduced in numpy; :func:`s3vm.data.loaders.load_sdp_instance` draws ours (``per_class="floor"``
 for their count per class).
 """
 
@@ -28,8 +28,8 @@ import math
 from dataclasses import dataclass, field
 import numpy as np
 
-from .kernels import kernel_matrix
-from .solvers.errors import InputError
+from s3vm.core.kernels import kernel_matrix
+from s3vm.solvers.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -169,9 +169,9 @@ def select_parameters(instance, folds: int = 10, cmin: float = 0.01, cmax: float
 
 
 def sdp_s3vm_settings(instance, base=None, **kwargs):
-    """The :class:`~s3vm.settings.Settings` of SDP-S3VM's problem for ``instance``: the selected
+    """The :class:`~s3vm.core.settings.Settings` of SDP-S3VM's problem for ``instance``: the selected
     kernel, sigma, C and C* = C l / u, no bias, the mean balance (other fields from ``base``)."""
-    from .settings import Settings
+    from s3vm.core.settings import Settings
 
     chosen = select_parameters(instance, **kwargs).settings()
     return (base or Settings()).updated(**chosen) if base is not None else Settings(**chosen)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 
-from .errors import InputError
+from s3vm.solvers.errors import InputError
 
 
 def lookup(table: dict, name: str, kind: str):

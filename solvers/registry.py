@@ -10,26 +10,26 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional
 
-from .errors import InputError, SolverUnavailableError
-from .lazy import lookup
+from s3vm.solvers.errors import InputError, SolverUnavailableError
+from s3vm.solvers.lazy import lookup
 
 _PYOMO = ("lp", "mip")
 # name -> {problem class -> "module:Class"}
 BACKENDS = {
-    "highs": dict.fromkeys(_PYOMO, "s3vm.solvers.backends.highs:HighsBackend"),
-    "scip": dict.fromkeys(_PYOMO + ("miqp",), "s3vm.solvers.backends.scip:ScipBackend"),
-    "cbc": dict.fromkeys(_PYOMO, "s3vm.solvers.backends.cbc:CbcBackend"),
-    "glpk": dict.fromkeys(_PYOMO, "s3vm.solvers.backends.glpk:GlpkBackend"),
-    "gurobi": dict.fromkeys(_PYOMO + ("miqp",), "s3vm.solvers.backends.gurobi:GurobiBackend"),
-    "cplex": dict.fromkeys(_PYOMO + ("miqp",), "s3vm.solvers.backends.cplex:CplexBackend"),
-    "mosek": {**dict.fromkeys(_PYOMO, "s3vm.solvers.backends.mosek:MosekBackend"),
-              "sdp": "s3vm.solvers.backends.cvxpy_mosek:CvxpyMosekBackend"},
-    "scs": {"sdp": "s3vm.solvers.backends.scs:ScsBackend",
+    "highs": dict.fromkeys(_PYOMO, "s3vm.solvers.backends.pyomo.highs:HighsBackend"),
+    "scip": dict.fromkeys(_PYOMO + ("miqp",), "s3vm.solvers.backends.pyomo.scip:ScipBackend"),
+    "cbc": dict.fromkeys(_PYOMO, "s3vm.solvers.backends.pyomo.cbc:CbcBackend"),
+    "glpk": dict.fromkeys(_PYOMO, "s3vm.solvers.backends.pyomo.glpk:GlpkBackend"),
+    "gurobi": dict.fromkeys(_PYOMO + ("miqp",), "s3vm.solvers.backends.pyomo.gurobi:GurobiBackend"),
+    "cplex": dict.fromkeys(_PYOMO + ("miqp",), "s3vm.solvers.backends.pyomo.cplex:CplexBackend"),
+    "mosek": {**dict.fromkeys(_PYOMO, "s3vm.solvers.backends.pyomo.mosek:MosekBackend"),
+              "sdp": "s3vm.solvers.backends.cvxpy.mosek:CvxpyMosekBackend"},
+    "scs": {"sdp": "s3vm.solvers.backends.cvxpy.scs:ScsBackend",
             "conic": "s3vm.solvers.backends.conic_standard:ScsDirectBackend"},
-    "clarabel": {"sdp": "s3vm.solvers.backends.clarabel:ClarabelBackend",
+    "clarabel": {"sdp": "s3vm.solvers.backends.cvxpy.clarabel:ClarabelBackend",
                  "conic": "s3vm.solvers.backends.conic_standard:ClarabelDirectBackend"},
-    "cvxopt": {"sdp": "s3vm.solvers.backends.cvxopt:CvxoptBackend"},
-    "sdpa": {"sdp": "s3vm.solvers.backends.sdpa:SdpaBackend",
+    "cvxopt": {"sdp": "s3vm.solvers.backends.cvxpy.cvxopt:CvxoptBackend"},
+    "sdpa": {"sdp": "s3vm.solvers.backends.cvxpy.sdpa:SdpaBackend",
              "conic": "s3vm.solvers.backends.conic_standard:SdpaDirectBackend"},
     "mosek-fusion": {"sdp": "s3vm.solvers.backends.mosek_fusion:MosekFusionBackend"},
     # A convex function of a small PSD matrix through an oracle (the subspace SDPs' own method).

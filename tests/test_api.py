@@ -8,12 +8,12 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 from s3vm import api
-from s3vm.data import Instance
+from s3vm.data.instance import Instance
 from s3vm.solvers.errors import InputError, SolverUnavailableError
-from s3vm.generators import gaussian_blobs
-from s3vm.kernels import kernel_matrix
-from s3vm.scaling import scale_features
-from s3vm.settings import Settings
+from s3vm.data.generators import gaussian_blobs
+from s3vm.core.kernels import kernel_matrix
+from s3vm.data.scaling import scale_features
+from s3vm.core.settings import Settings
 from s3vm.solvers.profiles import SolverProfile, get_profile, read_profile, shipped_profiles
 from s3vm.solvers.registry import BACKENDS, get_backend, installed_solvers, unavailable_reason
 from s3vm.solvers.results import Result
@@ -77,7 +77,7 @@ def test_profile_file_and_overrides(tmp_path):
 
 
 def test_highs_rejects_an_unknown_option(blobs):
-    from s3vm.svm1 import SVM1
+    from s3vm.formulations.svm1 import SVM1
 
     with pytest.raises(InputError, match="HiGHS rejected"):
         SVM1().solve(blobs, Settings(), SolverProfile(options={"no_such_option": 1}))

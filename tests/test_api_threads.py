@@ -16,8 +16,8 @@ import time
 import pytest
 
 from s3vm import api
-from s3vm.generators import two_moons
-from s3vm.solvers.supervisor import abandoned_workers
+from s3vm.data.generators import two_moons
+from s3vm.solvers.runtime.supervisor import abandoned_workers
 
 LIMIT = 2.0
 #: CPU seconds the process may spend in the 2 s after the call returns: a solve still running
@@ -71,7 +71,7 @@ def test_an_sdpa_node_solve_holds_the_limit_in_a_thread():
     # kills.
     pytest.importorskip("sdpap", reason="needs SDPA (pip install s3vm[sdpa])")
     import cvxpy  # noqa: F401  - imports outside the measured window
-    from s3vm.generators import gaussian_blobs
+    from s3vm.data.generators import gaussian_blobs
 
     data = gaussian_blobs(n=600, p=10, separation=2.0, labeled_fraction=0.1, seed=0)
     start = time.perf_counter()

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from s3vm.data import Instance
-from s3vm.generators import gaussian_blobs, two_moons
-from s3vm.kernels import kernel_matrix
-from s3vm.l2_svm import S3VMObjective, squared_hinge_svm
-from s3vm.registry import get_formulation
-from s3vm.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.data.generators import gaussian_blobs, two_moons
+from s3vm.core.kernels import kernel_matrix
+from s3vm.models.l2_svm import S3VMObjective, squared_hinge_svm
+from s3vm.core.registry import get_formulation
+from s3vm.core.settings import Settings
 from s3vm.solvers.bnb.driver import search
-from s3vm.label_switching import LabelSwitching
-from s3vm.svm_bound import SVMBoundProblem
+from s3vm.models.label_switching import LabelSwitching
+from s3vm.bounds.svm import SVMBoundProblem
 
 
 def cvxpy_value(K, y, C, bias):

@@ -19,9 +19,9 @@ import pytest
 
 from s3vm import api, cli
 from s3vm.solvers.errors import InputError
-from s3vm.generators import gaussian_blobs, noisy_linear, two_moons
-from s3vm.l2_svm import S3VMObjective
-from s3vm.settings import Settings
+from s3vm.data.generators import gaussian_blobs, noisy_linear, two_moons
+from s3vm.models.l2_svm import S3VMObjective
+from s3vm.core.settings import Settings
 
 RTOL = 1e-6
 

@@ -30,12 +30,12 @@ from scipy.linalg import cholesky, solve_triangular
 from scipy.optimize import nnls
 
 from s3vm import api, cli
-from s3vm.data import Instance
-from s3vm.generators import noisy_linear, two_moons
-from s3vm.registry import get_formulation
-from s3vm.settings import Settings
-from s3vm.shor import certified_value, repair_diagonal, standard_form
-from s3vm.shor_bound import ShorOptions
+from s3vm.data.instance import Instance
+from s3vm.data.generators import noisy_linear, two_moons
+from s3vm.core.registry import get_formulation
+from s3vm.core.settings import Settings
+from s3vm.models.shor_relaxation import certified_value, repair_diagonal, standard_form
+from s3vm.bounds.shor import ShorOptions
 from s3vm.solvers.backends.conic_standard import StandardConic
 from s3vm.solvers.bnb.driver import search
 from s3vm.solvers.errors import InputError
@@ -286,7 +286,7 @@ def test_certificate_holds_for_arbitrary_multipliers():
 
 @pytest.mark.parametrize("name", ["rbf_u10_mean", "moons_u12_none"])
 def test_box_holds_every_labeling_better_than_the_incumbent(name):
-    from s3vm.output_space import compute_box
+    from s3vm.models.output_space import compute_box
 
     instance, settings = case(name)
     ref = reference(name)
@@ -305,7 +305,7 @@ def test_box_holds_every_labeling_better_than_the_incumbent(name):
 
 
 def test_labeling_qp_matches_clarabel():
-    from s3vm.output_space import _labeling_qp_conic, labeling_qp
+    from s3vm.models.output_space import _labeling_qp_conic, labeling_qp
 
     rng = np.random.default_rng(3)
     for trial in range(12):
@@ -337,7 +337,7 @@ def test_same_result_bit_identical_across_runs():
 
 def test_time_limit_is_honoured():
     """A limit shorter than one node: the rounds stop at the clock, the search reports it."""
-    from s3vm.loaders import load_sdp_instance
+    from s3vm.data.loaders import load_sdp_instance
 
     instance = load_sdp_instance("art150", 0.3, seed=1)
     settings = Settings(kernel="rbf", sigma=1.0, C=1.0, C_star=0.4, bias=False, balance="mean")
@@ -398,7 +398,7 @@ def test_no_sdp_is_started_for_a_child_once_the_clock_has_run_out():
     gets its parent's bound (valid for its subtree) without an SDP, so a run overshoots its limit
     by at most the SDP under way (on the 360-point PowerCons the second child's SDP had added
     about a minute)."""
-    from s3vm.solvers.clock import Clock
+    from s3vm.solvers.runtime.clock import Clock
 
     instance, settings = case("rbf_u10_mean")
     _, problem = problem_for(instance, settings)

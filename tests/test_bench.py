@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from s3vm.cli import main
-from s3vm.suite import read_records, read_suite, run_suite
+from s3vm.bench.suite import read_records, read_suite, run_suite
 
 SUITE = """\
 name = "tiny"

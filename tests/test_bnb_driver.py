@@ -24,10 +24,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from s3vm.branch_and_bound import BranchAndBoundFormulation
-from s3vm.data import Instance
+from s3vm.formulations.families.branch_and_bound import BranchAndBoundFormulation
+from s3vm.data.instance import Instance
 from s3vm.solvers.errors import InputError
-from s3vm.settings import Settings
+from s3vm.core.settings import Settings
 from s3vm.solvers.bnb.driver import NODE_SELECTIONS, search, validate_search_options, write_graphml
 from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound
 from s3vm.solvers.profiles import SolverProfile, get_profile

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from s3vm import cli
-from s3vm.registry import FORMULATIONS
-from s3vm.settings import load_instance
+from s3vm.core.registry import FORMULATIONS
+from s3vm.core.settings import load_instance
 from s3vm.solvers.registry import BACKENDS, installed_solvers, unavailable_reason
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -338,7 +338,7 @@ def test_solver_option(capsys, separated):
 
 @pytest.mark.parametrize("formulation", ["rlp", "bd-mip"])
 def test_every_installed_solver_runs(capsys, separated, formulation):
-    """Regression (fixed in solvers/backends/scip.py during this work): --solver scip exited 1
+    """Regression (fixed in solvers/backends/pyomo/scip.py during this work): --solver scip exited 1
     with "internal error: TypeError: int() argument must be ..., not 'UninitializedConfigValue'"
     because the backend read the node count with ``results.extra_info.get("NNodes")``, which on
     Pyomo 6.10 returns the ConfigValue object, and Result.to_dict failed on int(nodes)."""

@@ -13,7 +13,7 @@ import json
 import subprocess
 
 from contract import BLOBS, command, environment
-from s3vm.registry import FORMULATIONS
+from s3vm.core.registry import FORMULATIONS
 from s3vm.solvers.registry import installed_solvers
 
 

@@ -11,9 +11,9 @@ from sklearn.preprocessing import StandardScaler
 
 from s3vm import S3VMClassifier
 from s3vm.estimator import DECISION_RULES
-from s3vm.generators import gaussian_blobs, two_moons
-from s3vm.kernels import kernel_matrix
-from s3vm.registry import formulation_names
+from s3vm.data.generators import gaussian_blobs, two_moons
+from s3vm.core.kernels import kernel_matrix
+from s3vm.core.registry import formulation_names
 from s3vm.solvers.errors import InputError
 
 SKLEARN_16 = tuple(int(v) for v in sklearn.__version__.split(".")[:2]) >= (1, 6)

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 from s3vm import cli
-from s3vm.data import Instance
-from s3vm.sdp import SDPRelaxation
-from s3vm.settings import Settings
-from s3vm.solvers.backends.mosek import mosek_licence_problem
+from s3vm.data.instance import Instance
+from s3vm.formulations.sdp import SDPRelaxation
+from s3vm.core.settings import Settings
+from s3vm.solvers.backends.pyomo.mosek import mosek_licence_problem
 from s3vm.solvers.profiles import SolverProfile
 from s3vm.solvers.registry import BACKENDS, installed_solvers
 
@@ -298,7 +298,7 @@ def test_build_without_licence_gives_scalar_variables_in_two_lmis(instance):
 def test_readers_rebuild_gamma_like_the_cvxpy_model(monkeypatch, instance):
     """gamma_u / gamma_full of the Fusion model, fed the CVXPY solution's values (no licence
     needed: the level reader is replaced), give the CVXPY model's gamma_u / gamma_full."""
-    import s3vm.fusion.sdp as fsdp
+    import s3vm.models.fusion.sdp as fsdp
 
     settings = CASES["soft-rbf-C*-count"]
     ref = SDPRelaxation(sdp_form="primal").build(instance, settings, "cvxpy")
@@ -384,8 +384,8 @@ SUBSPACE_CASES = {
 @pytest.fixture(scope="module")
 def subspace_parts(instance):
     """(V, {case: G}) shared by the CVXPY and Fusion builders, so both solve the same problem."""
-    sub = pytest.importorskip("s3vm.sdp_subspace")
-    low = pytest.importorskip("s3vm.sdp_lowrank")
+    sub = pytest.importorskip("s3vm.formulations.sdp_subspace")
+    low = pytest.importorskip("s3vm.formulations.sdp_lowrank")
     V = sub.subspace_basis(instance, SUBSPACE_DIM)
     form = low.LowRankSDP(dim=SUBSPACE_DIM)
     return V, {case: form.factor(instance, st)[0] for case, st in SUBSPACE_CASES.items()}
@@ -406,10 +406,10 @@ def _cbf_optimum(built, path):
 
 @pytest.mark.parametrize("case", list(SUBSPACE_CASES))
 def test_subspace_and_lowrank_cbf_have_the_cvxpy_optima(tmp_path, instance, subspace_parts, case):
-    from s3vm.fusion.sdp_lowrank import build_lowrank
-    from s3vm.fusion.sdp_subspace import build_subspace
-    from s3vm.sdp_lowrank import LowRankSDP
-    from s3vm.sdp_subspace import SubspaceSDP
+    from s3vm.models.fusion.sdp_lowrank import build_lowrank
+    from s3vm.models.fusion.sdp_subspace import build_subspace
+    from s3vm.formulations.sdp_lowrank import LowRankSDP
+    from s3vm.formulations.sdp_subspace import SubspaceSDP
 
     V, factors = subspace_parts
     settings = SUBSPACE_CASES[case]
@@ -432,8 +432,8 @@ def test_subspace_and_lowrank_cbf_have_the_cvxpy_optima(tmp_path, instance, subs
 
 
 def test_subspace_readers_rebuild_m_like_the_cvxpy_model(monkeypatch, instance, subspace_parts):
-    import s3vm.fusion.sdp_subspace as fsub
-    from s3vm.sdp_subspace import SubspaceSDP
+    import s3vm.models.fusion.sdp_subspace as fsub
+    from s3vm.formulations.sdp_subspace import SubspaceSDP
 
     V, _ = subspace_parts
     settings = SUBSPACE_CASES["soft-rbf-C*-count"]
@@ -603,10 +603,10 @@ def test_mosek_fusion_through_the_formulation(instance, cvxpy_optima):
 
 @needs_licence
 def test_mosek_fusion_solves_subspace_and_lowrank(instance, subspace_parts):
-    from s3vm.fusion.sdp_lowrank import build_lowrank
-    from s3vm.fusion.sdp_subspace import build_subspace
-    from s3vm.sdp_lowrank import LowRankSDP
-    from s3vm.sdp_subspace import SubspaceSDP
+    from s3vm.models.fusion.sdp_lowrank import build_lowrank
+    from s3vm.models.fusion.sdp_subspace import build_subspace
+    from s3vm.formulations.sdp_lowrank import LowRankSDP
+    from s3vm.formulations.sdp_subspace import SubspaceSDP
     from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
 
     V, factors = subspace_parts
@@ -635,8 +635,8 @@ def test_mosek_fusion_solves_subspace_and_lowrank(instance, subspace_parts):
 def test_bb_sdp_root_exports_with_the_cvxpy_optimum(tmp_path, balance, options):
     """``s3vm export -f bb-sdp`` writes the root relaxation (box of the starting incumbent, no
     cuts); read back, it has the optimum of the formulation's CVXPY model of the same rows."""
-    from s3vm.generators import noisy_linear
-    from s3vm.registry import get_formulation
+    from s3vm.data.generators import noisy_linear
+    from s3vm.core.registry import get_formulation
 
     inst = noisy_linear(per_class=3, u=7, p=2, noise=1.0, seed=3)
     settings = Settings(kernel="rbf", sigma=1.0, C=2.0, C_star=0.8, bias=False, balance=balance)

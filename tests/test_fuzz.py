@@ -36,9 +36,9 @@ from hypothesis import HealthCheck, given, settings as hsettings, strategies as 
 
 from contract import BLOBS, check_run, leftovers
 from s3vm import api, cli
-from s3vm.data import Instance
-from s3vm.registry import FORMULATIONS
-from s3vm.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.core.registry import FORMULATIONS
+from s3vm.core.settings import Settings
 from s3vm.solvers.errors import S3VMError
 from s3vm.solvers.registry import installed_solvers
 from s3vm.solvers.results import Result
@@ -348,7 +348,7 @@ def test_command_line_input(capsys, tmp_path, case):
     u = None
     if status == 0:
         try:
-            from s3vm.settings import load_instance
+            from s3vm.core.settings import load_instance
 
             u = load_instance(data)[0].u
         except S3VMError:

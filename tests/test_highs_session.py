@@ -4,7 +4,7 @@ bounds, fixing and unfixing; and it reports iterations of either LP algorithm.""
 import pyomo.environ as pyo
 import pytest
 
-from s3vm.solvers.backends.highs import HighsBackend
+from s3vm.solvers.backends.pyomo.highs import HighsBackend
 from s3vm.solvers.profiles import SolverProfile
 
 

@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 
 from s3vm import api, cli
-from s3vm.generators import noisy_linear, two_moons
+from s3vm.data.generators import noisy_linear, two_moons
 from s3vm.selection import penalty_grid, select_parameters, stratified_folds
-from s3vm.settings import Settings
+from s3vm.core.settings import Settings
 from reference import dense_kernel
 
 cp = pytest.importorskip("cvxpy")
@@ -99,8 +99,8 @@ def test_mean_balance_optimum_equals_enumeration(formulation, name):
 def test_mean_balance_is_not_the_count():
     """The balance is on the clipped outputs: the optimal labeling's outputs sum to the target,
     and J_mean is at least J without balance at every labeling."""
-    from s3vm.l2_svm import S3VMObjective
-    from s3vm.output_space import MeanBalanceObjective
+    from s3vm.models.l2_svm import S3VMObjective
+    from s3vm.models.output_space import MeanBalanceObjective
 
     instance, settings, ref = case("moons_bias")
     mean = MeanBalanceObjective(instance, settings)
@@ -131,7 +131,7 @@ def test_stratified_folds_are_scikit_learn_0_17():
 
 
 def test_selection_and_the_penalty_convention(capsys, tmp_path):
-    from s3vm.loaders import load_sdp_instance
+    from s3vm.data.loaders import load_sdp_instance
 
     instance = load_sdp_instance("art100", 0.3, seed=0, rounding="floor")
     chosen = select_parameters(instance)
@@ -142,7 +142,7 @@ def test_selection_and_the_penalty_convention(capsys, tmp_path):
     assert chosen.accuracy[chosen.kernel][0] == best
     # The command line prints the choice for a shipped instance as flags, and writes an
     # instance file that solves SDP-S3VM's problem.
-    from s3vm.settings import load_instance
+    from s3vm.core.settings import load_instance
 
     shipped, _ = load_instance("sdp_art100")
     expected = select_parameters(shipped)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import pytest
 
 from s3vm import api, cli
-from s3vm.base import Formulation
-from s3vm.generators import gaussian_blobs
-from s3vm.registry import formulation_class, formulation_names
-from s3vm.settings import Settings
+from s3vm.core.formulation import Formulation
+from s3vm.data.generators import gaussian_blobs
+from s3vm.core.registry import formulation_class, formulation_names
+from s3vm.core.settings import Settings
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.memory import available_memory, check_dense_memory, parse_size
+from s3vm.solvers.runtime.memory import available_memory, check_dense_memory, parse_size
 
 #: Formulations that form n x n matrices under the linear kernel too (kernel matrix, PSD block).
 DENSE_UNDER_LINEAR = {"bb", "switching", "sdp", "sdp-subspace", "bb-sdp", "l2-miqp"}

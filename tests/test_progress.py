@@ -15,7 +15,7 @@ import pytest
 
 from contract import BLOBS, environment, run_cli
 from s3vm import api
-from s3vm.generators import two_moons
+from s3vm.data.generators import two_moons
 from s3vm.solvers.registry import installed_solvers
 
 LINE = re.compile(r"^(?P<name>[\w-]+): (?P<elapsed>\d+) s, (?P<phase>.+), "
@@ -25,7 +25,7 @@ LINE = re.compile(r"^(?P<name>[\w-]+): (?P<elapsed>\d+) s, (?P<phase>.+), "
 @pytest.fixture()
 def fast_lines(monkeypatch):
     monkeypatch.setenv("S3VM_PROGRESS_SECONDS", "0.5")
-    from s3vm.solvers import supervisor
+    from s3vm.solvers.runtime import supervisor
 
     supervisor.set_isolation(True)
     yield

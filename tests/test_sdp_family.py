@@ -14,16 +14,16 @@ import scipy.sparse as sp
 from scipy.linalg import subspace_angles
 
 from s3vm import api, cli
-from s3vm.data import Instance
+from s3vm.data.instance import Instance
 from s3vm.solvers.errors import InputError
-from s3vm.generators import gaussian_blobs, two_moons
-from s3vm.kernels import kernel_matrix
-from s3vm.sdp_lowrank import LowRankSDP, kernel_factor, lowrank_operators
-from s3vm.sdp_subspace import SubspaceSDP, subspace_basis
-from s3vm.settings import Settings
-from s3vm.spectral import (constrained_spectral, knn_affinity, label_constraint_matrix,
+from s3vm.data.generators import gaussian_blobs, two_moons
+from s3vm.core.kernels import kernel_matrix
+from s3vm.formulations.sdp_lowrank import LowRankSDP, kernel_factor, lowrank_operators
+from s3vm.formulations.sdp_subspace import SubspaceSDP, subspace_basis
+from s3vm.core.settings import Settings
+from s3vm.models.spectral import (constrained_spectral, knn_affinity, label_constraint_matrix,
                                   nearest_neighbour_sigma, rbf_affinity, spectral_subspace)
-from s3vm.svm_dual import svm_dual_value
+from s3vm.models.svm_dual import svm_dual_value
 from s3vm.solvers.registry import installed_solvers
 
 # The conic solvers (psd-barrier takes only the subspace family: tests/test_subspace_solver.py).
@@ -369,7 +369,7 @@ def test_cli_solves_the_family(capsys, small_csv, argv):
 def test_scs_stopped_by_its_time_limit_reports_time_limit():
     # u = 80 takes SCS seconds; a 0.2 s limit stops it with an inaccurate iterate, which must
     # not pass for a converged solve.
-    from s3vm.generators import two_moons
+    from s3vm.data.generators import two_moons
 
     inst = two_moons(n_per_class_labeled=2, n_unlabeled_per_class=40, noise=0.1, seed=3)
     result = api.solve(inst, "sdp", kernel="rbf", sigma=0.5, hard_margin=True, solver="scs",

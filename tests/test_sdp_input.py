@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from s3vm import cli
-from s3vm.data import Instance
-from s3vm.generators import gaussian_blobs
+from s3vm.data.instance import Instance
+from s3vm.data.generators import gaussian_blobs
 
 N, U = 10, 6
 

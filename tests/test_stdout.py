@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from s3vm.registry import FORMULATIONS
+from s3vm.core.registry import FORMULATIONS
 from s3vm.solvers.registry import installed_solvers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

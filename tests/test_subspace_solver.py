@@ -1,5 +1,5 @@
-"""The subspace SDP's default solver, ``psd-barrier`` (solvers/psd_barrier.py on
-s3vm_models/subspace_oracle.py), checked by independent computations: the low-rank dual written
+"""The subspace SDP's default solver, ``psd-barrier`` (solvers/engines/psd_barrier.py on
+s3vm_models/models/subspace_oracle.py), checked by independent computations: the low-rank dual written
 here in CVXPY and solved by Clarabel, a grid over M when d = 1, the SVM dual re-solved at the
 returned M, and the certificate's dual point checked for feasibility. Also the spectral rules and
 the bad input of the family (exit 2, one line)."""
@@ -12,19 +12,19 @@ import pytest
 from scipy.linalg import subspace_angles
 
 from s3vm import api
-from s3vm.data import Instance
-from s3vm.generators import gaussian_blobs
-from s3vm.kernels import kernel_matrix
-from s3vm.sdp_lowrank import LowRankSDP
-from s3vm.sdp_subspace import SubspaceSDP
-from s3vm.settings import Settings
-from s3vm.solvers.box_qp import box_qp
+from s3vm.data.instance import Instance
+from s3vm.data.generators import gaussian_blobs
+from s3vm.core.kernels import kernel_matrix
+from s3vm.formulations.sdp_lowrank import LowRankSDP
+from s3vm.formulations.sdp_subspace import SubspaceSDP
+from s3vm.core.settings import Settings
+from s3vm.solvers.engines.box_qp import box_qp
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import SolverProfile
-from s3vm.solvers.psd_barrier import PSDProblem, minimize, smat, svec
-from s3vm.spectral import constrained_spectral, knn_affinity, rbf_affinity
-from s3vm.subspace_oracle import DenseOracle, KernelColumns, WorkingSetOracle
-from s3vm.svm_dual import svm_dual_value
+from s3vm.solvers.engines.psd_barrier import PSDProblem, minimize, smat, svec
+from s3vm.models.spectral import constrained_spectral, knn_affinity, rbf_affinity
+from s3vm.models.subspace_oracle import DenseOracle, KernelColumns, WorkingSetOracle
+from s3vm.models.svm_dual import svm_dual_value
 from test_sdp_input import one_error_line   # exit 2, one line on stderr, nothing on stdout
 
 SIGMA = 1.5
@@ -219,7 +219,7 @@ def test_engine_on_a_known_problem():
         evaluations = 0
 
         def evaluate(self, M, hessian=True):
-            from s3vm.solvers.psd_barrier import Evaluation
+            from s3vm.solvers.engines.psd_barrier import Evaluation
 
             self.evaluations += 1
             m = d * (d + 1) // 2
@@ -363,7 +363,7 @@ def test_an_svm_that_does_not_converge_is_an_error_not_a_value():
 def test_a_faint_link_is_not_an_isolated_point():
     # heart's row 151 lies 11 widths from its nearest neighbour: its affinity 2e-27 vanishes
     # beside the diagonal's 1 in a row sum, yet the point is linked.
-    from s3vm.spectral import isolated_points
+    from s3vm.models.spectral import isolated_points
 
     A = np.array([[1.0, 0.5, 2e-27], [0.5, 1.0, 0.0], [2e-27, 0.0, 1.0]])
     assert isolated_points(A).size == 0
@@ -400,9 +400,9 @@ def test_a_working_set_beyond_memory_ends_psd_barrier_and_the_conic_model_answer
     # A linear kernel with few features makes K o V M V' singular: the working set of the SVM
     # duals then grows toward n (12 GB at 10^5 points before this cap). With a budget of a few
     # columns it must stop with a clear reason, and the default solve fall back.
-    import s3vm.subspace_oracle as oracle
+    import s3vm.models.subspace_oracle as oracle
     from s3vm import api
-    from s3vm.generators import gaussian_blobs
+    from s3vm.data.generators import gaussian_blobs
 
     monkeypatch.setattr(oracle, "available_memory", lambda: 1e6)
     inst = gaussian_blobs(n=1500, p=3, separation=2.0, labeled_fraction=0.1, seed=0)
@@ -417,9 +417,9 @@ def test_a_working_set_beyond_memory_ends_psd_barrier_and_the_conic_model_answer
 def test_an_svm_dual_that_never_converges_is_an_error_result_not_an_exception(monkeypatch):
     # OracleError escaped s3vm.solve from the scoring of the rounded labels (rbf, sigma 3, 10^4
     # points): the API raised instead of returning a result.
-    import s3vm.subspace_oracle as oracle
+    import s3vm.models.subspace_oracle as oracle
     from s3vm import api
-    from s3vm.solvers.psd_barrier import OracleError
+    from s3vm.solvers.engines.psd_barrier import OracleError
 
     def never(qp):
         raise OracleError("the SVM dual did not converge (forced)")
@@ -428,7 +428,7 @@ def test_an_svm_dual_that_never_converges_is_an_error_result_not_an_exception(mo
     value, a = oracle.svm_value(oracle.KernelColumns(K=np.eye(4)), np.array([1., -1, 1, -1]),
                                 None)
     assert np.isnan(value) and a is None
-    from s3vm.sdp_subspace import SubspaceSDP
+    from s3vm.formulations.sdp_subspace import SubspaceSDP
 
     monkeypatch.setattr(SubspaceSDP, "supervised_value",
                         lambda self, instance, settings, y: (float("nan"), None, None))
@@ -441,9 +441,9 @@ def test_sdp_lowrank_passes_over_psd_barrier_for_a_factor_of_low_rank():
     # A linear kernel with 10 features at 10^4 points took psd-barrier 50 s to fail (its SVM
     # duals have more free points than K o V M V' has rank); the conic model takes 3 s.
     from s3vm import api
-    from s3vm.generators import gaussian_blobs
-    from s3vm.registry import get_formulation
-    from s3vm.settings import Settings
+    from s3vm.data.generators import gaussian_blobs
+    from s3vm.core.registry import get_formulation
+    from s3vm.core.settings import Settings
 
     inst = gaussian_blobs(n=1200, p=3, separation=2.0, labeled_fraction=0.1, seed=0)
     form = get_formulation("sdp-lowrank")
@@ -459,7 +459,7 @@ def test_sdp_lowrank_passes_over_psd_barrier_for_a_factor_of_low_rank():
 def test_sdp_lowrank_scores_on_its_factor_when_the_exact_kernel_fails(monkeypatch):
     # rbf with sigma 3 on 10^4 points in 10 dimensions: the exact kernel's SVM dual did not
     # converge, and the run ended in 'error' with labels in hand.
-    import s3vm.sdp_lowrank as lowrank
+    import s3vm.formulations.sdp_lowrank as lowrank
     from s3vm import api
 
     monkeypatch.setattr(lowrank, "svm_value", lambda columns, y, C: (float("nan"), None))

@@ -4,7 +4,7 @@ its incumbent and, where the formulation has one, its proven bound.
 
 Each case solves with a 3-second limit an instance that the formulation takes 20 s to minutes
 to solve (docs/reliability.md), through the Python API with each solve in a child process, as
-the command line runs it (:func:`s3vm.solvers.supervisor.set_isolation`): a step that cannot
+the command line runs it (:func:`s3vm.solvers.runtime.supervisor.set_isolation`): a step that cannot
 be cut short is killed with its process instead of running on in the test's. Both the solve's
 own clock (``seconds``, from before the model is built) and the wall clock of the call are
 held to the tolerance; the command line itself is timed in tests/test_reliability.py.
@@ -18,8 +18,8 @@ import pytest
 
 from contract import check_result_object
 from s3vm import api
-from s3vm.generators import two_moons
-from s3vm.registry import FORMULATIONS
+from s3vm.data.generators import two_moons
+from s3vm.core.registry import FORMULATIONS
 from s3vm.solvers.registry import installed_solvers
 
 LIMIT = 3.0
@@ -72,7 +72,7 @@ def isolated():
     import cvxpy  # noqa: F401
     import pyomo.environ  # noqa: F401
 
-    from s3vm.solvers import supervisor
+    from s3vm.solvers.runtime import supervisor
 
     supervisor.set_isolation(True)
     yield

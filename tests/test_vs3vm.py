@@ -29,14 +29,13 @@ import pytest
 from scipy.optimize import linprog
 
 from s3vm import api
-from s3vm.data import Instance
+from s3vm.data.instance import Instance
 from s3vm.solvers.errors import InputError
-from s3vm.generators import gaussian_blobs, noisy_linear, two_moons
-from s3vm.problem3 import (Problem3Data, build_problem3, build_problem3_dual,
-                                  solution_wg)
-from s3vm.registry import get_formulation
-from s3vm.settings import Settings
-from s3vm.vs3vm import VS3VM
+from s3vm.data.generators import gaussian_blobs, noisy_linear, two_moons
+from s3vm.models.problem3 import Problem3Data, build_problem3, build_problem3_dual, solution_wg
+from s3vm.core.registry import get_formulation
+from s3vm.core.settings import Settings
+from s3vm.formulations.vs3vm import VS3VM
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import get_backend, installed_solvers
 
@@ -460,7 +459,7 @@ def test_warm_start_reuses_the_basis(lp_form):
 def test_supergradient_of_the_concave_term():
     """ConcaveS3VM's costs are nu times Fung and Mangasarian's supergradient of e' min(r, s):
     r_j where r_j < s_j, s_j where r_j > s_j, half each at an exact tie (lambda = 0.5)."""
-    from s3vm.vs3vm import ConcaveS3VM, Iterate
+    from s3vm.formulations.vs3vm import ConcaveS3VM, Iterate
 
     data = Problem3Data.from_instance(instance("small_blobs_1"))
     model = build_problem3(data, mu=0.1, unlabeled="lp", nu=1.6)
@@ -597,7 +596,7 @@ class FakeConcave:
                                               ("infeasible", "infeasible"),
                                               ("error", "error")])
 def test_slp_driver_keeps_the_last_iterate_when_an_lp_fails(status, expected):
-    from s3vm.solvers.slp import successive_lp
+    from s3vm.solvers.engines.slp import successive_lp
 
     problem = FakeConcave()
     session = FakeSession(problem, ["optimal", "optimal", status])

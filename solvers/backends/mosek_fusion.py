@@ -10,9 +10,9 @@ from __future__ import annotations
 import sys
 import time
 
-from ..clock import call_limit
-from .base import Backend, Outcome
-from .mosek import NeedsMosekLicence
+from s3vm.solvers.runtime.clock import call_limit
+from s3vm.solvers.backends.base import Backend, Outcome
+from s3vm.solvers.backends.pyomo.mosek import NeedsMosekLicence
 
 
 def _first_line(exc: BaseException) -> str:
@@ -34,7 +34,7 @@ class MosekFusionBackend(NeedsMosekLicence, Backend):
         """Time limit, threads, log and the profile's own options, as Fusion solver parameters."""
         import mosek.fusion as mf
 
-        from ..errors import InputError
+        from s3vm.solvers.errors import InputError
 
         params = {}
         limit = call_limit(profile.time_limit)

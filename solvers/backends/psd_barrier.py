@@ -1,6 +1,6 @@
-"""``--solver psd-barrier``: the small-PSD barrier Newton method of :mod:`s3vm.solvers.psd_barrier`.
+"""``--solver psd-barrier``: the small-PSD barrier Newton method of :mod:`s3vm.solvers.engines.psd_barrier`.
 
-It takes a :class:`~s3vm.solvers.psd_barrier.PSDProblem` (a convex function of a small PSD matrix
+It takes a :class:`~s3vm.solvers.engines.psd_barrier.PSDProblem` (a convex function of a small PSD matrix
 given by an oracle), not a conic model: formulations that can state themselves that way (the
 subspace SDPs) build one when this backend is chosen. The result, certificate included, is left
 on the problem (``problem.result``).
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..errors import InputError
-from ..psd_barrier import PSDProblem, minimize
-from .base import Backend, Outcome
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.engines.psd_barrier import PSDProblem, minimize
+from s3vm.solvers.backends.base import Backend, Outcome
 
 OPTIONS = {"tol": float, "mu_factor": float, "max_iterations": int, "certify": bool,
            "predictor": bool}

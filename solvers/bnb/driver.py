@@ -27,12 +27,12 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..clock import Stopped
-from ..errors import InputError
-from ..backends.base import Backend, Outcome
+from s3vm.solvers.runtime.clock import Stopped
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.backends.base import Backend, Outcome
 
-from .problem import LabelingProblem
-from .tree import NoTree, TreeRecorder, write_graphml
+from s3vm.solvers.bnb.problem import LabelingProblem
+from s3vm.solvers.bnb.tree import NoTree, TreeRecorder, write_graphml
 
 __all__ = ["NODE_SELECTIONS", "SearchResult", "search", "validate_search_options",
            "write_graphml", "BuiltinBackend"]
@@ -181,10 +181,10 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
     start : float, optional
         The ``time.perf_counter()`` at which the clock of ``time_limit`` and ``seconds``
         started (default: now), so that a caller can charge its model building to the limit.
-    clock : s3vm.solvers.clock.Clock, optional
+    clock : s3vm.solvers.runtime.clock.Clock, optional
         The solve's clock: a stop request (a signal, a supervisor's time limit) ends the search
         before the next expansion like Ctrl-C, and the incumbent, the bound and the node count
-        are published with :meth:`~s3vm.solvers.clock.Clock.report` as they change.
+        are published with :meth:`~s3vm.solvers.runtime.clock.Clock.report` as they change.
 
     Returns
     -------

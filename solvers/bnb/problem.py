@@ -58,7 +58,7 @@ class LabelingProblem(ABC):
         The balance count (exactly P unlabeled points labeled +1), None for no balance
         constraint. The driver prunes nodes that can no longer meet it; a problem may also use it
         in its bound.
-    clock : s3vm.solvers.clock.Clock or None
+    clock : s3vm.solvers.runtime.clock.Clock or None
         The clock of the solve, set by the caller before the search: a problem whose bound
         computations are long may cut them short when it expires (the driver checks the time
         only between nodes).

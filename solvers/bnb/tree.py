@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..files import atomic_output
+from s3vm.solvers.runtime.files import atomic_output
 
 
 class TreeRecorder:

@@ -1,0 +1,185 @@
+"""Lower bounds for the Bennett-Demiriz MIP (docs/formulations.md#bd-mip) from its LP relaxation.
+
+The MIP of :func:`s3vm.models.problem3.build_problem3` (``unlabeled="mip"``) is
+
+    min  e'y + mu e'z + nu e'(r + s)
+    s.t. D(A w - e g) + y >= e,   -z <= w <= z,
+         B w - e g + r + M (e - d) >= e,   -B w + e g + s + M d >= e,
+         y, z, r, s >= 0,   d in {0, 1}^u   (optionally e'd = P),
+
+where d_j = 1 labels unlabeled point j as +1 (charges r_j) and d_j = 0 labels it -1 (charges s_j).
+A node of the branch-and-bound tree is a partial labeling y_U in {-1, 0, +1}^u; its bound is the
+LP relaxation of the same model with
+
+    d_j = 1 where y_j = +1,   d_j = 0 where y_j = -1,   0 <= d_j <= 1 where y_j = 0.
+
+Every completion of the node is a feasible point of this LP, so its optimum is a lower bound on
+the MIP over the node's subtree. When the LP's free d_j come out integral, the LP solution is
+feasible for the MIP at that labeling and attains the bound: the labeling is optimal in the
+subtree and is returned as a candidate incumbent. With all d fixed the LP is the one of a single
+labeling (the big-M side is slack at every optimum, :func:`s3vm.models.problem3.big_m`), so
+:meth:`LPRelaxationProblem.objective` is the MIP objective of that labeling.
+
+The model is relaxed once (the binaries' domain becomes [0, 1]) and solved through a persistent
+session (:class:`s3vm.solvers.backends.pyomo.highs.HighsSession` by default): moving from one node to the
+next fixes and frees only the d_j that differ, so HiGHS re-solves by dual simplex from the last
+basis.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound, labels_by_outputs
+from s3vm.solvers.runtime.clock import Stopped
+
+INTEGRALITY_TOL = 1e-6  # a relaxed d_j this close to 0 or 1 counts as integral
+
+
+def relax_binaries(model) -> None:
+    """Give the side binaries ``d`` of a Problem 3 MIP model the domain [0, 1], in place.
+
+    The model stays the same object (its constraints, big-M values and costs are untouched), so
+    the relaxation solved at every node is the LP relaxation of exactly that MIP.
+    """
+    import pyomo.environ as pyo
+
+    for var in model.d.values():
+        var.domain = pyo.UnitInterval
+
+
+class LPRelaxationProblem(LabelingProblem):
+    """The Bennett-Demiriz MIP as a :class:`LabelingProblem`, bounded by its LP relaxation.
+
+    Parameters
+    ----------
+    model : pyomo.environ.ConcreteModel
+        A Problem 3 model built with ``unlabeled="mip"`` (with its ``balance`` constraint when
+        ``positives`` is given). Its binaries are relaxed here (:func:`relax_binaries`).
+    backend : s3vm.solvers.backends.base.Backend
+        An LP backend; its :meth:`session` solves every node's LP.
+    profile : s3vm.solvers.profiles.SolverProfile
+        Options of the LP solves.
+    positives : int, optional
+        The balance count (exactly P unlabeled points labeled +1), as in the model.
+
+    Attributes
+    ----------
+    lp_solves : int
+        Number of LPs solved so far.
+    lp_iterations : int
+        Simplex (and interior point) iterations over all of them.
+    """
+
+    def __init__(self, model, backend, profile, positives: Optional[int] = None):
+        relax_binaries(model)
+        self.model = model
+        self.u = len(model.U)
+        self.positives = positives
+        self.session = backend.session(model, profile)
+        # The fixing the model holds now (+1: d = 1, -1: d = 0, 0: free), so that a node changes
+        # only the binaries that differ from the last node solved.
+        self._fixed = np.zeros(self.u, dtype=int)
+        self._d = [model.d[j] for j in range(self.u)]
+        self.lp_solves = 0
+        self.lp_iterations = 0
+
+    # -- the session ----------------------------------------------------------------------
+    def _apply(self, partial: np.ndarray) -> None:
+        partial = np.asarray(partial, dtype=int)
+        for j in np.flatnonzero(partial != self._fixed):
+            if partial[j] == 0:
+                self._d[j].unfix()
+            else:
+                self._d[j].fix(1.0 if partial[j] > 0 else 0.0)
+        self._fixed = partial.copy()
+
+    def _solve(self, partial: np.ndarray):
+        self._apply(partial)
+        outcome = self.session.resolve()
+        self.lp_solves += 1
+        self.lp_iterations += outcome.iterations or 0
+        return outcome
+
+    def relaxed_sides(self) -> np.ndarray:
+        """The d values of the last LP solved (fixed ones included)."""
+        return np.array([v.value for v in self._d], dtype=float)
+
+    # -- LabelingProblem ------------------------------------------------------------------
+    def bound(self, partial: np.ndarray, parent_state: Any = None) -> NodeBound:
+        """The LP relaxation at the node; ``state`` is the bound itself.
+
+        A child's LP is a restriction of its parent's, so when an LP stops without an optimum
+        (time limit, numerical trouble) the parent's bound, passed as ``parent_state``, is still
+        valid for the child and is returned instead.
+        """
+        outcome = self._solve(partial)
+        if outcome.status == "infeasible":
+            return NodeBound(value=float("inf"))
+        free = np.flatnonzero(np.asarray(partial) == 0)
+        if outcome.status != "optimal" or outcome.objective is None:
+            inherited = -np.inf if parent_state is None else float(parent_state)
+            return NodeBound(value=inherited, state=inherited,
+                             branch_index=int(free[0]) if free.size else None)
+        lp_value = float(outcome.objective)
+        # LP tolerances must not make a child look better than its parent.
+        value = lp_value if parent_state is None else max(lp_value, float(parent_state))
+        d = self.relaxed_sides()
+        node = NodeBound(value=value, state=value)
+        if not free.size:
+            node.labels, node.labels_value = np.asarray(partial, dtype=int).copy(), lp_value
+            return node
+        fractionality = np.minimum(d[free], 1.0 - d[free])
+        if fractionality.max() <= INTEGRALITY_TOL:
+            labels = np.asarray(partial, dtype=int).copy()
+            labels[free] = np.where(d[free] > 0.5, 1, -1)
+            node.labels, node.labels_value = labels, lp_value
+        # Most fractional binary: the LP is least sure of it, and both children move the bound.
+        j = int(free[np.argmax(fractionality)])
+        node.branch_index = j
+        node.first_label = 1 if d[j] >= 0.5 else -1
+        return node
+
+    def objective(self, labels: np.ndarray) -> float:
+        """The MIP objective at a full labeling: the LP with every binary fixed."""
+        outcome = self._solve(labels)
+        if outcome.status == "infeasible":
+            return float("inf")
+        if outcome.status == "time_limit":
+            # The solve's time is up in the middle of a leaf: the search stops here.
+            raise Stopped("time limit")
+        if outcome.status != "optimal":
+            raise RuntimeError(f"the LP of a full labeling did not solve: {outcome.message}")
+        return float(outcome.objective)
+
+    def initial_incumbent(self):
+        """The root LP's scores B w - g rounded to a labeling (the count respected), and its
+        objective: one LP for the root and one for the labeling."""
+        from s3vm.models.problem3 import unlabeled_scores
+
+        root = self._solve(np.zeros(self.u, dtype=int))
+        if root.status != "optimal":
+            return None
+        labels = labels_by_outputs(unlabeled_scores(self.model), self.positives)
+        value = self.objective(labels)
+        if not np.isfinite(value):
+            return None
+        return labels, value, "lp-rounding"
+
+    def decision_values(self, labels: np.ndarray) -> np.ndarray:
+        """f(x_j) = B_j w - g of the LP at the labeling (the MIP's solution there)."""
+        from s3vm.models.problem3 import unlabeled_scores
+
+        self.objective(labels)
+        return unlabeled_scores(self.model)
+
+    def primal(self, labels: np.ndarray) -> dict:
+        """w, b and the labeled slacks of the MIP's solution at ``labels``."""
+        from s3vm.models.problem3 import primal_values
+
+        self.objective(labels)
+        out = primal_values(self.model)
+        out.pop("d", None)
+        return out

@@ -1,0 +1,448 @@
+"""What every formulation provides: its options, its checks, and the one solve pipeline.
+
+The pipeline (:meth:`Formulation.solve`) is the same for every formulation: check the instance
+and settings, resolve the solver, start the clock (the time limit covers model building), run the
+family's step, and complete the :class:`~s3vm.solvers.results.Result` with the time, the
+settings actually used and the options. Each family supplies one hook, :meth:`Formulation.run`:
+build the model and hand it to a backend (Pyomo, conic), or to an engine (successive LPs, branch
+and bound).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from abc import ABC, abstractmethod
+from contextlib import contextmanager
+from typing import ClassVar, Optional
+
+import numpy as np
+
+from s3vm._version import __version__
+from s3vm.data.instance import Instance
+from s3vm.core.options import flags_of, table
+from s3vm.core.settings import SETTINGS_TABLE, Settings
+from s3vm.solvers.runtime.clock import INTERRUPTED, Clock, Stopped
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.files import check_writable
+from s3vm.solvers.runtime.memory import check_dense_memory
+from s3vm.solvers.results import Result
+from s3vm.solvers.runtime.supervisor import (PROGRESS_SECONDS, Interrupted, signal_name, signal_of,
+                                             supervise)
+
+#: How far (relative) a solver's bound may lie above the objective and still be read as equal
+#: to it (the feasibility tolerances of the MIP solvers are 1e-6).
+BOUND_ROUNDING = 1e-6
+
+#: Progress lines of long solves (elapsed time, incumbent, bound), every few seconds.
+PROGRESS_LOG = logging.getLogger("s3vm.progress")
+
+ALL_SETTINGS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance", "positives",
+                "mu", "nu")
+
+#: What to do instead, per formulation, when its n x n matrices do not fit.
+MEMORY_ADVICE = {
+    "lp": "use --kernel linear (an LP without n x n coefficients) or sdp-lowrank, or fewer points",
+    "svm": "use sdp-lowrank (a low-rank kernel factor, no n x n matrix) or fewer points",
+    "sdp": "use sdp-lowrank (a low-rank kernel factor, no n x n matrix) or fewer points",
+}
+
+
+class Formulation(ABC):
+    """A named S3VM formulation.
+
+    Subclasses state the problem once (:meth:`build`, or the model their family's :meth:`run`
+    builds) and declare what they take in class attributes; the constructor, the command line
+    and comparisons read those declarations.
+
+    Parameters
+    ----------
+    **options
+        Values of the entries of :attr:`options` (keywords only); any other keyword is an
+        :class:`InputError` naming its flag.
+
+    Class attributes
+    ----------------
+    name : str
+        The registry name (``--formulation NAME``).
+    summary : str
+        One line for ``s3vm list``.
+    problem_class : str
+        ``"lp"``, ``"mip"``, ``"miqp"``, ``"sdp"`` or ``"svm"``: which solvers may take it.
+    options : tuple of Option
+        The formulation's own options (:mod:`s3vm.core.options`); a subclass extends its parent's.
+    export_formats : tuple of str
+        Formats ``s3vm export`` can write.
+    needs_labels : bool
+        Whether both classes must have a labeled point.
+    needs_unlabeled : bool
+        Whether there must be an unlabeled point.
+    settings_used : tuple of str
+        The :class:`Settings` fields the formulation reads. An instance file's value of any other
+        field is ignored; the same field given explicitly (a command-line flag, a keyword of
+        :func:`s3vm.solve`) is an error, not silently dropped.
+    settings_fixed : dict
+        Fields the formulation always solves with one value: name -> (value, why). An explicit
+        other value is an error giving ``why``; a file's other value is ignored.
+    balances : tuple of str
+        The values of ``balance`` the formulation solves (when it reads ``balance``); another is
+        an :class:`InputError`.
+    preferred_solvers : tuple of str
+        The solvers to use when none is named, the first installed one winning (before the
+        default of the problem class).
+    unmeetable_count_is_infeasible : bool
+        Whether a balance count outside 0..u is a problem without feasible labelings (status
+        ``infeasible``) rather than bad input.
+    uses_groups : bool
+        Whether the formulation honours the data's ``group`` column (equivalence and
+        inequivalence constraints); a formulation that does not refuses data that has groups.
+    dense_bytes : tuple of (float, float)
+        Peak bytes per entry of an n x n matrix under the linear and the rbf kernel: all the
+        step's dense matrices and the solver's copies counted, measured as the slope of peak RSS
+        against n^2 (``benchmarks/peak_memory.py``). The memory guard refuses an n whose
+        ``dense_bytes * n^2`` exceeds the memory available; (0, 0), the default, for a
+        formulation that forms no n x n matrix.
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    problem_class: ClassVar[str]
+    options: ClassVar[tuple] = ()
+    export_formats: ClassVar[tuple] = ()
+    dense_bytes: ClassVar[tuple] = (0, 0)
+    needs_labels: ClassVar[bool] = True
+    needs_unlabeled: ClassVar[bool] = True
+    uses_groups: ClassVar[bool] = False
+    unmeetable_count_is_infeasible: ClassVar[bool] = False
+    settings_used: ClassVar[tuple] = ALL_SETTINGS
+    settings_fixed: ClassVar[dict] = {}
+    balances: ClassVar[tuple] = ("none", "count")
+    preferred_solvers: ClassVar[tuple] = ()
+
+    def __init__(self, **values):
+        options = self.option_table()
+        unknown = [k for k in values if k not in options]
+        if unknown:
+            # Name the flag the user typed (--gap, not the keyword rel_gap of another table).
+            from s3vm.core.registry import all_options
+
+            known = {name: option for name, (option, _) in all_options().items()}
+            hint = (" (a MIP solver's gap is the profile's mip_rel_gap)"
+                    if "rel_gap" in unknown and self.problem_class in ("lp", "mip") else "")
+            raise InputError(f"{flags_of(unknown, {**known, **options})} does not apply to "
+                             f"formulation {self.name!r}{hint}")
+        for name, option in options.items():
+            setattr(self, name, option.validate(values.get(name, option.default)))
+        self.check_options()
+
+    # -- declarations ----------------------------------------------------------------------
+    @classmethod
+    def option_table(cls) -> dict:
+        """name -> :class:`~s3vm.core.options.Option` of this formulation."""
+        return table(cls.options)
+
+    def option_values(self) -> dict:
+        """The options this formulation was made with (defaults included)."""
+        return {name: getattr(self, name) for name in self.option_table()}
+
+    @classmethod
+    def default_solver(cls) -> "str | None":
+        """The first installed of :attr:`preferred_solvers`, else None (the class default)."""
+        from s3vm.solvers.registry import unavailable_reason
+
+        for name in cls.preferred_solvers:
+            if unavailable_reason(name, cls.problem_class) is None:
+                return name
+        return None
+
+    def check_options(self) -> None:
+        """Checks that involve several options or the file system (after each is valid)."""
+
+    @classmethod
+    def settings_for(cls, base: Settings, explicit: dict, strict: bool = True) -> Settings:
+        """The settings this formulation solves with.
+
+        Parameters
+        ----------
+        base : Settings
+            Defaults (an instance file's settings): fields the formulation does not read are
+            ignored, fixed fields take the formulation's value.
+        explicit : dict
+            Fields given explicitly (None values are ignored).
+        strict : bool
+            Refuse an explicit field the formulation does not read, or a fixed field given
+            another value (True for a solve; False for options given to a whole comparison,
+            which go to the formulations that read them).
+        """
+        explicit = {k: v for k, v in explicit.items() if v is not None}
+        for key, value in explicit.items():
+            if key not in SETTINGS_TABLE:
+                raise InputError(f"unknown setting {key!r}: choose one of "
+                                 f"{', '.join(SETTINGS_TABLE)}")
+            if not strict:
+                continue
+            flag = SETTINGS_TABLE[key].flag_name
+            if key in cls.settings_fixed:
+                fixed, why = cls.settings_fixed[key]
+                if SETTINGS_TABLE[key].validate(value) != fixed:
+                    raise InputError(f"{flag} does not apply to {cls.name}: {why}")
+            elif key not in cls.settings_used:
+                raise InputError(f"{flag} does not apply to {cls.name}")
+        values = {k: getattr(base, k) for k in cls.settings_used}
+        values.update({k: v for k, v in explicit.items() if k in cls.settings_used})
+        values.update({k: fixed for k, (fixed, _) in cls.settings_fixed.items()})
+        if "positives" in explicit and values.get("balance") != "count" \
+                and "positives" in cls.settings_used:
+            raise InputError("--positives needs --balance count")
+        return Settings(**values)
+
+    def check(self, instance: Instance, settings: Settings) -> None:
+        """Raise :class:`InputError` when the instance or settings do not fit the formulation."""
+        for key, (value, why) in self.settings_fixed.items():
+            if getattr(settings, key) != value:
+                raise InputError(why)
+        instance.require_moderate_features()
+        check_dense_memory(instance.n, self.dense_bytes_per_entry(settings), self.name,
+                           self.memory_advice(settings))
+        if "balance" in self.settings_used and settings.balance not in self.balances:
+            raise InputError(f"--balance {settings.balance} does not apply to {self.name} (it "
+                             f"takes {', '.join(self.balances)}; the mean balance is S3VM-L2's: "
+                             "bb, bb-sdp, l2-miqp)")
+        if self.needs_labels:
+            instance.require_both_classes_labeled()
+        if self.needs_unlabeled:
+            instance.require_unlabeled()
+        if not self.uses_groups and instance.group is not None and np.any(instance.group != 0):
+            # Dropping the constraints silently would solve another problem than the data states.
+            raise InputError(f"formulation {self.name!r} does not take the 'group' column "
+                             "(equivalence constraints): use sdp, sdp-subspace or sdp-lowrank, "
+                             "or drop the column")
+        if settings.balance == "count":
+            settings.positive_count(instance, in_range=not self.unmeetable_count_is_infeasible)
+
+    def dense_bytes_per_entry(self, settings: Settings) -> float:
+        """Peak bytes per entry of an n x n matrix this formulation forms under ``settings``
+        (its :attr:`dense_bytes` for the kernel; 0 for none). A formulation whose footprint
+        depends on more than the kernel overrides this."""
+        linear, rbf = self.dense_bytes
+        return rbf if settings.kernel == "rbf" else linear
+
+    def memory_advice(self, settings: Settings) -> str:
+        """What to do instead when the n x n matrices do not fit."""
+        if self.problem_class in ("lp", "mip", "miqp"):
+            return MEMORY_ADVICE["lp"] if settings.kernel == "rbf" else MEMORY_ADVICE["svm"]
+        return MEMORY_ADVICE.get(self.problem_class, MEMORY_ADVICE["svm"])
+
+    # -- the pipeline ----------------------------------------------------------------------
+    def solve(self, instance: Instance, settings: Settings, profile) -> Result:
+        """Check, resolve the solver, run the family's step on a clock that starts before the
+        model is built, and return the completed :class:`~s3vm.solvers.results.Result`.
+
+        The step runs under :func:`~s3vm.solvers.runtime.supervisor.supervise`: the time limit holds
+        even inside a step that cannot be cut short (the result is then what the step reported
+        so far, status ``time_limit``), a progress line reaches the log (logger
+        ``s3vm.progress``) every few seconds, and a signal (Ctrl-C; SIGTERM under the command
+        line) stops the solve and raises :class:`~s3vm.solvers.runtime.supervisor.Interrupted` carrying
+        the best result so far.
+        """
+        self.check(instance, settings)
+        limit = profile.time_limit
+        if limit is not None and not (limit > 0 and math.isfinite(limit)):
+            # profiles check this; a duck-typed one may not
+            raise InputError(f"time limit must be > 0 (seconds), got {limit}")
+        backend = self.backend(profile)
+        clock = Clock(limit)
+
+        def work() -> Optional[Result]:
+            result = Result(formulation=self.name, solver=backend.name, status="error")
+            try:
+                with self.environment():
+                    self.run(instance, settings, backend, profile, clock, result)
+            except Stopped:  # a model build cut short by the limit or a signal
+                return None
+            except KeyboardInterrupt as exc:  # a solver that caught the signal itself
+                clock.stop(INTERRUPTED, signal_of(exc))
+                return None
+            return result
+
+        outcome = supervise(work, clock, line=self._progress_line(clock),
+                            emit=PROGRESS_LOG.info, interval=progress_seconds())
+        result = outcome.value if outcome.finished else None
+        if result is None:
+            result = self._result_so_far(backend, clock)
+        elif clock.interrupted and result.status == "time_limit":
+            result.status = "feasible" if result.labels is not None else "error"
+        if clock.interrupted:
+            reason = f"interrupted by {signal_name(clock.signal)}"
+            result.message = reason + (f" ({result.message})" if result.message else "")
+        check_result(result, instance)
+        result.seconds = clock.seconds
+        used = [k for k in ALL_SETTINGS if k in self.settings_used or k in self.settings_fixed]
+        options = self.option_values()
+        result.info.update({
+            "instance": instance.name,
+            "settings": settings.to_dict(used),
+            "options": options,
+            # The seed of the labeled draw (or generator) that made the data, and the seed of
+            # the formulation's own randomised steps (None where there is none).
+            "seed": {"data": instance.meta.get("seed"), "formulation": options.get("seed")},
+            "s3vm_version": __version__,
+        })
+        if instance.meta:
+            result.info["data"] = dict(instance.meta)
+        if clock.interrupted:
+            raise Interrupted(clock.signal, result=result)
+        return result
+
+    def _progress_line(self, clock: Clock):
+        """The progress line of this solve at ``elapsed`` seconds (see :meth:`Clock.report`)."""
+
+        def line(elapsed: float) -> str:
+            snap = clock.snapshot()
+            parts = [f"{self.name}: {elapsed:.0f} s", snap.get("phase") or "building the model"]
+            for key, word in (("iterations", "iterations"), ("nodes", "nodes")):
+                if snap.get(key) is not None:
+                    parts.append(f"{snap[key]} {word}")
+            parts.append(f"incumbent {_fmt(snap.get('objective'))}")
+            parts.append(f"bound {_fmt(snap.get('lower_bound'))}")
+            return ", ".join(parts)
+
+        return line
+
+    def _result_so_far(self, backend, clock: Clock) -> Result:
+        """The result of a solve stopped inside a step: what the step reported (its incumbent
+        and proven bound), status ``time_limit`` (or, after a signal, ``feasible`` with a
+        solution and ``error`` without)."""
+        snap = clock.snapshot()
+        labels = snap.get("labels")
+        if clock.interrupted:
+            status = "feasible" if labels is not None else "error"
+        else:
+            status = "time_limit"
+        where = snap.get("phase") or "building the model"
+        reason = "stopped" if clock.interrupted else "time limit reached"
+        return Result(formulation=self.name, solver=backend.name, status=status,
+                      objective=snap.get("objective"), lower_bound=snap.get("lower_bound"),
+                      labels=labels, decision_values=snap.get("decision_values"),
+                      primal=snap.get("primal") or {}, iterations=snap.get("iterations"),
+                      nodes=snap.get("nodes"), message=f"{reason} while {where}")
+
+    def backend(self, profile):
+        """The backend that solves this formulation's models for ``profile`` (resolved before
+        the clock starts: importing a solver library is not charged to the solve)."""
+        from s3vm.solvers.registry import get_backend
+
+        return get_backend(profile.solver, self.problem_class)
+
+    @contextmanager
+    def environment(self):
+        """The context of :meth:`run` (thread limits, say); nothing by default."""
+        yield
+
+    @abstractmethod
+    def run(self, instance: Instance, settings: Settings, backend, profile, clock: Clock,
+            result: Result) -> None:
+        """The family's step: build, solve with ``backend`` (or drive it), and fill ``result``
+        (status, objective, lower bound, labels, decision values, primal, counts, message).
+
+        ``clock`` started before anything was built; solver calls get ``clock.remaining()`` as
+        their time limit.
+        """
+
+    # -- models and export -----------------------------------------------------------------
+    @abstractmethod
+    def build(self, instance: Instance, settings: Settings):
+        """Return the model of this formulation for ``instance`` (not solved)."""
+
+    def export(self, instance: Instance, settings: Settings, path: str, fmt: str) -> None:
+        """Write the model to ``path`` in format ``fmt`` (one of :attr:`export_formats`)."""
+        if fmt not in self.export_formats:
+            spelled = ", ".join(self.export_formats) or "none"
+            raise InputError(f"formulation {self.name!r} cannot be exported as {fmt!r} "
+                             f"(formats: {spelled})")
+        check_writable(path)
+        self.check(instance, settings)
+        self._write(self._export_model(instance, settings), path, fmt)
+
+    def _export_model(self, instance: Instance, settings: Settings):
+        """The model :meth:`export` writes (the conic family builds its MOSEK Fusion model)."""
+        return self.build(instance, settings)
+
+    def _write(self, model, path: str, fmt: str) -> None:  # pragma: no cover - per family
+        raise NotImplementedError
+
+
+def progress_seconds() -> float:
+    """Seconds between progress lines: 5, or ``S3VM_PROGRESS_SECONDS`` when set."""
+    text = os.environ.get("S3VM_PROGRESS_SECONDS")
+    if text:
+        try:
+            value = float(text)
+        except ValueError:
+            value = 0.0
+        if value > 0 and math.isfinite(value):
+            return value
+        raise InputError(f"S3VM_PROGRESS_SECONDS must be a number of seconds > 0, got {text!r}")
+    return PROGRESS_SECONDS
+
+
+def _fmt(value) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.8g}"
+
+
+def check_result(result: Result, instance: Instance) -> None:
+    """The guarantees of every result, whatever a solver returned: labels are u values +1/-1,
+    decision values u finite numbers, the objective and bound finite (or None), and the bound
+    not above the objective. A solution with non-finite numbers is a numerical failure: status
+    ``error`` with a message saying what to change, never a solution reported as found."""
+    u = instance.u
+    failures = []
+    labels = result.labels
+    if labels is not None:
+        labels = np.asarray(labels)
+        if labels.shape != (u,) or not np.all((labels == 1) | (labels == -1)):
+            failures.append(f"labels of shape {labels.shape} (expected {u} values +1/-1)")
+    scores = result.decision_values
+    if scores is not None:
+        scores = np.asarray(scores, dtype=float)
+        if scores.shape != (u,):
+            failures.append(f"{scores.size} decision values (expected {u})")
+        elif not np.all(np.isfinite(scores)):
+            failures.append("non-finite decision values")
+    objective = result.objective
+    if objective is not None and not math.isfinite(float(objective)):
+        failures.append(f"objective {objective}")
+    if failures:
+        result.labels = result.decision_values = result.objective = None
+        result.lower_bound = None
+        result.primal = {}
+        if result.status in ("optimal", "feasible", "time_limit"):
+            result.status = "error"
+        result.message = ("numerical failure: " + ", ".join(failures) + "; the data or options "
+                          "are too extreme for the solver (scale the features with --scale "
+                          "standard, or choose moderate --C, --sigma)")
+        return
+    if result.labels is not None:
+        result.labels = labels.astype(int)
+    bound = result.lower_bound
+    if bound is not None:
+        bound = float(bound)
+        if math.isnan(bound) or bound == -math.inf:
+            result.lower_bound = None
+        elif objective is not None and bound > float(objective):
+            if bound <= float(objective) + BOUND_ROUNDING * max(1.0, abs(objective)):
+                result.lower_bound = float(objective)  # rounding: the objective is attained
+            else:
+                # A bound above an attained objective is wrong: drop it rather than report a
+                # negative gap.
+                result.info["dropped_lower_bound"] = bound
+                result.lower_bound = None
+                if result.status == "optimal":
+                    result.status = "feasible"
+
+
+def remaining_profile(profile, clock: Clock):
+    """``profile`` with the time limit that remains on ``clock`` (unchanged without a limit)."""
+    remaining = clock.remaining()
+    return profile if remaining is None else profile.updated(time_limit=remaining)

@@ -1,0 +1,241 @@
+"""Problem settings (kernel, penalties, balance) and TOML instance files.
+
+An instance file names a data file (relative to the TOML file) and the settings of the problem::
+
+    data = "data/two_moons.csv"
+    kernel = "rbf"
+    sigma = 0.5
+    C = 10.0
+    C_star = 10.0
+    bias = true
+    balance = "count"
+    mu = 0.1
+    nu = 1.0
+
+Command-line options override the file's values.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields, replace
+from typing import Optional, Union
+
+import numpy as np
+
+from s3vm.data.instance import Instance, read_csv
+from s3vm.core.options import Option, table
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.files import read_toml
+
+KERNELS = ("linear", "rbf")
+BALANCES = ("none", "count", "mean")
+
+#: The problem settings every formulation shares: their checks and command-line flags.
+SETTING_OPTIONS = (
+    Option("kernel", "choice", "linear", "kernel k(x, z)", choices=KERNELS, group="problem"),
+    Option("sigma", "float", 1.0, "rbf width: k(x,z) = exp(-|x-z|^2/(2 sigma^2))", minimum=0.0,
+           open_min=True, group="problem"),
+    Option("C", "float", 1.0, "penalty of labeled losses", minimum=0.0, flag="--C",
+           group="problem"),
+    Option("C_star", "float", None, "penalty of unlabeled losses (default: C)", minimum=0.0,
+           flag="--C-star", group="problem"),
+    Option("bias", "bool", True, "decision function without offset b", group="problem"),
+    Option("hard_margin", "bool", False, "no upper bound on the SVM dual variables",
+           group="problem"),
+    Option("balance", "choice", "none", "balance constraint: count (exactly P unlabeled +1), "
+           "mean (unlabeled outputs sum to u x the labeled mean: bb, bb-sdp, l2-miqp), none",
+           choices=BALANCES, group="problem"),
+    Option("positives", "positives", None, "balance count P of unlabeled +1 points, or "
+           "'truth'", group="problem"),
+    Option("mu", "float", 0.1, "weight of |w|_1 (LP/MIP family)", minimum=0.0, group="problem"),
+    Option("nu", "float", 1.0, "weight of unlabeled losses (LP/MIP family)", minimum=0.0,
+           group="problem"),
+)
+SETTINGS_TABLE = table(SETTING_OPTIONS)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The parameters shared by all formulations (docs/formulations.md fixes their meaning).
+
+    Parameters
+    ----------
+    kernel : {"linear", "rbf"}
+    sigma : float
+        Width of the rbf kernel, k(x, z) = exp(-|x - z|^2 / (2 sigma^2)).
+    C, C_star : float
+        Penalties of labeled and unlabeled losses (``C_star`` defaults to ``C``).
+    bias : bool
+        Whether the decision function has an offset b.
+    hard_margin : bool
+        SDP formulations only: no upper bound on the dual variables.
+    balance : {"none", "count", "mean"}
+        ``count``: exactly ``positives`` unlabeled points labeled +1. ``mean``: the outputs of
+        the unlabeled points (clipped at the margin) sum to u times the mean of the labeled
+        labels, the balance of Piccialli, Schwiddessen and Sudoso (2024); S3VM-L2 only
+        (docs/formulations.md#balance).
+    positives : int or "truth", optional
+        The count P; ``"truth"`` takes the true count from the ``truth`` column; by default
+        round(u * fraction of +1 among labeled points).
+    mu : float
+        Weight of the 1-norm of w (Problem 3).
+    nu : float
+        Weight of the unlabeled losses (Problem 3).
+
+    Notes
+    -----
+    Every value is checked by its entry of :data:`SETTING_OPTIONS` (numpy scalars become Python
+    numbers, so float32 and float64 are alike).
+    """
+
+    kernel: str = "linear"
+    sigma: float = 1.0
+    C: float = 1.0
+    C_star: Optional[float] = None
+    bias: bool = True
+    hard_margin: bool = False
+    balance: str = "none"
+    positives: Optional[Union[int, str]] = None
+    mu: float = 0.1
+    nu: float = 1.0
+
+    def __post_init__(self):
+        for option in SETTING_OPTIONS:
+            value = getattr(self, option.name)
+            object.__setattr__(self, option.name, option.validate(value))
+
+    @property
+    def C_unlabeled(self) -> float:
+        return self.C if self.C_star is None else self.C_star
+
+    def updated(self, **changes) -> "Settings":
+        """A copy with the given fields replaced; ``None`` values are ignored."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def positive_count(self, instance: Instance, in_range: bool = True) -> int:
+        """The balance count P for ``instance``, checked to lie in 0..u unless ``in_range`` is
+        False (a search over labelings reports such a count as infeasible instead)."""
+        u = instance.u
+        if self.positives == "truth":
+            instance.require_truth("--positives truth")
+            P = int(np.sum(instance.truth_U == 1))
+        elif self.positives is not None:
+            P = int(self.positives)
+        else:
+            yL = instance.label[instance.labeled]
+            frac = float(np.mean(yL == 1)) if yL.size else 0.5
+            P = int(round(u * frac))
+        if in_range and not 0 <= P <= u:
+            raise InputError(f"positives must lie in 0..{u} (the number of unlabeled points), got {P}")
+        return P
+
+    def to_dict(self, keys=None) -> dict:
+        """The settings as a dict (only ``keys`` when given)."""
+        names = [f.name for f in fields(self)] if keys is None else list(keys)
+        return {name: getattr(self, name) for name in names}
+
+
+SETTING_KEYS = tuple(f.name for f in fields(Settings))
+
+
+def _resolve(path) -> str:
+    """The file ``path`` names: itself when it is a file, else the shipped instance of that name."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise InputError(f"{path} is a directory, not a data or instance file")
+    if not os.path.isfile(path):
+        from s3vm.data.resources import shipped_instance, shipped_instances
+        shipped = shipped_instance(path)
+        if shipped is None:
+            raise InputError(f"file not found: {path} (shipped instances, usable by name: "
+                             f"{', '.join(shipped_instances())})")
+        path = str(shipped)
+    return path
+
+
+def _data_path(path: str, spec: dict) -> str:
+    """The data file an instance file names (relative to the instance file)."""
+    if "data" not in spec:
+        raise InputError(f"{path}: an instance file needs a 'data' entry naming the data file")
+    data = spec["data"]
+    if not isinstance(data, str) or not data.strip():
+        raise InputError(f"{path}: 'data' must name the data file (a non-empty string), got "
+                         f"{data!r}")
+    data_path = os.path.join(os.path.dirname(os.path.abspath(path)), data)
+    if os.path.abspath(data_path) == os.path.abspath(path):
+        raise InputError(f"{path}: 'data' names the instance file itself; it must name the "
+                         "data file")
+    return data_path
+
+
+def instance_files(path) -> list:
+    """The files :func:`load_instance` reads for ``path`` (the file itself and, for an instance
+    file, its data file); as much as can be told, never an error."""
+    try:
+        path = _resolve(path)
+        if not path.lower().endswith(".toml"):
+            return [path]
+        return [path, _data_path(path, read_toml(path))]
+    except (InputError, TypeError, ValueError):
+        return [os.fspath(path)] if isinstance(path, (str, os.PathLike)) else []
+
+
+def load_instance(path: str, unlabeled: Optional[float] = None) -> tuple[Instance, Settings]:
+    """Load a data file (``.csv``, or LIBSVM/svmlight ``.svm``/``.libsvm``/``.svmlight``) or an
+    instance file (``.toml``).
+
+    ``path`` may also name a shipped instance file (``"two_moons"`` or ``"two_moons.toml"``, see
+    :func:`s3vm.instances.shipped_instances`) when no file of that name exists: a real file
+    always wins.
+
+    An instance file has a ``data`` entry (the data file, relative to the instance file), the
+    settings of :class:`Settings`, and optionally ``name``, ``description``, ``unlabeled`` (the
+    label marking unlabeled rows of a LIBSVM file, default 0) and ``seed`` (the seed of the
+    labeled draw that made the data file, recorded with every result).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    unlabeled : float, optional
+        The unlabeled marker of a LIBSVM file (default: the instance file's, else 0).
+
+    Returns
+    -------
+    tuple of (Instance, Settings)
+        The instance and the settings the file gives (defaults for a data file).
+    """
+    from s3vm.data.instance import is_svmlight, read_svmlight
+
+    path = _resolve(path)
+    if not path.lower().endswith(".toml"):
+        if is_svmlight(path):
+            return read_svmlight(path, 0 if unlabeled is None else unlabeled), Settings()
+        return read_csv(path), Settings()
+    spec = read_toml(path)
+    data_path = _data_path(path, spec)
+    unknown = set(spec) - set(SETTING_KEYS) - {"data", "name", "description", "unlabeled",
+                                               "seed"}
+    if unknown:
+        raise InputError(f"{path}: unknown entries {', '.join(sorted(unknown))}")
+    for key in ("name", "description"):
+        if key in spec and not isinstance(spec[key], str):
+            raise InputError(f"{path}: '{key}' must be a string, got {spec[key]!r}")
+    if is_svmlight(data_path):
+        marker = spec.get("unlabeled", 0) if unlabeled is None else unlabeled
+        if isinstance(marker, bool) or not isinstance(marker, (int, float)):
+            raise InputError(f"{path}: 'unlabeled' must be a number, got {marker!r}")
+        instance = read_svmlight(data_path, marker, name=spec.get("name"))
+    else:
+        instance = read_csv(data_path, name=spec.get("name"))
+    meta = {"instance_file": os.path.basename(path)}
+    if "seed" in spec:
+        if isinstance(spec["seed"], bool) or not isinstance(spec["seed"], int):
+            raise InputError(f"{path}: seed must be an integer, got {spec['seed']!r}")
+        meta["seed"] = spec["seed"]
+    instance.meta.update(meta)
+    try:
+        settings = Settings(**{k: spec[k] for k in SETTING_KEYS if k in spec})
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    return instance, settings

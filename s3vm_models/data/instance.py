@@ -1,0 +1,560 @@
+"""The data contract: a validated :class:`Instance`, read from CSV or built from arrays.
+
+A data file is CSV with a header: feature columns (any names), a column ``label`` with +1/-1 for
+labeled rows and 0 for unlabeled rows, an optional column ``truth`` (+1/-1, the hidden class, used
+only for evaluation) and an optional integer column ``group`` (equivalence and inequivalence
+constraints, see :class:`Instance`). Every check on the data happens here, once; formulations trust
+an :class:`Instance`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import NamedTuple, Optional, Sequence
+
+import numpy as np
+
+from s3vm.solvers.errors import InputError
+
+RESERVED_COLUMNS = ("label", "truth", "group")
+
+
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """A partially labeled data set.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+        Features, used as given (no implicit scaling).
+    label : ndarray of shape (n,)
+        +1 or -1 for labeled rows, 0 for unlabeled rows.
+    truth : ndarray of shape (n,), optional
+        The hidden class of every row (+1/-1), for evaluation only.
+    group : ndarray of shape (n,), optional
+        Signed integer group ids: equivalence and inequivalence constraints (De Bie and
+        Cristianini 2006, section 7.3.1; docs/formulations.md#groups).
+        0 puts a row in no group. A nonzero value g puts the row in group |g| on side sign(g):
+        two rows of one group on the same side share a label, two rows on opposite sides have
+        opposite labels, whether they are labeled or not. The sign is the entry of the chapter's
+        group label vector Y_i, so a group's relations among unlabeled rows need no ``label``
+        (which stays 0 on them). A labeled row of a group fixes the labels of all its members
+        (side times label); a group whose labeled rows disagree (two rows labeled alike on
+        opposite sides, or labeled differently on one side) is an InputError naming two of them.
+        Groups never relate to each other except through labeled rows. See :meth:`label_map`.
+    feature_names : tuple of str
+    name : str
+    meta : dict
+        Where the instance comes from, JSON-ready (``{"dataset": "heart", "labeled_fraction":
+        0.1, "seed": 0}`` for a drawn labeled subset); every Result records it.
+    """
+
+    X: np.ndarray
+    label: np.ndarray
+    truth: Optional[np.ndarray] = None
+    group: Optional[np.ndarray] = None
+    feature_names: tuple = field(default=())
+    name: str = "instance"
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        X = _as_finite_matrix(self.X)
+        n = X.shape[0]
+        label = _as_label_vector(self.label, n, "label", allowed=(-1, 0, 1))
+        truth = None if self.truth is None else _as_label_vector(self.truth, n, "truth", allowed=(-1, 1))
+        group = None
+        if self.group is not None:
+            group = np.asarray(self.group)
+            if group.shape != (n,) or not np.all(np.isfinite(group.astype(float))):
+                raise InputError("column 'group' must hold one finite integer per row")
+            if np.any(group != np.round(group)):
+                raise InputError("column 'group' must hold integers")
+            group = group.astype(np.int64)
+            check_groups(label, group, first_row=0)
+        names = tuple(self.feature_names) or tuple(f"x{j}" for j in range(X.shape[1]))
+        if len(names) != X.shape[1]:
+            raise InputError(f"{len(names)} feature names for {X.shape[1]} feature columns")
+        for attr, value in (("X", X), ("label", label), ("truth", truth), ("group", group),
+                            ("feature_names", names)):
+            object.__setattr__(self, attr, value)
+        X.setflags(write=False)
+        label.setflags(write=False)
+
+    # -- views used by every formulation -------------------------------------------------
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def p(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def labeled(self) -> np.ndarray:
+        """Row indices of the labeled points, in file order."""
+        return np.flatnonzero(self.label != 0)
+
+    @property
+    def unlabeled(self) -> np.ndarray:
+        """Row indices of the unlabeled points, in file order."""
+        return np.flatnonzero(self.label == 0)
+
+    @property
+    def l(self) -> int:  # noqa: E743 - the literature's name
+        return int(np.count_nonzero(self.label))
+
+    @property
+    def u(self) -> int:
+        return self.n - self.l
+
+    @property
+    def XL(self) -> np.ndarray:
+        return self.X[self.labeled]
+
+    @property
+    def yL(self) -> np.ndarray:
+        return self.label[self.labeled].astype(float)
+
+    @property
+    def XU(self) -> np.ndarray:
+        return self.X[self.unlabeled]
+
+    @property
+    def truth_U(self) -> Optional[np.ndarray]:
+        return None if self.truth is None else self.truth[self.unlabeled]
+
+    def label_map(self) -> "LabelMap":
+        """The label-constraint structure of the rows (labels and groups): see :class:`LabelMap`."""
+        return label_map(self.label, self.group)
+
+    # -- checks a formulation asks for -----------------------------------------------------
+    def require_both_classes_labeled(self) -> None:
+        """Raise InputError unless each class has at least one labeled point."""
+        for cls, word in ((1, "+1"), (-1, "-1")):
+            if not np.any(self.label == cls):
+                raise InputError(f"no labeled point of class {word}: each class needs at least one")
+
+    def require_unlabeled(self) -> None:
+        """Raise InputError when there is no unlabeled point (label 0)."""
+        if self.u == 0:
+            raise InputError("no unlabeled point (label 0): nothing to transduce")
+
+    def require_moderate_features(self) -> None:
+        """Raise InputError when a feature's magnitude is beyond :data:`FEATURE_LIMIT`, where
+        solvers lose every digit (and kernels overflow): the message names the scaling that
+        fixes it."""
+        big = np.abs(self.X).max(initial=0.0)
+        if big > FEATURE_LIMIT:
+            i, j = np.unravel_index(int(np.argmax(np.abs(self.X))), self.X.shape)
+            raise InputError(f"feature {self.feature_names[j]!r} of row {i} is {self.X[i, j]:g}: "
+                             f"values beyond {FEATURE_LIMIT:g} in magnitude are out of reach of "
+                             "the solvers; scale the features (--scale standard or minmax)")
+
+    def require_truth(self, why: str) -> None:
+        if self.truth is None:
+            raise InputError(f"{why} needs a 'truth' column in the data")
+
+    def with_labels(self, label: np.ndarray, name: Optional[str] = None) -> "Instance":
+        """A copy with another label vector (same features, truth and groups)."""
+        return Instance(self.X, label, self.truth, self.group, self.feature_names,
+                        name or self.name, dict(self.meta))
+
+    def to_csv(self, path: str, float_format: Optional[str] = None) -> None:
+        """Write the CSV contract of this instance (features, label, truth and group if any).
+
+        By default floats are written in their shortest form that reads back exactly (repr).
+        """
+        import pandas as pd
+
+        frame = pd.DataFrame(self.X, columns=list(self.feature_names))
+        frame["label"] = self.label.astype(int)
+        if self.truth is not None:
+            frame["truth"] = self.truth.astype(int)
+        if self.group is not None:
+            frame["group"] = self.group
+        frame.to_csv(path, index=False, float_format=float_format, lineterminator="\n")
+
+
+class LabelMap(NamedTuple):
+    """Every row's label as a signed copy of a representative's: y_i = sign_i z_(rep_i).
+
+    Representative 0 is the labeled class (z_0 = +1): every labeled row and every unlabeled row
+    of a group that holds a labeled row. Representatives 1..size-1 are the free groups (groups
+    of unlabeled rows only, and ungrouped unlabeled rows), numbered by their first row in file
+    order, each signed +1 on its first row. Without groups, representative 1 + k is the k-th
+    unlabeled row. The label matrix is Gamma = L Gamma_c L' with L = :meth:`matrix` and Gamma_c
+    the (size x size) label matrix of the representatives (De Bie and Cristianini 2006, section
+    7.3.1; docs/formulations.md#groups).
+
+    Attributes
+    ----------
+    rep : ndarray (n,) of int
+    sign : ndarray (n,) of float, +1/-1
+    size : int
+        The number of representatives, 1 + the number of free groups.
+    """
+
+    rep: np.ndarray
+    sign: np.ndarray
+    size: int
+
+    def matrix(self):
+        """L (n x size, scipy.sparse.csr_matrix): sign_i at (i, rep_i), one entry per row."""
+        import scipy.sparse as sp
+
+        n = self.rep.shape[0]
+        return sp.csr_matrix((self.sign, (np.arange(n), self.rep)), shape=(n, self.size))
+
+
+def _group_keys(label: np.ndarray, group: Optional[np.ndarray]):
+    """(key index per row, side per row, number of keys): rows of one group share a key; an
+    ungrouped row (group 0 or no column) has a key of its own."""
+    n = label.shape[0]
+    g = np.zeros(n, dtype=np.int64) if group is None else np.asarray(group, dtype=np.int64)
+    key = np.where(g != 0, np.abs(g), -1 - np.arange(n))
+    _, inverse = np.unique(key, return_inverse=True)
+    side = np.where(g < 0, -1, 1)
+    return inverse.ravel(), side, int(inverse.max()) + 1
+
+
+def _group_classes(label, group):
+    """Per key, the largest and smallest label x side over its labeled rows (-2/+2 when none):
+    they differ exactly on a contradictory group."""
+    label = np.asarray(label)
+    key, side, k = _group_keys(label, group)
+    lab = np.flatnonzero(label != 0)
+    c = label[lab].astype(np.int64) * side[lab]
+    cmax = np.full(k, -2)
+    cmin = np.full(k, 2)
+    np.maximum.at(cmax, key[lab], c)
+    np.minimum.at(cmin, key[lab], c)
+    return key, side, cmax, cmin
+
+
+def check_groups(label, group, first_row: int = 0, where: str = "") -> None:
+    """InputError on a group whose labeled rows contradict its sides, naming two of its rows.
+
+    Parameters
+    ----------
+    label, group : array_like (n,)
+    first_row : int
+        The number of the first row in the message: 0 for array indices, 1 for the data rows of
+        a CSV file (the header not counted). The message says which.
+    where : str
+        A prefix of the message (the file name).
+    """
+    if group is None:
+        return
+    label = np.asarray(label)
+    group = np.asarray(group, dtype=np.int64)
+    key, side, cmax, cmin = _group_classes(label, group)
+    bad = (cmax == 1) & (cmin == -1)
+    if not bad.any():
+        return
+    lab = label != 0
+    c = label.astype(np.int64) * side
+    rows = np.flatnonzero(lab & bad[key])
+    # The first contradictory group in file order, and its first row of either kind.
+    k = key[rows[0]]
+    a = int(rows[(key[rows] == k) & (c[rows] == 1)][0])
+    b = int(rows[(key[rows] == k) & (c[rows] == -1)][0])
+    a, b = min(a, b), max(a, b)
+    numbering = ("data rows numbered from 1 in file order" if first_row == 1
+                 else "rows numbered from 0")
+    relation = "alike" if label[a] == label[b] else "differently"
+    sides = "opposite sides" if side[a] != side[b] else "the same side"
+    raise InputError(
+        f"{where}contradictory group constraints: rows {a + first_row} and {b + first_row} "
+        f"(group {int(group[a])} label {int(label[a]):+d}, group {int(group[b])} label "
+        f"{int(label[b]):+d}) are labeled {relation} but on {sides} of group "
+        f"{abs(int(group[a]))} ({numbering})")
+
+
+def label_map(label, group=None) -> LabelMap:
+    """The :class:`LabelMap` of a label vector and signed group ids (no check: see
+    :func:`check_groups`, which every :class:`Instance` passes)."""
+    label = np.asarray(label)
+    n = label.shape[0]
+    key, side, cmax, _ = _group_classes(label, group)
+    anchored = cmax[key] != -2
+    # Free keys numbered 1, 2, ... by their first row.
+    first = np.full(cmax.shape[0], n, dtype=np.int64)
+    np.minimum.at(first, key, np.arange(n))
+    free_keys = np.flatnonzero(cmax == -2)
+    number = np.zeros(cmax.shape[0], dtype=np.int64)
+    number[free_keys[np.argsort(first[free_keys], kind="stable")]] = 1 + np.arange(free_keys.size)
+    rep = np.where(anchored, 0, number[key])
+    sign = np.where(anchored, cmax[key] * side, side * side[first[key]]).astype(float)
+    return LabelMap(rep=rep, sign=sign, size=1 + int(free_keys.size))
+
+
+def _real_array(values, what: str) -> np.ndarray:
+    """``values`` as a float array; complex numbers and text are refused, not converted (numpy
+    would drop an imaginary part with a warning and parse "1.5" as a number)."""
+    raw = values if isinstance(values, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(values)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{what} must be numeric: {exc}") from None
+    kind = raw.dtype.kind
+    if kind == "c" or (kind == "O" and any(isinstance(v, complex) for v in raw.ravel())):
+        raise InputError(f"{what} must be real numbers, not complex (take the real part, the "
+                         "modulus or both parts explicitly)")
+    if kind in "USV":
+        raise InputError(f"{what} must be numeric, got {raw.dtype.name} values (text)")
+    if kind == "M" or kind == "m":
+        raise InputError(f"{what} must be numeric, got {raw.dtype.name} values (dates)")
+    try:
+        return np.array(raw, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{what} must be numeric: {exc}") from None
+
+
+#: Features beyond this magnitude are refused by the formulations (LP solvers read 1e20 as
+#: infinite and lose all precision far below; squares overflow at 1e154): scale them first.
+FEATURE_LIMIT = 1e15
+
+
+def _as_finite_matrix(X) -> np.ndarray:
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):  # a pandas DataFrame: name the column
+        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if t.kind not in "biuf"]
+        if bad:
+            raise InputError(f"features must be numeric: column {bad[0]!r} is {X[bad[0]].dtype}")
+        X = X.to_numpy()
+    X = _real_array(X, "features")
+    if X.ndim != 2:
+        raise InputError(f"features must form a 2-D array, got {X.ndim} dimension(s)")
+    if X.shape[0] == 0:
+        raise InputError("the data has no rows")
+    if X.shape[1] == 0:
+        raise InputError("the data has no feature column")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise InputError(f"feature {j} of row {i} is {X[i, j]}: values must be finite")
+    return X
+
+
+def _as_label_vector(values, n: int, column: str, allowed: Sequence[int]) -> np.ndarray:
+    v = _real_array(values, f"column '{column}'")
+    if v.shape != (n,):
+        raise InputError(f"column '{column}' must hold one value per row ({n}), got shape {v.shape}")
+    ok = np.isin(v, allowed)
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        spelled = ", ".join(str(a) for a in allowed)
+        raise InputError(f"column '{column}' has {v[i]:g} in row {i}: allowed values are {spelled}")
+    return v.astype(np.int8)
+
+
+def _raw_header(path: str) -> Optional[list]:
+    """The header's names as written (pandas renames a repeated name 'x' to 'x.1')."""
+    import pandas as pd
+
+    try:
+        row = pd.read_csv(path, header=None, nrows=1, dtype=str, skipinitialspace=True,
+                          keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):
+        return None
+    return [str(v).strip() for v in row.iloc[0].tolist()] if len(row) else None
+
+
+def read_csv(path: str, name: Optional[str] = None) -> Instance:
+    """Read a data file of the CSV contract into an :class:`Instance`.
+
+    Raises
+    ------
+    InputError
+        On a missing file, a missing ``label`` column, non-numeric, NaN or infinite values,
+        or labels outside {-1, 0, +1}. The message names the column and row.
+    """
+    import pandas as pd
+
+    if os.path.isdir(path):
+        raise InputError(f"data file {path} is a directory")
+    if not os.path.isfile(path):
+        raise InputError(f"data file not found: {path}")
+    try:
+        frame = pd.read_csv(path, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path}: the file is empty") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{path}: not a readable CSV file ({first})") from None
+    header = _raw_header(path)
+    if header is not None:
+        seen, twice = set(), []
+        for column in header:
+            if column in seen and column not in twice:
+                twice.append(column)
+            seen.add(column)
+        if twice:
+            raise InputError(f"{path}: column {', '.join(repr(t) for t in twice)} appears more "
+                             "than once in the header: every column needs its own name")
+    return frame_instance(frame, name or os.path.splitext(os.path.basename(path))[0],
+                          where=f"{path}: ")
+
+
+def frame_instance(frame, name: str = "frame", where: str = "") -> Instance:
+    """An :class:`Instance` from a pandas DataFrame of the CSV contract: feature columns, a
+    ``label`` column (+1/-1, 0 unlabeled), optional ``truth`` and ``group`` columns.
+
+    Rows are numbered from 1 in messages, as the data rows of a file; ``where`` names the
+    source in them (``"data.csv: "``).
+    """
+    import pandas as pd
+
+    path = where[:-2] if where.endswith(": ") else "the data frame"
+    frame = frame.copy()
+    frame.columns = [str(c).strip() for c in frame.columns]
+    twice = sorted(set(c for c in frame.columns if list(frame.columns).count(c) > 1))
+    if twice:
+        raise InputError(f"{path}: column {', '.join(repr(t) for t in twice)} appears more than "
+                         "once: every column needs its own name")
+    if "label" not in frame.columns:
+        hint = ""
+        if len(frame.columns) == 1 and any(sep in frame.columns[0] for sep in ";\t|"):
+            hint = " (the file seems to use another separator than ',': s3vm reads CSV)"
+        raise InputError(f"{path}: no 'label' column (header: {', '.join(frame.columns[:8])})"
+                         + hint)
+    numeric = {}
+    for column in frame.columns:
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = values.isna() & frame[column].notna()
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(
+                f"{path}: non-numeric value {frame[column].iloc[row]!r} in column '{column}', "
+                f"row {row + 1}")
+        missing = values.isna()
+        if missing.any():
+            row = int(np.flatnonzero(missing.to_numpy())[0])
+            raise InputError(f"{path}: missing value in column '{column}', row {row + 1}")
+        arr = values.to_numpy(dtype=float)
+        if not np.all(np.isfinite(arr)):
+            row = int(np.flatnonzero(~np.isfinite(arr))[0])
+            raise InputError(f"{path}: value {arr[row]} in column '{column}', row {row + 1}: "
+                             "values must be finite")
+        numeric[column] = arr
+    # Check label values here rather than in Instance, so that rows are numbered like the
+    # messages above (1-based data rows); Instance numbers array indices from 0.
+    for column, allowed in (("label", (-1, 0, 1)), ("truth", (-1, 1))):
+        if column in numeric:
+            bad = ~np.isin(numeric[column], allowed)
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise InputError(
+                    f"{path}: column '{column}' has {numeric[column][row]:g} in row {row + 1}: "
+                    f"allowed values are {', '.join(str(a) for a in allowed)}")
+    if "group" in numeric:
+        group = numeric["group"]
+        if np.any(group != np.round(group)):
+            row = int(np.flatnonzero(group != np.round(group))[0])
+            raise InputError(f"{path}: column 'group' has {group[row]:g} in row {row + 1}: "
+                             "group ids are integers")
+        check_groups(numeric["label"], group, first_row=1, where=f"{path}: ")
+    features = [c for c in frame.columns if c not in RESERVED_COLUMNS]
+    if not features:
+        raise InputError(f"{path}: no feature column besides {', '.join(RESERVED_COLUMNS)}")
+    X = np.column_stack([numeric[c] for c in features])
+    try:
+        return Instance(
+            X=X,
+            label=numeric["label"],
+            truth=numeric.get("truth"),
+            group=numeric.get("group"),
+            feature_names=tuple(features),
+            name=name,
+        )
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+#: File name endings read as LIBSVM/svmlight files (any other file is CSV).
+SVMLIGHT_SUFFIXES = (".svm", ".libsvm", ".svmlight")
+
+
+def is_svmlight(path) -> bool:
+    return os.fspath(path).lower().endswith(SVMLIGHT_SUFFIXES)
+
+
+def read_svmlight(path: str, unlabeled: float = 0, name: Optional[str] = None) -> Instance:
+    """Read a LIBSVM/svmlight file (``label index:value ...`` per line, as SVMlight, SVMlin and
+    UniverSVM take) through scikit-learn's :func:`~sklearn.datasets.load_svmlight_file`.
+
+    The labels other than ``unlabeled`` must be two classes: +1/-1 as given, any other pair
+    mapped in sorted order (the smaller to -1, the larger to +1, recorded in
+    ``meta["classes"]``). The features are read dense (the formulations build dense kernels).
+
+    Parameters
+    ----------
+    path : str
+    unlabeled : float, default 0
+        The label that marks an unlabeled row (SVMlin's 0; UniverSVM's files may use another).
+    name : str, optional
+
+    Raises
+    ------
+    InputError
+        On a missing or unreadable file, or labels of more than two classes.
+    """
+    from sklearn.datasets import load_svmlight_file
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise InputError(f"data file not found: {path}")
+    try:
+        X, y = load_svmlight_file(path, dtype=np.float64)
+    except (ValueError, TypeError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{path}: not a readable LIBSVM/svmlight file ({first})") from None
+    unl = y == unlabeled
+    classes = np.unique(y[~unl])
+    spelled = ", ".join(f"{c:g}" for c in classes[:6])
+    if classes.size > 2:
+        raise InputError(f"{path}: {classes.size} classes ({spelled}) besides the unlabeled "
+                         f"marker {unlabeled:g}: s3vm separates two classes")
+    if classes.size == 2:
+        low, high = classes
+    elif classes.size == 1 and abs(classes[0]) == 1:
+        low, high = -1.0, 1.0
+    else:
+        raise InputError(f"{path}: the labeled rows hold {classes.size} class(es) ({spelled}); "
+                         f"two are needed (is {unlabeled:g} the unlabeled marker?)")
+    label = np.where(unl, 0, np.where(y == high, 1, -1))
+    stem = name or os.path.splitext(os.path.basename(path))[0]
+    try:
+        return Instance(X.toarray(), label, name=stem,
+                        meta={"file": os.path.basename(path), "format": "svmlight",
+                              "classes": [float(low), float(high)],
+                              "unlabeled_marker": float(unlabeled)})
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def as_instance(data, name: str = "arrays") -> Instance:
+    """The :class:`Instance` of in-memory data: an Instance, a pandas DataFrame of the CSV
+    contract (a ``label`` column), or a tuple ``(X, y)`` / ``(X, y, truth)`` of arrays or frames
+    with y in s3vm's convention (+1/-1, 0 unlabeled). None for anything else (a path)."""
+    if isinstance(data, Instance):
+        return data
+    if hasattr(data, "columns") and hasattr(data, "iloc"):
+        return frame_instance(data, name=name)
+    if isinstance(data, tuple):
+        if len(data) not in (2, 3):
+            raise InputError(f"give data as (X, y) or (X, y, truth), got a tuple of {len(data)}")
+        X, y = data[0], data[1]
+        truth = data[2] if len(data) == 3 else None
+        names = tuple(str(c) for c in X.columns) if hasattr(X, "columns") else ()
+        y = np.asarray(y)
+        if y.ndim == 2 and 1 in y.shape:
+            y = y.ravel()
+        return Instance(X, y, truth, feature_names=names, name=name)
+    if isinstance(data, np.ndarray):
+        raise InputError("a bare array has no labels: give (X, y), y = +1/-1 and 0 for "
+                         "unlabeled rows")
+    return None

@@ -1,0 +1,186 @@
+"""``bb-sdp``: S3VM-L2 without bias by branch and bound on SDP-S3VM's bound (Piccialli,
+Schwiddessen and Sudoso 2024): the Shor relaxation in output space with an incumbent-driven box,
+RLT cuts, dual box tightening, best-first search, their branching rule and their balance-keeping
+heuristic (docs/formulations.md#bb-sdp; the node loop is :mod:`s3vm.bounds.shor`, the model
+:mod:`s3vm.models.shor_relaxation`).
+
+Every bound handed to the driver is the value of a dual feasible point of the node's relaxation,
+rebuilt from the SDP solver's multipliers (the trace-bound correction), never the solver's primal
+value: an inexact solve weakens a bound but cannot push it above the optimum. The node SDPs are
+standard-form conic programs solved by SDPA directly (``--solver sdpa``, the default where the
+``sdpa`` extra is installed), SCS (``--solver scs``, the fallback) or Clarabel; the problem class
+is ``conic`` (:mod:`s3vm.solvers.backends.conic_standard`).
+
+Full labelings are scored exactly: the squared-hinge SVM without bias (:mod:`s3vm.models.l2_svm`) under
+``none`` and ``count``, the labeling's QP under ``mean`` (:mod:`s3vm.models.output_space`). ``s3vm export
+-f bb-sdp`` writes the root relaxation (the box of the starting incumbent, no cuts) as CBF or PTF
+through its MOSEK Fusion twin (:mod:`s3vm.models.fusion.shor`); :meth:`BranchAndBoundSDP.build_cvxpy`
+gives the same model in CVXPY. With facial reduction (the lifted count, ``--mean-products``)
+both are written in the reduced coordinates X = Q Xr Q', as the search solves them.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import ClassVar
+
+import numpy as np
+
+from s3vm.formulations.families.branch_and_bound import BNB_GROUP, BranchAndBoundFormulation
+from s3vm.core.options import Option
+from s3vm.bounds.shor import BRANCHINGS, COUNT_BOUNDS, ShorOptions
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.files import atomic_output
+
+SDP_GROUP = "bb-sdp (SDP-S3VM's node loop)"
+
+
+class BranchAndBoundSDP(BranchAndBoundFormulation):
+    """S3VM-L2 without bias by branch and bound on the output-space Shor relaxation.
+
+    Parameters
+    ----------
+    cut_factor : float
+        At most cut_factor * n RLT cuts added a round (theirs: 3).
+    max_rounds : int
+        Cutting-plane rounds at a node (theirs: 30).
+    round_tol : float
+        A node stops its rounds when its bound improves by less than this, relatively (1e-3).
+    branching : {"rank", "fractional"}
+        Their rule 2 (ten ranked criteria) or the most fractional point.
+    count_bound : {"lifted", "none"}
+        Under ``--balance count``: the labels lifted into the SDP with the count and its
+        products, or the count left to the driver (docs/formulations.md#bb-sdp).
+    mean_products : bool
+        Under ``--balance mean``: the balance's products with every output, by facial reduction.
+    sdp_tol : float
+        The SDP solver's accuracy.
+    node_selection, rel_gap, abs_gap, node_limit, log_every, tree_file
+        See :class:`BranchAndBoundFormulation`; node selection defaults to best-first.
+    """
+
+    name: ClassVar[str] = "bb-sdp"
+    #: peak bytes per n^2 entry (linear, rbf), measured at n = 300 and 600 (docs/benchmarks.md,
+    #: "Peak memory"): the node SDP's data and certificate in this process (~180), SDPA's
+    #: matrices of order n + 1 in its child (~310) and its dense Schur complement, 8 m^2 for m
+    #: rows, up to 5.5 n rows seen with the RLT cuts (~250)
+    dense_bytes: ClassVar[tuple] = (800, 800)
+    summary: ClassVar[str] = ("S3VM-L2 without bias by branch and bound on SDP-S3VM's bound "
+                              "(Shor relaxation, box, RLT cuts; --no-bias, --balance mean|count)")
+    problem_class: ClassVar[str] = "conic"
+    preferred_solvers: ClassVar[tuple] = ("sdpa", "scs")
+    export_formats: ClassVar[tuple] = ("cbf", "ptf")
+    settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "balance", "positives")
+    settings_fixed: ClassVar[dict] = {
+        "bias": (False, "bb-sdp solves S3VM-L2 without bias (bb takes both)")}
+    balances: ClassVar[tuple] = ("none", "count", "mean")
+
+    options: ClassVar[tuple] = BranchAndBoundFormulation.options + (
+        Option("node_selection", "choice", "best", "depth-first, best-first (default for "
+               "bb-sdp), or best-bound with diving", choices=("depth", "best", "best-dive"),
+               group=BNB_GROUP),
+        Option("cut_factor", "float", 3.0, "at most this times n RLT cuts a round",
+               minimum=0.0, group=SDP_GROUP),
+        Option("max_rounds", "int", 30, "cutting-plane rounds at a node", minimum=1,
+               group=SDP_GROUP),
+        Option("round_tol", "float", 1e-3, "stop a node's rounds below this relative "
+               "improvement", minimum=0.0, group=SDP_GROUP),
+        Option("branching", "choice", "rank", "SDP-S3VM's ranked rule or the most "
+               "fractional point", choices=BRANCHINGS, group=SDP_GROUP),
+        Option("count_bound", "choice", "lifted", "with --balance count: labels lifted "
+               "into the SDP, or the count left to the search", choices=COUNT_BOUNDS,
+               group=SDP_GROUP),
+        Option("mean_products", "bool", False, "with --balance mean: the balance times "
+               "every output, by facial reduction", group=SDP_GROUP),
+        Option("sdp_tol", "float", 1e-7, "the SDP solver's accuracy", minimum=0.0,
+               open_min=True, maximum=0.1, group=SDP_GROUP),
+    )
+
+    def check(self, instance, settings):
+        super().check(instance, settings)
+        if settings.C <= 0 or settings.C_unlabeled <= 0:
+            raise InputError("bb-sdp needs C > 0 and C* > 0 (the squared hinge on K + "
+                             "diag(1/(2C)))")
+
+    def shor_options(self) -> ShorOptions:
+        return ShorOptions(cut_factor=self.cut_factor, max_rounds=self.max_rounds,
+                           rel_tol=self.round_tol, branching=self.branching,
+                           count_bound=self.count_bound, products=self.mean_products,
+                           tolerance=self.sdp_tol)
+
+    def labeling_problem(self, instance, settings, backend, profile):
+        """A :class:`s3vm.bounds.shor.ShorBoundProblem` for ``instance``."""
+        from s3vm.core.kernels import kernel_matrix
+        from s3vm.models.output_space import s3vm_objective
+        from s3vm.bounds.shor import ShorBoundProblem
+
+        objective = s3vm_objective(instance, settings)
+        positives = settings.positive_count(instance) if settings.balance == "count" else None
+        K = kernel_matrix(instance.X, None, settings.kernel, settings.sigma)
+        C = np.where(instance.label != 0, float(settings.C), float(settings.C_unlabeled))
+        problem = ShorBoundProblem(K, instance.label, C, settings.balance, positives, objective,
+                                   backend, profile, self.shor_options(), rel_gap=self.rel_gap,
+                                   abs_gap=self.abs_gap)
+        problem.exact = objective
+        return problem
+
+    def result_primal(self, problem, labels) -> dict:
+        """The SVM at the final labeling: expansion coefficients beta (f = K beta) and b = 0."""
+        return {"beta": problem.exact.solve(labels).beta.copy(), "b": 0.0}
+
+    def result_info(self, problem) -> dict:
+        """SDP solves and their time, the root's bound, rounds and incumbent."""
+        stats = dict(problem.stats)
+        return {"sdp_solves": stats.pop("sdp"), "sdp_seconds": stats.pop("sdp_seconds"),
+                **stats}
+
+    @contextmanager
+    def environment(self):
+        # One BLAS thread: the node systems are small and the SDPs are solved one at a time
+        # (threads only contend on a loaded machine, and results stay bit-identical).
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1, user_api="blas"):
+            yield
+
+    # -- the root relaxation as a model (export, CVXPY) ----------------------------------------
+    def _root(self, instance, settings):
+        from s3vm.solvers.profiles import get_profile
+
+        profile = get_profile("scs", None, "conic")
+        problem = self.labeling_problem(instance, settings, None, profile)
+        rows, Ct, fr = problem.root_rows()
+        if fr is not None:
+            # X a = 0 leaves no interior: the model is written in the reduced coordinates
+            # X = Q Xr Q', as the search solves it.
+            from s3vm.models.shor_relaxation import RowList
+
+            A, b, eq = rows.arrays()
+            A_r, Ct = fr.reduce(A, Ct)
+            rows = RowList.from_matrix(Ct.shape[0], A_r, b, eq, like=rows)
+        return rows, Ct
+
+    def build_cvxpy(self, instance, settings):
+        """The root relaxation as a CVXPY problem (:func:`s3vm.models.shor_relaxation.cvxpy_problem`): a
+        :class:`s3vm.formulations.families.conic.ConicModel` with readers ``X``."""
+        from s3vm.formulations.families.conic import ConicModel
+        from s3vm.models.shor_relaxation import cvxpy_problem
+
+        self.check(instance, settings)
+        rows, Ct = self._root(instance, settings)
+        problem, X, _, _ = cvxpy_problem(rows, Ct)
+        return ConicModel(problem, read={"X": lambda: X.value},
+                          info={"rows": len(rows), "order": rows.N})
+
+    def _export_model(self, instance, settings):
+        from s3vm.models.fusion.shor import build_shor
+
+        rows, Ct = self._root(instance, settings)
+        return build_shor(rows, Ct)
+
+    def _write(self, built, path: str, fmt: str) -> None:
+        try:
+            with atomic_output(path, suffix="." + fmt) as tmp:
+                built.model.writeTask(tmp)
+        finally:
+            built.model.dispose()

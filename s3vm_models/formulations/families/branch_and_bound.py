@@ -1,0 +1,157 @@
+"""The formulations solved by branch and bound over labelings (bb, bb-mip, bb-sdp).
+
+A subclass states its bound once, as a :class:`~s3vm.solvers.bnb.problem.LabelingProblem` built in
+:meth:`BranchAndBoundFormulation.labeling_problem`; this class owns the rest: the options of the
+search (node selection, gap tolerances, node limit, log frequency, tree file), the time limit of
+the profile, the choice of solver, and the :class:`~s3vm.solvers.results.Result`.
+
+Solvers. ``problem_class`` names the class of solver the bounds use: ``"lp"`` (bb-mip's LP
+relaxations), ``"sdp"`` (bb-sdp), or ``"svm"`` (bb, whose SVM bounds are computed in numpy). The
+``svm`` class has one solver, ``builtin`` (the default of the class, listed by ``s3vm list``);
+naming any other solver for it is an :class:`InputError`, since nothing would use it.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import ClassVar
+
+from s3vm.core.formulation import Formulation
+from s3vm.core.options import Option
+from s3vm.solvers.bnb.driver import NODE_SELECTIONS
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.files import check_writable
+
+BUILTIN = "builtin"
+
+
+BNB_GROUP = "branch and bound (bb, bb-mip, bb-sdp)"
+
+
+class BranchAndBoundFormulation(Formulation):
+    """A formulation solved by the branch-and-bound driver (:mod:`s3vm.solvers.bnb.driver`).
+
+    Parameters
+    ----------
+    node_selection : {"depth", "best", "best-dive"}
+        Which open node to expand next (see :func:`s3vm.solvers.bnb.driver.search`).
+    rel_gap, abs_gap : float
+        Stop proving once no open node can improve the best labeling by more than
+        ``max(abs_gap, rel_gap * |objective|)``; the status is then ``feasible``.
+    node_limit : int, optional
+        Stop after about this many nodes (status ``feasible``, the best labeling so far).
+    log_every : int
+        A log line (logger ``s3vm.bnb``) every this many nodes, and at least every 5 s.
+    tree_file : str, optional
+        Write the explored tree there as GraphML.
+    """
+
+    problem_class: ClassVar[str] = "svm"
+    export_formats: ClassVar[tuple] = ()
+    unmeetable_count_is_infeasible: ClassVar[bool] = True
+    options: ClassVar[tuple] = (
+        Option("node_selection", "choice", "depth", "depth-first (default, as Chapelle et al.), "
+               "best-first, or best-bound with diving", choices=NODE_SELECTIONS, group=BNB_GROUP),
+        Option("rel_gap", "float", 0.0, "stop when the relative gap is at most this (0: prove "
+               "optimality)", minimum=0.0, maximum=1.0, open_max=True, flag="--gap",
+               group=BNB_GROUP),
+        Option("abs_gap", "float", 0.0, "stop when objective - bound is at most this",
+               minimum=0.0, group=BNB_GROUP),
+        Option("node_limit", "int", None, "stop after this many nodes", minimum=1,
+               group=BNB_GROUP),
+        Option("log_every", "int", 1000, "a log line every N nodes on stderr (0: none)",
+               minimum=0, group=BNB_GROUP),
+        Option("tree_file", "file", None, "write the explored tree as GraphML",
+               flag="--tree", group=BNB_GROUP),
+    )
+
+    def check_options(self) -> None:
+        if self.tree_file is not None:
+            check_writable(self.tree_file)
+
+    @abstractmethod
+    def labeling_problem(self, instance, settings, backend, profile):
+        """The :class:`~s3vm.solvers.bnb.problem.LabelingProblem` of ``instance`` under
+        ``settings``.
+
+        ``backend`` and ``profile`` solve the bounds' models (for ``problem_class`` lp or sdp);
+        the problem's ``positives`` is the balance count when ``settings.balance`` is
+        ``"count"`` (``settings.positive_count(instance)``), else None.
+        """
+
+    def build(self, instance, settings):
+        """The labeling problem, its bounds using the default solver of the problem class."""
+        from s3vm.solvers.profiles import get_profile
+
+        profile = get_profile(None, None, self.problem_class)
+        return self.labeling_problem(instance, settings, self.backend(profile), profile)
+
+    def backend(self, profile):
+        """The backend of the bounds; for ``svm`` the driver itself (``builtin``).
+
+        Raises
+        ------
+        InputError
+            A solver that does not take ``problem_class``; for ``svm``, any solver but
+            ``builtin``.
+        """
+        if self.problem_class == "svm":
+            from s3vm.solvers.bnb.driver import BuiltinBackend
+
+            if profile.solver not in (None, BUILTIN):
+                raise InputError(f"{self.name} computes its bounds itself and takes no external "
+                                 f"solver, got --solver {profile.solver} (omit it, or use "
+                                 f"--solver {BUILTIN})")
+            return BuiltinBackend()
+        return super().backend(profile)
+
+    def result_primal(self, problem, labels) -> dict:
+        """Named parts of the primal solution at the final labeling (``w``, ``b``, ...).
+
+        The driver knows only labelings, so the base class has none to give; a subclass whose
+        problem can return its classifier overrides this.
+        """
+        return {}
+
+    def result_info(self, problem) -> dict:
+        """Formulation-specific entries of ``Result.info`` after the search (none here)."""
+        return {}
+
+    def run(self, instance, settings, backend, profile, clock, result):
+        """Search the labeling problem; the clock (and the time limit) includes building it."""
+        from s3vm.solvers.bnb.driver import search, write_graphml
+
+        if self.tree_file is not None:
+            check_writable(self.tree_file)
+        if settings.balance == "count":
+            P = settings.positive_count(instance, in_range=False)
+            if not 0 <= P <= instance.u:
+                # A well-posed search with an empty feasible set: a result, not bad input.
+                result.status, result.nodes = "infeasible", 0
+                result.message = (f"no labeling of the {instance.u} unlabeled points has {P} "
+                                  "labeled +1 (the balance count)")
+                return
+        clock.report(phase="building the bounds")
+        problem = self.labeling_problem(instance, settings, backend, profile)
+        problem.clock = clock  # a problem with long bound computations stops them at the limit
+        build_seconds = clock.seconds
+        clock.report(phase="starting heuristic")
+        found = search(problem, node_selection=self.node_selection, abs_gap=self.abs_gap,
+                       rel_gap=self.rel_gap, time_limit=clock.limit, node_limit=self.node_limit,
+                       log_every=self.log_every, keep_tree=self.tree_file is not None,
+                       start=clock.start, clock=clock)
+        if self.tree_file is not None:
+            found.tree.graph["formulation"] = self.name
+            write_graphml(found.tree, self.tree_file)
+        result.status, result.objective, result.lower_bound = (found.status, found.objective,
+                                                                found.lower_bound)
+        result.nodes, result.message = found.nodes, found.message
+        if found.labels is not None:
+            result.labels = found.labels
+            result.decision_values = problem.decision_values(found.labels)
+            result.primal = self.result_primal(problem, found.labels)
+        result.info.update({
+            "incumbent_source": found.incumbent_source, "open_nodes": found.open_nodes,
+            "build_seconds": build_seconds, "search_seconds": found.seconds - build_seconds,
+            "positives": problem.positives, "trace": found.trace,
+            **self.result_info(problem)})

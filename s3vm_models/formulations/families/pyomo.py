@@ -1,0 +1,63 @@
+"""The part every Pyomo-modelled formulation shares: solve through a backend, export, Result."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from s3vm.core.formulation import Formulation, remaining_profile
+from s3vm.data.instance import Instance
+from s3vm.solvers.runtime.clock import checkpoint
+from s3vm.solvers.runtime.files import atomic_output
+from s3vm.core.settings import Settings
+
+
+def labels_from_scores(scores: np.ndarray) -> np.ndarray:
+    """+1 where the score is >= 0, else -1 (ties go to +1, a fixed and documented rule)."""
+    return np.where(np.asarray(scores) >= 0, 1, -1).astype(int)
+
+
+class PyomoFormulation(Formulation):
+    """A formulation whose model is one Pyomo ConcreteModel solved by one backend call."""
+
+    export_formats = ("mps", "lp")
+
+    def backend(self, profile):
+        backend = super().backend(profile)
+        # Pyomo's import (~1 s) stays outside the clock with the solver library's, so that the
+        # first of several formulations compared is not charged for it.
+        import pyomo.environ  # noqa: F401
+        return backend
+
+    def run(self, instance, settings, backend, profile, clock, result):
+        clock.report(phase="building the model")
+        model = self.model_to_solve(instance, settings, backend)
+        checkpoint()
+        clock.report(phase=f"solving ({backend.name})")
+        outcome = backend.solve(model, remaining_profile(profile, clock))
+        result.status, result.iterations, result.nodes = (outcome.status, outcome.iterations,
+                                                          outcome.nodes)
+        result.message = outcome.message
+        if outcome.has_solution:
+            self.fill(result, model, instance, settings)
+            result.objective, result.lower_bound = self.objective_bounds(model, outcome)
+        elif outcome.status == "infeasible":
+            result.lower_bound = None
+
+    def model_to_solve(self, instance: Instance, settings: Settings, backend):
+        """The model handed to ``backend``: :meth:`build` unless a formulation solves an
+        equivalent form (the LP dual) faster."""
+        return self.build(instance, settings)
+
+    def objective_bounds(self, model, outcome):
+        """(objective, lower bound) of the formulation from the solver's numbers."""
+        return outcome.objective, outcome.bound
+
+    def fill(self, result, model, instance: Instance, settings: Settings) -> None:
+        """Put labels, decision values and the primal solution of a solved model into result."""
+        raise NotImplementedError
+
+    def _write(self, model, path: str, fmt: str) -> None:
+        # The temporary file carries the format's extension; Pyomo picks the writer from it
+        # (naming format="lp" explicitly makes Pyomo warn that .lp "may not match").
+        with atomic_output(path, suffix="." + fmt) as tmp:
+            model.write(tmp, io_options={"symbolic_solver_labels": True})

@@ -1,0 +1,126 @@
+"""Starting incumbents for S3VM-L2: label switching (Joachims' transductive SVM, for squared hinge).
+
+Train on the labeled points, label the unlabeled points by their outputs (the P largest +1 under
+a balance count, else by sign), then alternate: retrain with the current labels, and switch
+labels while that lowers the objective at the current classifier. The weight of the unlabeled
+points grows from a small fraction of C* up to C* (annealing), so that early labelings follow the
+labeled points and the data's low-density regions rather than the first guess.
+
+With w fixed, the loss of an unlabeled point labeled y at output t is max(0, 1 - y t)^2. Moving a
+point from +1 to -1 changes it by h(t) = max(0, 1 + t)^2 - max(0, 1 - t)^2 = 4t (for |t| <= 1,
+and increasing everywhere), so
+
+- without a count a point whose label disagrees with the sign of its output switches alone;
+- under a count a positive at output t_p and a negative at t_n swap together when t_p < t_n
+  (the loss falls by h(t_n) - h(t_p) > 0). Disjoint pairs are independent, so all pairs of the
+  sorted matching swap at once.
+
+Each switch lowers the objective at fixed w and retraining lowers it further, so each stage ends.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from s3vm.models.l2_svm import S3VMObjective, squared_hinge_svm
+
+from s3vm.solvers.bnb.problem import labels_by_outputs
+from s3vm.solvers.runtime.clock import current
+
+#: Fractions of C* of the annealing stages (the last is C* itself).
+ANNEAL = tuple(2.0 ** -k for k in range(10, -1, -1))
+SWITCH_TOL = 1e-12  # outputs this close are not worth a switch (rounding could make it cycle)
+
+
+def switch(labels: np.ndarray, f: np.ndarray, positives: Optional[int]) -> int:
+    """Switch labels in place where the loss at outputs ``f`` falls; return how many switched."""
+    if positives is None:
+        wrong = np.flatnonzero(labels * f < -SWITCH_TOL)
+        labels[wrong] *= -1
+        return wrong.size
+    pos = np.flatnonzero(labels == 1)
+    neg = np.flatnonzero(labels == -1)
+    pos = pos[np.argsort(f[pos], kind="stable")]  # least positive output first
+    neg = neg[np.argsort(-f[neg], kind="stable")]  # most positive output first
+    k = min(pos.size, neg.size)
+    gain = f[neg[:k]] - f[pos[:k]] > SWITCH_TOL
+    # Sorted this way the gains decrease along the matching: the first failure ends it.
+    m = k if gain.all() else int(np.argmin(gain))
+    labels[pos[:m]], labels[neg[:m]] = -1, 1
+    return m
+
+
+def label_switching(objective: S3VMObjective, positives: Optional[int], anneal=ANNEAL,
+                    max_rounds: Optional[int] = None,
+                    stop: Optional[Callable[[], bool]] = None,
+                    on_stage: Optional[Callable[[int, np.ndarray], None]] = None
+                    ) -> tuple[np.ndarray, float, bool]:
+    """A local minimum of J by annealed label switching.
+
+    Parameters
+    ----------
+    objective : S3VMObjective
+    positives : int, optional
+        The balance count; the labelings returned meet it.
+    anneal : sequence of float
+        Fractions of C* of the successive stages.
+    max_rounds : int, optional
+        Cap on retrainings per stage (default u + 1; each round lowers the objective, so the
+        cap only guards against rounding).
+    stop : callable, optional
+        Asked before each retraining; True ends the search early with the labels so far (a
+        time limit).
+    on_stage : callable, optional
+        ``on_stage(k, labels)`` before annealing stage k (0-based), with the labels so far (a
+        copy), for progress reports.
+
+    Returns
+    -------
+    labels : ndarray of int, shape (u,)
+    value : float
+        J(labels) with the true C*.
+    finished : bool
+        False when ``stop`` ended the search.
+    """
+    U = objective.unlabeled
+    C_star = objective.C[U]
+    C = objective.C.copy()
+    C[U] = 0.0
+    y = objective.full_labels(np.ones(U.size))
+    sol = squared_hinge_svm(objective.K, y, C, objective.bias)
+    labels = labels_by_outputs(sol.outputs[U], positives)
+    rounds = U.size + 1 if max_rounds is None else max_rounds
+    active = None
+    finished = True
+    for stage, fraction in enumerate(anneal):
+        if on_stage is not None:
+            on_stage(stage, labels.astype(int))
+        C[U] = fraction * C_star
+        for _ in range(rounds):
+            if stop is not None and stop():
+                finished = False
+                break
+            sol = squared_hinge_svm(objective.K, objective.full_labels(labels), C,
+                                    objective.bias, active)
+            active = sol.active
+            if not switch(labels, sol.outputs[U], positives):
+                break
+        if not finished:
+            break
+    final = objective.solve(labels, active)
+    return labels.astype(int), final.value, finished
+
+
+class LabelSwitching:
+    """The ``switching`` heuristic as a callable ``(objective, positives) -> (labels, value)``."""
+
+    name = "switching"
+
+    def __call__(self, objective: S3VMObjective, positives: Optional[int]):
+        # Stopped with the solve (a time limit, a signal): the labels so far are a labeling.
+        clock = current()
+        labels, value, _ = label_switching(objective, positives,
+                                           stop=None if clock is None else clock.expired)
+        return labels, value

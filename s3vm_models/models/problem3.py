@@ -1,0 +1,303 @@
+"""Problem 3 (S3VM-1, Bennett-Demiriz as written by Fung-Mangasarian), one Pyomo model.
+
+Bennett and Demiriz (1998) as Fung and Mangasarian (2001) write it; docs/formulations.md#problem-3.
+
+    min  e'y + mu e'z + sum_j (c_r[j] r_j + c_s[j] s_j)
+    s.t. D(A w - e g) + y >= e          (labeled margins)
+         -z <= w <= z                   (1-norm of w; absent for RLP)
+         B w - e g + r >= e             (unlabeled point j on the +1 side)
+        -B w + e g + s >= e             (unlabeled point j on the -1 side)
+         y, z, r, s >= 0
+
+RLP, the 1-norm SVM, the Bennett-Demiriz MIP and every LP of VS3VM are this model with parts
+switched off or costs changed; the costs c_r, c_s and mu are mutable Params so that drivers change
+them in place and a persistent solver re-solves from its last basis.
+
+For the MIP a binary d_j picks the side: d_j = 1 charges r_j (label +1), d_j = 0 charges s_j,
+with big-M terms  + M_j (1 - d_j)  and  + M_j d_j  relaxing the side not picked. See
+:func:`big_m` for why M_j never cuts off an optimum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from s3vm.core.kernels import kernel_matrix
+from s3vm.models.pyomo_tools import hstack_blocks, matrix_constraint, var_list
+
+
+@dataclass(frozen=True)
+class Problem3Data:
+    """The arrays of Problem 3: labeled points A with labels d, unlabeled points B.
+
+    With an rbf kernel the columns are kernel values against every point of the instance
+    (``basis``): f(x) = sum_k w_k k(x, basis_k) - g, so w holds the expansion coefficients and
+    |w|_1 penalises them, Mangasarian's generalized SVM; every LP stays an LP.
+    """
+
+    A: np.ndarray
+    d: np.ndarray
+    B: np.ndarray
+    kernel: str = "linear"
+    sigma: float = 1.0
+    basis: Optional[np.ndarray] = None
+
+    @classmethod
+    def from_instance(cls, instance, settings=None) -> "Problem3Data":
+        if settings is None or settings.kernel == "linear":
+            return cls(instance.XL, instance.yL, instance.XU)
+        K = kernel_matrix(instance.X, instance.X, settings.kernel, settings.sigma)
+        return cls(K[instance.labeled], instance.yL, K[instance.unlabeled], settings.kernel,
+                   settings.sigma, instance.X)
+
+    def features(self, X: np.ndarray) -> np.ndarray:
+        """The columns of Problem 3 for new points X (X itself for the linear kernel)."""
+        if self.basis is None:
+            return np.asarray(X, dtype=float)
+        return kernel_matrix(np.asarray(X, dtype=float), self.basis, self.kernel, self.sigma)
+
+
+def objective_at(data: Problem3Data, w: np.ndarray, g: float, mu: float, nu: float,
+                 positives: Optional[int] = None) -> float:
+    """The MIP objective at (w, g) with the best labeling for it (exactly ``positives`` +1s).
+
+    Every such value is attained by a feasible point of the MIP, so it bounds the optimum above.
+    """
+    fL = data.A @ w - g
+    fU = data.B @ w - g
+    plus, minus = np.maximum(0.0, 1.0 - fU), np.maximum(0.0, 1.0 + fU)
+    if positives is None:
+        unl = np.minimum(plus, minus).sum()
+    else:
+        order = np.argsort(plus - minus, kind="stable")
+        unl = plus[order[:positives]].sum() + minus[order[positives:]].sum()
+    return float(np.maximum(0.0, 1.0 - data.d * fL).sum() + mu * np.abs(w).sum() + nu * unl)
+
+
+def heuristic_upper_bound(data: Problem3Data, mu: float, nu: float,
+                          positives: Optional[int] = None) -> float:
+    """A solver-free upper bound on the MIP optimum: the best of w = 0 and scaled ridge fits.
+
+    The ridge fit of the labels on the labeled points gives a direction; :func:`objective_at`
+    along a geometric grid of scales picks the best. Deterministic and cheap (one small solve).
+    """
+    l, p = data.A.shape
+    Ac = np.hstack([data.A, -np.ones((l, 1))])
+    ridge = 1e-6 * max(1.0, float(np.abs(Ac).max())) ** 2
+    if p + 1 <= l:
+        sol = np.linalg.solve(Ac.T @ Ac + ridge * np.eye(p + 1), Ac.T @ data.d)
+    else:  # fewer labeled points than columns: the dual form is the small system
+        sol = Ac.T @ np.linalg.solve(Ac @ Ac.T + ridge * np.eye(l), data.d)
+    best = min(objective_at(data, np.zeros(p), g, mu, nu, positives) for g in (-1.0, 0.0, 1.0))
+    for t in np.geomspace(1e-3, 1e3, 25):
+        best = min(best, objective_at(data, t * sol[:p], t * sol[p], mu, nu, positives))
+    return best
+
+
+def big_m(data: Problem3Data, mu: float, nu: float, upper: Optional[float] = None) -> np.ndarray:
+    """Per-point big-M values that bound |B_j w - g| + 1 at every optimum of the MIP.
+
+    Derivation (docs/formulations.md). Let U be the objective of any feasible point: the point
+    w = 0, g = 0, y = e with r_j or s_j = 1 gives U = l + nu u, and ``upper`` (e.g.
+    :func:`heuristic_upper_bound`) may be smaller. Any optimum has mu |w|_1 <= U, so
+    |w|_1 <= W = U / mu, and y_i <= U. A +1 labeled point i gives
+    g <= y_i - 1 + A_i w <= U - 1 + |A_i|_inf W, a -1 labeled point the same bound on -g, so
+    |g| <= G = U - 1 + W * max(min over +1 points, min over -1 points of |A_i|_inf). Hence
+    |B_j w - g| <= |B_j|_inf W + G, and the relaxed side's constraint of point j is slack at
+    s_j = 0 (or r_j = 0) whenever M_j >= 1 + |B_j|_inf W + G.
+    """
+    if mu <= 0:
+        raise ValueError("big-M needs mu > 0 (the 1-norm of w must be penalised)")
+    l, u = data.A.shape[0], data.B.shape[0]
+    U = l + nu * u if upper is None else min(l + nu * u, upper)
+    W = U / mu
+    row_inf = np.abs(data.A).max(axis=1)
+    g_pos = row_inf[data.d > 0].min()
+    g_neg = row_inf[data.d < 0].min()
+    G = max(U - 1.0, 0.0) + W * max(g_pos, g_neg)
+    return 1.0 + np.abs(data.B).max(axis=1) * W + G + 1e-6 * (1.0 + G)
+
+
+def build_problem3(data: Problem3Data, *, mu: Optional[float], unlabeled: Optional[str] = None,
+                   nu: float = 1.0, positives: Optional[int] = None,
+                   M: Optional[np.ndarray] = None):
+    """Build the Pyomo model of Problem 3.
+
+    Parameters
+    ----------
+    data : Problem3Data
+    mu : float or None
+        Weight of the 1-norm of w; None drops z and the 1-norm constraints (RLP).
+    unlabeled : {None, "lp", "mip"}
+        None drops the unlabeled points (RLP, 1-norm SVM); "lp" keeps r and s with mutable costs
+        nu/2 each (the VS3VM starting LP); "mip" adds the Bennett-Demiriz binaries, costs nu.
+    nu : float
+    positives : int, optional
+        MIP only: exactly this many unlabeled points labeled +1.
+    M : ndarray, optional
+        MIP only: big-M per unlabeled point; by default :func:`big_m` with the upper bound of
+        :func:`heuristic_upper_bound`.
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+        Components w, g, y (and z, r, s, d), params mu, cost_r, cost_s, objective ``obj``.
+    """
+    import pyomo.environ as pyo
+
+    A, dlab, B = data.A, data.d, data.B
+    l, p = A.shape
+    u = B.shape[0] if unlabeled else 0
+    m = pyo.ConcreteModel(name="problem3")
+    m.problem_data = data  # a plain attribute: drivers and fill() need the arrays
+    m.F = pyo.RangeSet(0, p - 1)
+    m.L = pyo.RangeSet(0, l - 1)
+    m.w = pyo.Var(m.F, initialize=0.0)
+    m.g = pyo.Var(initialize=0.0)
+    m.y = pyo.Var(m.L, within=pyo.NonNegativeReals, initialize=0.0)
+
+    # Labeled margins: rows [d_i A_i, -d_i, e_i] . (w, g, y) >= 1.
+    labeled = hstack_blocks([(A * dlab[:, None], p), (-dlab[:, None], 1), (sp.eye(l), l)], l)
+    m.labeled_margin = matrix_constraint(labeled, var_list(m.w, m.g, m.y), lb=1.0)
+
+    objective_terms = [pyo.quicksum(m.y[i] for i in m.L)]
+    if mu is not None:
+        m.z = pyo.Var(m.F, within=pyo.NonNegativeReals, initialize=0.0)
+        m.mu = pyo.Param(mutable=True, initialize=float(mu), within=pyo.NonNegativeReals)
+        eye = sp.eye(p)
+        # w - z <= 0 and w + z >= 0 together say |w_k| <= z_k.
+        m.norm_upper = matrix_constraint(sp.hstack([eye, -eye]), var_list(m.w, m.z), ub=0.0)
+        m.norm_lower = matrix_constraint(sp.hstack([eye, eye]), var_list(m.w, m.z), lb=0.0)
+        objective_terms.append(m.mu * pyo.quicksum(m.z[k] for k in m.F))
+
+    if unlabeled:
+        m.U = pyo.RangeSet(0, u - 1)
+        m.r = pyo.Var(m.U, within=pyo.NonNegativeReals, initialize=0.0)
+        m.s = pyo.Var(m.U, within=pyo.NonNegativeReals, initialize=0.0)
+        cost = nu if unlabeled == "mip" else nu / 2.0
+        m.cost_r = pyo.Param(m.U, mutable=True, initialize=cost)
+        m.cost_s = pyo.Param(m.U, mutable=True, initialize=cost)
+        ones = np.ones((u, 1))
+        eye = sp.eye(u)
+        if unlabeled == "mip":
+            if M is None:
+                mu_ = mu if mu is not None else 0.0
+                M = big_m(data, mu_, nu, heuristic_upper_bound(data, mu_, nu, positives))
+            M = np.broadcast_to(np.asarray(M, dtype=float), (u,))
+            m.d = pyo.Var(m.U, within=pyo.Binary, initialize=0)
+            m.big_m = pyo.Param(m.U, initialize=dict(enumerate(M.tolist())))
+            # B w - g + r - M d >= 1 - M  and  -B w + g + s + M d >= 1.
+            plus = hstack_blocks([(B, p), (-ones, 1), (eye, u), (sp.diags(-M), u)], u)
+            minus = hstack_blocks([(-B, p), (ones, 1), (eye, u), (sp.diags(M), u)], u)
+            m.plus_side = matrix_constraint(plus, var_list(m.w, m.g, m.r, m.d), lb=1.0 - M)
+            m.minus_side = matrix_constraint(minus, var_list(m.w, m.g, m.s, m.d), lb=1.0)
+            if positives is not None:
+                m.balance = pyo.Constraint(expr=pyo.quicksum(m.d[j] for j in m.U) == positives)
+        else:
+            plus = hstack_blocks([(B, p), (-ones, 1), (eye, u)], u)
+            minus = hstack_blocks([(-B, p), (ones, 1), (eye, u)], u)
+            m.plus_side = matrix_constraint(plus, var_list(m.w, m.g, m.r), lb=1.0)
+            m.minus_side = matrix_constraint(minus, var_list(m.w, m.g, m.s), lb=1.0)
+        objective_terms.append(pyo.sum_product(m.cost_r, m.r))
+        objective_terms.append(pyo.sum_product(m.cost_s, m.s))
+
+    m.obj = pyo.Objective(expr=sum(objective_terms), sense=pyo.minimize)
+    return m
+
+
+def build_problem3_dual(data: Problem3Data, *, mu: Optional[float],
+                        unlabeled: Optional[str] = None, nu: float = 1.0):
+    """Build the LP dual of Problem 3's LP (``unlabeled`` None or "lp"), as a Pyomo model.
+
+    With multipliers a >= 0 (labeled margins), b >= 0 and c >= 0 (the two unlabeled sides),
+    eliminating the multipliers of -z <= w <= z:
+
+        min  -(e'a + e'b + e'c)
+        s.t. -mu <= A'D a + B'(b - c) <= mu      (one row per column of A: ``norm_rows``)
+             d'a + e'b - e'c = 0                 (``bias_row``)
+             0 <= a <= 1,  0 <= b <= c_r,  0 <= c <= c_s
+
+    (for RLP, mu = None, the first block is = 0). It has p + 1 rows against the primal's
+    l + 2u + 2p, so its simplex bases are tiny: at 100,000 points it solves an order of
+    magnitude faster. The primal costs c_r, c_s are the mutable upper bounds of b and c, so
+    VS3VM's steps change bounds here. w and g are the duals of the rows:
+    w = -dual(norm_rows), g = dual(bias_row) (:func:`solution_wg`). Its optimum is minus the
+    primal optimum.
+    """
+    import pyomo.environ as pyo
+
+    A, dlab, B = data.A, data.d, data.B
+    l, p = A.shape
+    u = B.shape[0] if unlabeled else 0
+    m = pyo.ConcreteModel(name="problem3_dual")
+    m.problem_data = data
+    m.dual_form = True
+    m.F = pyo.RangeSet(0, p - 1)
+    m.L = pyo.RangeSet(0, l - 1)
+    m.a = pyo.Var(m.L, bounds=(0.0, 1.0), initialize=0.0)
+    blocks = [(sp.csr_matrix((A * dlab[:, None]).T), l)]
+    bias = [dlab]
+    cols = [m.a]
+    if unlabeled:
+        m.U = pyo.RangeSet(0, u - 1)
+        cost = nu / 2.0
+        m.cost_r = pyo.Param(m.U, mutable=True, initialize=cost)
+        m.cost_s = pyo.Param(m.U, mutable=True, initialize=cost)
+        m.b = pyo.Var(m.U, within=pyo.NonNegativeReals, initialize=0.0)
+        m.c = pyo.Var(m.U, within=pyo.NonNegativeReals, initialize=0.0)
+        for j in m.U:  # the bounds are the mutable costs: a change here is a bound change
+            m.b[j].setub(m.cost_r[j])
+            m.c[j].setub(m.cost_s[j])
+        blocks += [(sp.csr_matrix(B.T), u), (sp.csr_matrix(-B.T), u)]
+        bias += [np.ones(u), -np.ones(u)]
+        cols += [m.b, m.c]
+    x = var_list(*cols)
+    norm = hstack_blocks(blocks, p)
+    bound = 0.0 if mu is None else float(mu)
+    m.norm_rows = matrix_constraint(norm, x, lb=-bound, ub=bound)
+    # A feature that is zero on every point gives an empty row, which the solver never sees:
+    # its w_k is 0 at every optimum (penalised, or without effect for RLP).
+    m.empty_norm_rows = frozenset(np.flatnonzero(np.diff(norm.indptr) == 0).tolist())
+    m.bias_row = matrix_constraint(np.concatenate(bias)[None, :], x, lb=0.0, ub=0.0)
+    m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    objective = [pyo.quicksum(m.a[i] for i in m.L)]
+    if unlabeled:
+        objective += [pyo.quicksum(m.b[j] for j in m.U), pyo.quicksum(m.c[j] for j in m.U)]
+    m.obj = pyo.Objective(expr=-sum(objective), sense=pyo.minimize)
+    return m
+
+
+def solution_wg(model) -> tuple[np.ndarray, float]:
+    """(w, g) of a solved Problem 3 model, primal or dual form."""
+    if getattr(model, "dual_form", False):
+        duals = model.dual
+        empty = model.empty_norm_rows
+        w = -np.array([duals.get(model.norm_rows[k], 0.0 if k in empty else np.nan)
+                       for k in model.F], dtype=float)
+        return w + 0.0, float(duals.get(model.bias_row[0], np.nan))
+    w = np.array([model.w[k].value for k in model.F], dtype=float)
+    return w, float(model.g.value)
+
+
+def unlabeled_scores(model) -> np.ndarray:
+    """f(x_j) = B_j w - g for the unlabeled points of a solved model (larger means +1)."""
+    w, g = solution_wg(model)
+    return model.problem_data.B @ w - g
+
+
+def primal_values(model) -> dict:
+    """w, b = -g and the labeled slacks y of a solved model (either form) as numpy arrays.
+
+    Slacks are recomputed from w and g (their least feasible values), which is what the
+    objective charges wherever the cost is positive.
+    """
+    w, g = solution_wg(model)
+    data = model.problem_data
+    out = {"w": w, "b": -g, "y": np.maximum(0.0, 1.0 - data.d * (data.A @ w - g))}
+    if hasattr(model, "d") and not getattr(model, "dual_form", False):
+        out["d"] = np.rint(np.array([model.d[j].value for j in model.U], dtype=float))
+    return out

@@ -1,0 +1,16 @@
+"""SDPA (interior point) through CVXPY, where installed (pip install sdpa-python).
+
+SDPA has no time limit and holds the GIL while it runs, so each solve runs in a child process
+(:func:`solve_sdpa_in_process`) that is killed when the solve's time is up or a signal arrives."""
+
+from s3vm.solvers.backends.cvxpy.conic import CvxpyBackend, sdpa_in_process
+
+
+class SdpaBackend(CvxpyBackend):
+    name = "sdpa"
+    cvxpy_name = "SDPA"
+    python_package = "sdpa-python"
+    extra = "sdpa"
+
+    def cvxpy_solver(self):
+        return sdpa_in_process()

@@ -1,0 +1,190 @@
+"""A wall clock with an optional limit, shared by a solve and every step inside it, and the
+solve's controls: a stop request, the solver calls to cancel on it, and a progress snapshot.
+
+One clock starts when a solve starts, before its model is built, so that the time limit covers
+data preparation, model building and every solver call; each step asks for the time that remains
+(:meth:`Clock.remaining`) instead of the whole limit.
+
+The same object carries what a supervisor (:mod:`s3vm.solvers.runtime.supervisor`) needs to stop a solve
+that runs in another thread: :meth:`Clock.stop` records why (the time limit, a signal) and calls
+the cancel functions that solver calls registered with :meth:`Clock.cancellable` (HiGHS's
+``cancelSolve``, SCIP's ``interruptSolve``, killing a solver process); loops ask
+:meth:`Clock.expired` between steps, and :func:`checkpoint` raises :class:`Stopped` inside long
+model builds. Steps publish their best solution so far with :meth:`Clock.report`, so that a solve
+stopped in the middle of a step that cannot be cut short still returns it.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from contextlib import contextmanager
+from typing import Callable, Iterator, Optional
+
+#: The time handed to a solver call when the limit is used up: solvers reject a limit of 0 (or
+#: read it as none), and a call this short returns at once with its time-limit status.
+MIN_CALL_SECONDS = 1e-9
+
+#: Why a solve was stopped (:attr:`Clock.stop_reason`).
+TIME_LIMIT = "time limit"
+INTERRUPTED = "interrupted"
+
+_local = threading.local()
+
+
+class Stopped(Exception):
+    """Raised by :func:`checkpoint` when the solve's clock was stopped (a time limit, a signal):
+    the step gives up, and the solve returns what it reported so far."""
+
+
+class Clock:
+    """Seconds since creation (``time.perf_counter``), against an optional limit.
+
+    Parameters
+    ----------
+    limit : float, optional
+        Seconds; None for no limit.
+    """
+
+    def __init__(self, limit: Optional[float] = None):
+        self.start = time.perf_counter()
+        self.limit = None if limit is None else float(limit)
+        self.stop_reason: Optional[str] = None
+        self.signal: Optional[int] = None
+        self._lock = threading.Lock()
+        self._cancels: list = []
+        self._progress: dict = {}
+        self.last_line = self.start
+
+    @property
+    def seconds(self) -> float:
+        return time.perf_counter() - self.start
+
+    def remaining(self) -> Optional[float]:
+        """Seconds left (at least :data:`MIN_CALL_SECONDS`), None without a limit.
+
+        After :meth:`stop`, :data:`MIN_CALL_SECONDS`: a solver call made then returns at once.
+        """
+        if self.stop_reason is not None:
+            return MIN_CALL_SECONDS
+        if self.limit is None:
+            return None
+        return max(self.limit - self.seconds, MIN_CALL_SECONDS)
+
+    def expired(self) -> bool:
+        """Whether the limit is reached or the solve was stopped."""
+        return self.stop_reason is not None or (self.limit is not None
+                                                and self.seconds >= self.limit)
+
+    @property
+    def deadline(self) -> float:
+        """The ``time.perf_counter()`` value at which the limit runs out (inf without one)."""
+        return math.inf if self.limit is None else self.start + self.limit
+
+    # -- stopping --------------------------------------------------------------------------
+    def stop(self, reason: str = INTERRUPTED, signal: Optional[int] = None) -> None:
+        """Ask the solve to stop: record why (the first reason wins) and cancel the solver calls
+        in progress. Safe to call from any thread, more than once."""
+        with self._lock:
+            if self.stop_reason is None:
+                self.stop_reason, self.signal = reason, signal
+            elif reason == INTERRUPTED and self.signal is None:
+                # A signal after the time limit still decides the exit status.
+                self.signal = signal
+            cancels = list(self._cancels)
+        for cancel in cancels:
+            try:
+                cancel()
+            except Exception:  # a solver that already finished: nothing to cancel
+                pass
+
+    @property
+    def stopped(self) -> bool:
+        return self.stop_reason is not None
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether a signal (SIGINT, SIGTERM) stopped the solve."""
+        return self.signal is not None
+
+    @contextmanager
+    def cancellable(self, cancel: Callable[[], object]) -> Iterator[None]:
+        """Register ``cancel`` (a solver's own stop request) for the duration of a solver call;
+        it is called at once if the solve is already stopped."""
+        with self._lock:
+            self._cancels.append(cancel)
+            stopped = self.stop_reason is not None
+        try:
+            if stopped:
+                cancel()
+            yield
+        finally:
+            with self._lock:
+                self._cancels.remove(cancel)
+
+    # -- progress --------------------------------------------------------------------------
+    def report(self, **fields) -> None:
+        """Publish the best solution so far and where the solve is: ``objective``,
+        ``lower_bound`` (proven values only), ``labels``, ``decision_values``, ``iterations``,
+        ``nodes``, ``phase`` (a few words), ``primal``; None values are kept (an objective
+        unknown so far)."""
+        with self._lock:
+            self._progress.update(fields)
+
+    def snapshot(self) -> dict:
+        """A copy of what :meth:`report` published."""
+        with self._lock:
+            return dict(self._progress)
+
+    def logged(self) -> None:
+        """A step printed a progress line of its own (the branch-and-bound log): the supervisor's
+        line waits."""
+        self.last_line = time.perf_counter()
+
+    # -- the clock of the running solve ----------------------------------------------------
+    @contextmanager
+    def active(self) -> Iterator["Clock"]:
+        """Make this the clock of the solve that runs in this thread (:func:`current`)."""
+        previous = getattr(_local, "clock", None)
+        _local.clock = self
+        try:
+            yield self
+        finally:
+            _local.clock = previous
+
+
+def current() -> Optional[Clock]:
+    """The clock of the solve running in this thread, None outside a solve."""
+    return getattr(_local, "clock", None)
+
+
+def checkpoint() -> None:
+    """Raise :class:`Stopped` when the solve running in this thread was stopped or its time is
+    up; a no-op outside a solve. Long model builds call it between their parts."""
+    clock = current()
+    if clock is not None and clock.expired():
+        if clock.stop_reason is None:
+            clock.stop(TIME_LIMIT)
+        raise Stopped(clock.stop_reason)
+
+
+def call_limit(limit: Optional[float]) -> Optional[float]:
+    """The time limit of one solver call: ``limit`` (a profile's), or what the current solve's
+    clock has left when that is less; None for no limit."""
+    clock = current()
+    left = None if clock is None else clock.remaining()
+    if left is None:
+        return limit
+    return left if limit is None else min(float(limit), left)
+
+
+@contextmanager
+def cancellable(cancel: Callable[[], object]) -> Iterator[Optional[Clock]]:
+    """:meth:`Clock.cancellable` on the current clock (nothing outside a solve); yields it."""
+    clock = current()
+    if clock is None:
+        yield None
+        return
+    with clock.cancellable(cancel):
+        yield clock
