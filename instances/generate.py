@@ -15,9 +15,9 @@ import pandas as pd
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from s3vm.data import Instance  # noqa: E402
-from s3vm.generators import gaussian_blobs, two_moons  # noqa: E402
-from s3vm.loaders import load_dataset, load_sdp_instance, sdp_rbf_sigma  # noqa: E402
+from s3vm.data.instance import Instance  # noqa: E402
+from s3vm.data.generators import gaussian_blobs, two_moons  # noqa: E402
+from s3vm.data.loaders import load_dataset, load_sdp_instance, sdp_rbf_sigma  # noqa: E402
 
 SEED = 0
 UCI_SETS = ("sonar", "ionosphere", "pima", "heart", "housing", "breast-cancer", "musk1", "wdbc")

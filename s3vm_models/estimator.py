@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from s3vm.solvers.errors import InputError
 
-from s3vm.inductive import DECISION_RULES, predictor
+from s3vm.inductive import predictor
 
 #: The settings the estimator takes as parameters, with the class defaults of :class:`Settings`.
 _SETTING_PARAMS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance",
@@ -220,8 +220,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
 
         if not isinstance(self.formulation, str):
             raise InputError(f"formulation must be a name, got {self.formulation!r}")
-        rule = DECISION_RULES.get(self.formulation)
         cls = formulation_class(self.formulation)  # InputError for an unknown name
+        rule = cls.inductive_rule()
         if rule is None:
             raise InputError(f"formulation {self.formulation!r} has no inductive rule: it "
                              "labels the training rows but cannot score new points")
@@ -271,12 +271,12 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         from s3vm.solvers.results import Result
 
         settings = cls.settings_for(base, explicit)  # explicit settings must still apply
-        if rule == "linear":
-            name = "rlp" if cls.name == "rlp" else "svm1"
+        name = cls.supervised_name()
+        if name is not None:
             result = api.solve(instance, name, settings, solver=self.solver,
                                time_limit=self.time_limit)
             result.info["supervised"] = (f"no unlabeled row: {cls.name} reduces to {name} "
-                                         "(Problem 3 without unlabeled terms)")
+                                         f"(Problem {cls.problem} without unlabeled terms)")
             return result, rule
         from s3vm.core.kernels import kernel_matrix
 
@@ -292,7 +292,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
             result.primal = {"beta": sol.beta, "b": float(sol.b)}
             what = "the squared-hinge SVM (Problem 1 with no unlabeled row)"
         else:
-            from s3vm.formulations.families.conic import problem2_penalties
+            from s3vm.models.conic import problem2_penalties
             from s3vm.models.svm_dual import svm_dual_value
 
             value, alpha = svm_dual_value(K, y, problem2_penalties(instance, settings))

@@ -1,5 +1,8 @@
 """The inductive rule of each formulation: how its solution scores a new point.
 
+The rule follows from the problem a formulation declares (:mod:`s3vm.core.problems`; its
+``problem`` attribute), so a new formulation needs no entry here:
+
 ``linear``
     The LP/MIP family (rlp, svm1, bd-mip, vs3vm, bb-mip, cvs3vm; Problem 3): f(x) = w'x + b with
     the linear kernel, f(x) = sum_k w_k k(x, x_k) + b (Mangasarian's generalized SVM) with rbf.
@@ -20,18 +23,10 @@ from typing import Optional
 
 import numpy as np
 
+from s3vm.core.kernels import kernel_matrix
+from s3vm.core.problems import INDUCTIVE_RULES
+from s3vm.core.registry import formulation_class
 from s3vm.solvers.errors import InputError
-
-#: formulation -> its inductive rule. A formulation missing here has none: it labels the
-#: training rows but cannot score new points (tests keep the table complete).
-DECISION_RULES = {
-    "rlp": "linear", "svm1": "linear", "bd-mip": "linear", "vs3vm": "linear",
-    "bb-mip": "linear", "cvs3vm": "linear",
-    "switching": "expansion", "bb": "expansion", "l2-miqp": "expansion", "bb-sdp": "expansion",
-    "sdp": "dual", "sdp-subspace": "dual", "sdp-lowrank": "dual",
-}
-
-_PRIMAL_KEY = {"linear": "w", "expansion": "beta", "dual": "alpha"}
 
 
 @dataclass(frozen=True)
@@ -50,10 +45,18 @@ class Predictor:
         X = np.asarray(X, dtype=float)
         if self.coef is not None:
             return X @ self.coef + self.intercept
-        from s3vm.core.kernels import kernel_matrix
-
         return kernel_matrix(X, self.basis, self.kernel, self.sigma) @ self.dual_coef \
             + self.intercept
+
+
+def formulation_rule(name: str) -> Optional[str]:
+    """The inductive rule of the formulation registered as ``name``, from the problem it
+    declares (:meth:`s3vm.core.formulation.Formulation.inductive_rule`); None for a name not
+    registered or a formulation without a rule."""
+    try:
+        return formulation_class(name).inductive_rule()
+    except InputError:
+        return None
 
 
 def predictor(result, instance, rule: Optional[str] = None) -> Predictor:
@@ -64,12 +67,12 @@ def predictor(result, instance, rule: Optional[str] = None) -> Predictor:
     InputError
         When the formulation has no inductive rule or the result holds no solution.
     """
-    rule = rule or DECISION_RULES.get(result.formulation)
+    rule = rule or formulation_rule(result.formulation)
     if rule is None:
         raise InputError(f"formulation {result.formulation!r} has no inductive rule: it labels "
                          "the training rows but cannot score new points")
     primal = result.primal or {}
-    key = _PRIMAL_KEY[rule]
+    key = INDUCTIVE_RULES[rule]
     if primal.get(key) is None:
         raise InputError(f"formulation {result.formulation!r} returned no solution to predict "
                          f"with (status {result.status}"

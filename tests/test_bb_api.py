@@ -23,33 +23,9 @@ from s3vm.data.generators import gaussian_blobs, noisy_linear, two_moons
 from s3vm.models.l2_svm import S3VMObjective
 from s3vm.core.settings import Settings
 
+from reference import l2_objective
+
 RTOL = 1e-6
-
-
-def rbf(X, sigma):
-    diff = X[:, None, :] - X[None, :, :]
-    return np.exp(-(diff ** 2).sum(axis=2) / (2.0 * sigma ** 2))
-
-
-def cvxpy_J(instance, settings, labels_U):
-    """J from the definition: min 1/2 |w|^2 + sum_i C_i max(0, 1 - y_i (w.phi(x_i) + b))^2,
-    with w = G'beta for K = G G' (an eigen-factor computed here)."""
-    import cvxpy as cp
-
-    X = instance.X
-    K = X @ X.T if settings.kernel == "linear" else rbf(X, settings.sigma)
-    vals, vecs = np.linalg.eigh(K)
-    keep = vals > 1e-10 * vals.max()
-    G = vecs[:, keep] * np.sqrt(vals[keep])
-    y = instance.label.astype(float)
-    y[instance.unlabeled] = labels_U
-    C = np.where(instance.label != 0, settings.C, settings.C_unlabeled)
-    w = cp.Variable(G.shape[1])
-    b = cp.Variable() if settings.bias else 0.0
-    loss = cp.pos(1 - cp.multiply(y, G @ w + b))
-    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C @ cp.square(loss)))
-    problem.solve(solver="CLARABEL")
-    return float(problem.value)
 
 
 def feasible_labelings(u, positives):
@@ -110,7 +86,7 @@ def test_optimum_equals_enumeration(name, node_selection):
     hit = np.flatnonzero((S == result.labels).all(axis=1))
     assert hit.size == 1 and values[hit[0]] == pytest.approx(best, rel=RTOL, abs=1e-9)
     assert result.nodes >= 1
-    assert cvxpy_J(inst, settings, result.labels) == pytest.approx(best, rel=1e-5, abs=1e-7)
+    assert l2_objective(inst, settings, result.labels) == pytest.approx(best, rel=1e-5, abs=1e-7)
 
 
 def test_agrees_with_the_miqp_solved_by_scip():

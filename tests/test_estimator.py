@@ -10,10 +10,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from s3vm import S3VMClassifier
-from s3vm.estimator import DECISION_RULES
 from s3vm.data.generators import gaussian_blobs, two_moons
 from s3vm.core.kernels import kernel_matrix
-from s3vm.core.registry import formulation_names
+from s3vm.core.registry import formulation_class, formulation_names
+from s3vm.inductive import formulation_rule
 from s3vm.solvers.errors import InputError
 
 SKLEARN_16 = tuple(int(v) for v in sklearn.__version__.split(".")[:2]) >= (1, 6)
@@ -51,8 +51,14 @@ else:  # pragma: no cover - the lower bound of setup.cfg
         pytest.skip("expected_failed_checks needs scikit-learn >= 1.6")
 
 
-def test_every_formulation_has_an_inductive_rule_or_is_refused():
-    assert set(DECISION_RULES) == set(formulation_names())
+def test_every_formulation_declares_its_problem_and_so_its_inductive_rule():
+    # The rule follows from the declared problem (no table keyed by formulation name): every
+    # registered formulation declares one of the three problems, and its rule is that problem's.
+    rules = {1: "expansion", 2: "dual", 3: "linear"}
+    for name in formulation_names():
+        cls = formulation_class(name)
+        assert cls.problem in rules, name
+        assert formulation_rule(name) == rules[cls.problem], name
 
 
 def test_parameters_are_stored_unchanged_and_cloned():

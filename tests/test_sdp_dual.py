@@ -21,7 +21,7 @@ from s3vm.data.generators import gaussian_blobs
 from s3vm.core.kernels import kernel_matrix
 from s3vm.models.lowrank_dual import certified_value
 from s3vm.formulations.sdp import SDPRelaxation
-from s3vm.formulations.sdp_lowrank import kernel_factor
+from s3vm.models.kernel_factor import kernel_factor
 from s3vm.core.settings import Settings
 from s3vm.models.svm_dual import svm_dual_value
 

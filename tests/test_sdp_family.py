@@ -18,7 +18,9 @@ from s3vm.data.instance import Instance
 from s3vm.solvers.errors import InputError
 from s3vm.data.generators import gaussian_blobs, two_moons
 from s3vm.core.kernels import kernel_matrix
-from s3vm.formulations.sdp_lowrank import LowRankSDP, kernel_factor, lowrank_operators
+from s3vm.formulations.sdp_lowrank import LowRankSDP
+from s3vm.models.kernel_factor import kernel_factor
+from s3vm.models.lowrank_dual import lowrank_operators
 from s3vm.formulations.sdp_subspace import SubspaceSDP, subspace_basis
 from s3vm.core.settings import Settings
 from s3vm.models.spectral import (constrained_spectral, knn_affinity, label_constraint_matrix,

@@ -684,7 +684,3 @@ def console_main() -> None:
         remove_temporary_files()
         os._exit(status)
     sys.exit(status)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    console_main()

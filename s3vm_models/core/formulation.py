@@ -22,6 +22,7 @@ import numpy as np
 from s3vm._version import __version__
 from s3vm.data.instance import Instance
 from s3vm.core.options import flags_of, table
+from s3vm.core.problems import PROBLEMS
 from s3vm.core.settings import SETTINGS_TABLE, Settings
 from s3vm.solvers.runtime.clock import INTERRUPTED, Clock, Stopped
 from s3vm.solvers.errors import InputError
@@ -68,8 +69,17 @@ class Formulation(ABC):
         The registry name (``--formulation NAME``).
     summary : str
         One line for ``s3vm list``.
+    problem : int
+        Which problem of docs/formulations.md it solves (1: S3VM-L2, 2: TSVM-H, 3: S3VM-1;
+        :data:`s3vm.core.problems.PROBLEMS`). How its solution scores a new point and what the
+        estimator solves without unlabeled points follow from it; None for a formulation
+        whose solution cannot score new points.
+    supervised_formulation : str or None
+        The registered formulation the estimator solves when there is no unlabeled point, where
+        it differs from the problem's own (``rlp`` keeps its robust LP); None: the problem's.
     problem_class : str
-        ``"lp"``, ``"mip"``, ``"miqp"``, ``"sdp"`` or ``"svm"``: which solvers may take it.
+        Which solvers may take its models: a key of
+        :data:`s3vm.solvers.vocabulary.PROBLEM_CLASSES`.
     options : tuple of Option
         The formulation's own options (:mod:`s3vm.core.options`); a subclass extends its parent's.
     export_formats : tuple of str
@@ -107,6 +117,8 @@ class Formulation(ABC):
 
     name: ClassVar[str]
     summary: ClassVar[str]
+    problem: ClassVar[Optional[int]] = None
+    supervised_formulation: ClassVar[Optional[str]] = None
     problem_class: ClassVar[str]
     options: ClassVar[tuple] = ()
     export_formats: ClassVar[tuple] = ()
@@ -137,6 +149,20 @@ class Formulation(ABC):
         self.check_options()
 
     # -- declarations ----------------------------------------------------------------------
+    @classmethod
+    def inductive_rule(cls) -> Optional[str]:
+        """How a solution scores a new point (:data:`s3vm.core.problems.INDUCTIVE_RULES`), from
+        the problem the formulation declares; None when it declares none."""
+        return None if cls.problem is None else PROBLEMS[cls.problem].inductive_rule
+
+    @classmethod
+    def supervised_name(cls) -> Optional[str]:
+        """The registered formulation that solves this one's problem without unlabeled points,
+        or None when the estimator solves the problem's supervised SVM itself."""
+        if cls.supervised_formulation is not None:
+            return cls.supervised_formulation
+        return None if cls.problem is None else PROBLEMS[cls.problem].supervised_formulation
+
     @classmethod
     def option_table(cls) -> dict:
         """name -> :class:`~s3vm.core.options.Option` of this formulation."""

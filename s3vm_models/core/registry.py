@@ -1,7 +1,13 @@
-"""Formulation name -> class. ``s3vm list`` and ``--formulation NAME`` read this table."""
+"""Formulation name -> class. ``s3vm list`` and ``--formulation NAME`` read this table.
+
+Adding a formulation is one module in :mod:`s3vm.formulations` and one line here; code outside
+the package registers its own with :func:`register_formulation` (docs/formulations.md, "Adding
+a formulation").
+"""
 
 from __future__ import annotations
 
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.lazy import lookup
 
 FORMULATIONS = {
@@ -19,6 +25,29 @@ FORMULATIONS = {
     "sdp-lowrank": "s3vm.formulations.sdp_lowrank:LowRankSDP",
     "l2-miqp": "s3vm.formulations.l2_miqp:L2MIQP",
 }
+
+
+def register_formulation(name: str, target) -> None:
+    """Register a formulation under ``name``: its class, or a ``"module:Class"`` string
+    imported on first use.
+
+    From then on ``s3vm.solve(data, name)``, ``compare``, the estimator and the command line of
+    the same process know it. The class must subclass a family base (or
+    :class:`~s3vm.core.formulation.Formulation`) and set ``name`` to ``name``.
+
+    Raises
+    ------
+    InputError
+        ``name`` is taken by another formulation, or the class's ``name`` differs.
+    """
+    if not isinstance(name, str) or not name:
+        raise InputError(f"a formulation name must be a non-empty string, got {name!r}")
+    if name in FORMULATIONS and FORMULATIONS[name] is not target:
+        raise InputError(f"formulation {name!r} is already registered")
+    if not isinstance(target, str) and getattr(target, "name", None) != name:
+        raise InputError(f"the class registered as {name!r} must set name = {name!r}, "
+                         f"not {getattr(target, 'name', None)!r}")
+    FORMULATIONS[name] = target
 
 
 def formulation_class(name: str):

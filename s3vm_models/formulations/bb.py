@@ -31,6 +31,8 @@ class BranchAndBound(BranchAndBoundFormulation):
         See :class:`BranchAndBoundFormulation`.
     """
 
+    problem: ClassVar[int] = 1
+
     name: ClassVar[str] = "bb"
     #: peak bytes per n^2 entry (linear, rbf), measured: K and the active sets' factors
     dense_bytes: ClassVar[tuple] = (48, 48)

@@ -31,6 +31,8 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
     has one).
     """
 
+    problem: ClassVar[int] = 3
+
     name: ClassVar[str] = "bb-mip"
     #: peak bytes per n^2 entry (linear, rbf), measured: rbf: the kernel expansion over all points in every LP
     dense_bytes: ClassVar[tuple] = (0, 640)

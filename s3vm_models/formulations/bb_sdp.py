@@ -59,6 +59,8 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         See :class:`BranchAndBoundFormulation`; node selection defaults to best-first.
     """
 
+    problem: ClassVar[int] = 1
+
     name: ClassVar[str] = "bb-sdp"
     #: peak bytes per n^2 entry (linear, rbf), measured at n = 300 and 600 (docs/benchmarks.md,
     #: "Peak memory"): the node SDP's data and certificate in this process (~180), SDPA's
@@ -162,8 +164,8 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
 
     def build_cvxpy(self, instance, settings):
         """The root relaxation as a CVXPY problem (:func:`s3vm.models.shor_relaxation.cvxpy_problem`): a
-        :class:`s3vm.formulations.families.conic.ConicModel` with readers ``X``."""
-        from s3vm.formulations.families.conic import ConicModel
+        :class:`s3vm.models.conic.ConicModel` with readers ``X``."""
+        from s3vm.models.conic import ConicModel
         from s3vm.models.shor_relaxation import cvxpy_problem
 
         self.check(instance, settings)

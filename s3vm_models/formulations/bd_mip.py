@@ -20,6 +20,7 @@ from s3vm.formulations.families.pyomo import PyomoFormulation
 
 
 class BennettDemirizMIP(PyomoFormulation):
+    problem = 3
     name = "bd-mip"
     #: peak bytes per n^2 entry (linear, rbf), measured: rbf: the kernel expansion over all points
     dense_bytes = (0, 640)

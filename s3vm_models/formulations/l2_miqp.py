@@ -390,6 +390,8 @@ class L2MIQP(PyomoFormulation):
         Big-M rows with the M of :func:`big_m`, or SOS1 complementarity without M.
     """
 
+    problem = 1
+
     name = "l2-miqp"
     #: peak bytes per n^2 entry (linear, rbf), measured: linear: K = G G' of the big-M bound; rbf: the kernel expansion
     dense_bytes = (16, 640)

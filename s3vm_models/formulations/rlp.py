@@ -11,6 +11,8 @@ from s3vm.formulations.families.supervised_lp import SupervisedLinearLP
 
 class RLP(SupervisedLinearLP):
     name = "rlp"
+    # Without unlabeled points the estimator keeps the robust LP rather than the 1-norm SVM.
+    supervised_formulation = "rlp"
     #: peak bytes per n^2 entry (linear, rbf), measured: rbf: the kernel expansion over all points
     dense_bytes = (0, 640)
     summary = "robust linear program (Bennett-Mangasarian) on the labeled points"

@@ -42,8 +42,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from s3vm.formulations.families.conic import (ConicFormulation, ConicModel, balance_coefficients,
-                                              problem2_penalties, svm_lmi)
+from s3vm.formulations.families.conic import ConicFormulation
+from s3vm.models.conic import ConicModel, balance_coefficients, problem2_penalties, svm_lmi
 from s3vm.data.instance import Instance
 from s3vm.core.options import Option
 from s3vm.core.settings import Settings
@@ -79,7 +79,7 @@ class SDPRelaxation(ConicFormulation):
     def build_cvxpy_dual(self, instance: Instance, settings: Settings) -> ConicModel:
         """The low-rank dual with V = L (sparse) and an exact factor of K."""
         from s3vm.models.lowrank_dual import lowrank_dual_model
-        from s3vm.formulations.sdp_lowrank import dual_scale, kernel_factor
+        from s3vm.models.kernel_factor import dual_scale, kernel_factor
 
         C = problem2_penalties(instance, settings)
         lm = instance.label_map()

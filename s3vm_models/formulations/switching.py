@@ -20,6 +20,7 @@ from s3vm.solvers.errors import InputError
 
 class LabelSwitchingS3VM(Formulation):
     """A local minimum of S3VM-L2 (kernel, bias or not, C and C*, count balance or none)."""
+    problem: ClassVar[int] = 1
 
     name: ClassVar[str] = "switching"
     #: peak bytes per n^2 entry (linear, rbf), measured: K and the active sets' factors

@@ -99,6 +99,8 @@ class VS3VM(DualFormLP, PyomoFormulation):
         Re-solve each LP from the last basis (default); False solves each from scratch.
     """
 
+    problem: ClassVar[int] = 3
+
     name: ClassVar[str] = "vs3vm"
     #: peak bytes per n^2 entry (linear, rbf), measured: rbf: the kernel expansion over all points
     dense_bytes: ClassVar[tuple] = (0, 640)

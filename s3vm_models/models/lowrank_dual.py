@@ -34,7 +34,7 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-from s3vm.formulations.families.conic import ConicModel
+from s3vm.models.conic import ConicModel
 
 # Relative margin for the rounding of a computed smallest eigenvalue (times the matrix's norm).
 EIG_SAFETY = 64 * np.finfo(float).eps

@@ -44,6 +44,8 @@ class DualFormLP:
 class SupervisedLinearLP(DualFormLP, PyomoFormulation):
     """A linear classifier from an LP on the labeled points; unlabeled points are only scored."""
 
+    problem = 3
+
     problem_class = "lp"
     needs_unlabeled = False
 

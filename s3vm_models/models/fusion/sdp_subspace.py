@@ -18,7 +18,7 @@ from typing import Optional
 
 import numpy as np
 
-from s3vm.formulations.families.conic import ConicModel
+from s3vm.models.conic import ConicModel
 from s3vm.data.instance import Instance
 from s3vm.core.settings import Settings
 from s3vm.models.fusion import Lmi, fusion, levels, svm_border, variable

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from s3vm.formulations.families.conic import ConicModel
+from s3vm.models.conic import ConicModel
 from s3vm.models.fusion import Lmi, fusion, levels
 
 
