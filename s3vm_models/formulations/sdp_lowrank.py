@@ -22,7 +22,7 @@ objective loses eta (2P - u).
 At scale nothing n x n is formed: vec(W) = B_W a with B_W (r d x n) whose column i is
 vec(g_i v_i') = v_i kron g_i, and vec(V' diag(lam) V) = B_V lam likewise
 (:func:`lowrank_operators`).
-The spectral step takes its sparse path beyond :data:`s3vm.models.spectral.DENSE_MAX_N` points.
+The spectral step takes its sparse path beyond :data:`s3vm.models.spectral.DENSE_GRAPH_MAX_N` points.
 
 Two things make it fast with SCS (both leave the optimum unchanged): the LMI is scaled by the
 congruence diag(I_d, beta I_r) with beta^2 near the optimum (:func:`dual_scale`), and beyond
@@ -46,7 +46,7 @@ from s3vm.models.kernel_factor import DEFAULT_RANK, dual_scale, kernel_factor, k
 from s3vm.models.lowrank_dual import lowrank_dual_model
 from s3vm.solvers.errors import InputError
 from s3vm.models.subspace import SPECTRAL_OPTIONS, balance_row, subspace_readers
-from s3vm.models.subspace_oracle import DENSE_MAX_N, KernelColumns, factor_rank_bound, svm_value
+from s3vm.models.subspace_oracle import DENSE_ORACLE_MAX_N, KernelColumns, factor_rank_bound, svm_value
 from s3vm.core.settings import Settings
 from s3vm.models.svm_dual import svm_dual_value_factor
 
@@ -114,7 +114,7 @@ class LowRankSDP(SubspaceFamily):
         """The factor G (K = G G', :meth:`factor`); a dense G G' only for small n, where the
         oracle forms Q whole anyway."""
         G, _ = self.factor(instance, settings)
-        if instance.n <= DENSE_MAX_N:
+        if instance.n <= DENSE_ORACLE_MAX_N:
             return KernelColumns(K=G @ G.T)
         return KernelColumns(G=G)
 
@@ -231,7 +231,7 @@ class LowRankSDP(SubspaceFamily):
         points, and rbf rank 100, failed or ran out of time), and the conic model is the one to
         solve."""
         n, d = instance.n, self.dim
-        if n <= DENSE_MAX_N:
+        if n <= DENSE_ORACLE_MAX_N:
             return None
         r = (instance.X.shape[1] if settings.kernel == "linear"
              else min(DEFAULT_RANK, n) if self.rank is None else int(self.rank))

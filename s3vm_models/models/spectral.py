@@ -47,7 +47,7 @@ from s3vm.solvers.errors import InputError
 
 METHODS = ("auto", "dense", "sparse")
 RULES = ("nips", "book")   # the spectral problem: 2003 section 4.1, or 2006 (7.6)
-DENSE_MAX_N = 1000        # "auto" takes the dense path up to this many points
+DENSE_GRAPH_MAX_N = 1000        # "auto" takes the dense path up to this many points
 DEFAULT_NEIGHBORS = 10    # k of the sparse k-nearest-neighbour graph
 
 
@@ -451,7 +451,7 @@ def threshold_columns(V: np.ndarray, quantile: float) -> np.ndarray:
 
 def spectral_subspace(X: np.ndarray, label, d: int, sigma: Optional[float] = None,
                       method: str = "auto", neighbors: int = DEFAULT_NEIGHBORS,
-                      dense_max_n: int = DENSE_MAX_N, seed: int = 0,
+                      dense_max_n: int = DENSE_GRAPH_MAX_N, seed: int = 0,
                       group=None, rule: str = "book",
                       threshold_quantile: Optional[float] = None) -> np.ndarray:
     """The subspace V (n x d) of constrained spectral transduction (De Bie and Cristianini 2006,

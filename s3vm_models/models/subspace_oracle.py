@@ -33,7 +33,7 @@ from s3vm.solvers.engines.box_qp import box_qp
 from s3vm.solvers.runtime.memory import available_memory
 from s3vm.solvers.engines.psd_barrier import Evaluation, OracleError, svec_outer_rows
 
-DENSE_MAX_N = 600          # the dense oracle up to this many points (with a dense K)
+DENSE_ORACLE_MAX_N = 600          # the dense oracle up to this many points (with a dense K)
 INITIAL_WORKING_SET = 500  # random points of the first working set (plus the labeled ones)
 ADD_MAX = 2000             # at most this many violators join per round
 SLACK = 300                # non-support points kept in the working set after a step
@@ -307,8 +307,8 @@ class WorkingSetOracle:
 
 def make_oracle(V: np.ndarray, C: Optional[np.ndarray], kernel: KernelColumns,
                 initial: Optional[np.ndarray] = None, seed: int = 0):
-    """The dense oracle for a dense K with n <= :data:`DENSE_MAX_N`, else the working set."""
-    if kernel.K is not None and kernel.n <= DENSE_MAX_N:
+    """The dense oracle for a dense K with n <= :data:`DENSE_ORACLE_MAX_N`, else the working set."""
+    if kernel.K is not None and kernel.n <= DENSE_ORACLE_MAX_N:
         return DenseOracle(kernel.K, V, C)
     return WorkingSetOracle(kernel, V, C, initial=initial, seed=seed)
 
@@ -316,7 +316,7 @@ def make_oracle(V: np.ndarray, C: Optional[np.ndarray], kernel: KernelColumns,
 def svm_value(kernel: KernelColumns, y: np.ndarray, C: Optional[np.ndarray]
               ) -> tuple[float, Optional[np.ndarray]]:
     """(D(y), its a) for a full labeling y: g at V = y (one column), M = 1, since
-    K o y y' is the SVM's Q. Exact (projected Newton) and, beyond :data:`DENSE_MAX_N` points,
+    K o y y' is the SVM's Q. Exact (projected Newton) and, beyond :data:`DENSE_ORACLE_MAX_N` points,
     by the working set through kernel columns only. (inf, None) when a hard margin cannot
     separate y; (nan, None) when its SVM dual does not converge."""
     y = np.asarray(y, dtype=float)

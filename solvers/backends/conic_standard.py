@@ -47,7 +47,7 @@ from typing import ClassVar, Optional
 import numpy as np
 import scipy.sparse as sp
 
-from s3vm.solvers.runtime.supervisor import SolverKilled, call_in_child, in_solve_process
+from s3vm.solvers.runtime.supervisor import ChildCallStopped, call_in_child, in_solve_process
 from s3vm.solvers.backends.base import Backend, Outcome
 
 
@@ -154,7 +154,7 @@ class StandardConicBackend(Backend):
         try:
             status, message, objective = self._solve(problem, profile)
         except (ValueError, RuntimeError, ArithmeticError, np.linalg.LinAlgError,
-                SolverKilled) as exc:
+                ChildCallStopped) as exc:
             text = str(exc).strip().splitlines()
             return Outcome(status="error", seconds=time.perf_counter() - start,
                            message=f"{self.name}: {text[0] if text else type(exc).__name__}")

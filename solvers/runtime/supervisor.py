@@ -427,11 +427,11 @@ def _supervise_process(work, clock: Clock, waiter: _Waiter) -> Supervised:
     if outcome is None:
         if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL \
                 and not clock.stopped:
-            raise SolveKilled("the solve was killed by the system (SIGKILL), most likely for "
+            raise SolveProcessDied("the solve was killed by the system (SIGKILL), most likely for "
                               "lack of memory: choose a formulation without n x n matrices "
                               "(sdp-lowrank, the linear kernel) or fewer points")
         if not clock.stopped:
-            raise SolveKilled(f"the solve process ended unexpectedly ({_status_text(status)}; "
+            raise SolveProcessDied(f"the solve process ended unexpectedly ({_status_text(status)}; "
                               "an abort is most often an allocation that failed): choose a "
                               "formulation without n x n matrices (sdp-lowrank, the linear "
                               "kernel) or fewer points")
@@ -442,7 +442,7 @@ def _supervise_process(work, clock: Clock, waiter: _Waiter) -> Supervised:
     return Supervised(True, payload)
 
 
-class SolveKilled(S3VMError):
+class SolveProcessDied(S3VMError):
     """The process of a solve died (killed for lack of memory, most likely)."""
 
 
@@ -468,7 +468,7 @@ def _status_text(status: int) -> str:
 
 
 # -- one call in a child process -------------------------------------------------------------
-class SolverKilled(Exception):
+class ChildCallStopped(Exception):
     """A call in a child process was stopped (the clock's limit, a signal) or its process died
     before it answered."""
 
@@ -484,7 +484,7 @@ def call_in_child(fn: Callable[..., Any], *args) -> Any:
 
     Raises
     ------
-    SolverKilled
+    ChildCallStopped
         The child was stopped or died before answering.
     """
     from multiprocessing.connection import Connection
@@ -535,7 +535,7 @@ def call_in_child(fn: Callable[..., Any], *args) -> Any:
                 kind, payload = conn.recv()
                 state["answered"] = True
             except (EOFError, OSError):
-                raise SolverKilled("stopped (time limit or signal)" if state["killed"]
+                raise ChildCallStopped("stopped (time limit or signal)" if state["killed"]
                                    else "its process died before it answered") from None
     finally:
         conn.close()

@@ -22,7 +22,7 @@ from typing import ClassVar, Optional
 
 from s3vm.solvers.runtime.clock import INTERRUPTED, call_limit, current
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.supervisor import SolverKilled, call_in_child
+from s3vm.solvers.runtime.supervisor import ChildCallStopped, call_in_child
 from s3vm.solvers.backends.base import Backend, Outcome
 
 
@@ -184,7 +184,7 @@ def sdpa_in_process():
             try:
                 x, y, sdpapinfo, timeinfo, sdpainfo = solve_sdpa_in_process(
                     A, -b, c, K, J, solver_opts)
-            except SolverKilled as exc:
+            except ChildCallStopped as exc:
                 raise SolverError(f"SDPA: {exc}") from None
             solution = {s.STATUS: self.STATUS_MAP[sdpapinfo["phasevalue"]]}
             if solution[s.STATUS] in s.SOLUTION_PRESENT:
