@@ -546,7 +546,7 @@ def test_compare_checks_every_name_before_solving(capsys, separated):
 
 def test_export_to_missing_directory(capsys, tmp_path, separated):
     """Was a bug: exit 1 "internal error: FileNotFoundError" from tempfile.mkstemp in
-    PyomoFormulation._write; cli._cmd_export now checks the directory first."""
+    PyomoFormulation._write; the export command (s3vm.cli.commands.export) now checks the directory first."""
     target = tmp_path / "no-such-dir" / "model.mps"
     line = assert_one_error_line(*run(capsys, "export", separated, "-f", "rlp", "-o", target))
     assert "no-such-dir" in line

@@ -1,4 +1,4 @@
-"""The command line's stderr handler for drivers' log lines (``s3vm.cli._StderrLog``)."""
+"""The command line's stderr handler for drivers' log lines (``s3vm.cli.output.StderrLog``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from s3vm.cli import _StderrLog
+from s3vm.cli.output import StderrLog
 
 
 class _Tty(io.StringIO):
@@ -26,7 +26,7 @@ def _logger(handler):
 @pytest.mark.parametrize("stream_type", [io.StringIO, _Tty])
 def test_log_lines_are_written_whole(stream_type):
     stream = stream_type()
-    log = _logger(_StderrLog(stream))
+    log = _logger(StderrLog(stream))
     log.info("nodes 10 open 3")
     log.info("nodes 20 open 1")
     assert stream.getvalue().splitlines()[-2:] == ["nodes 10 open 3", "nodes 20 open 1"]
@@ -34,7 +34,7 @@ def test_log_lines_are_written_whole(stream_type):
 
 def test_progress_is_dropped_off_a_terminal():
     stream = io.StringIO()
-    log = _logger(_StderrLog(stream))
+    log = _logger(StderrLog(stream))
     log.info("progress 1", extra={"progress": True})
     log.info("a line")
     assert stream.getvalue() == "a line\n"
@@ -42,7 +42,7 @@ def test_progress_is_dropped_off_a_terminal():
 
 def test_progress_is_redrawn_in_place_on_a_terminal():
     stream = _Tty()
-    handler = _StderrLog(stream)
+    handler = StderrLog(stream)
     log = _logger(handler)
     log.info("progress 1", extra={"progress": True})
     log.info("progress 2", extra={"progress": True})
@@ -57,9 +57,9 @@ def test_progress_is_redrawn_in_place_on_a_terminal():
 
 
 def test_quiet_installs_no_handler():
-    from s3vm.cli import _configure_logging
+    from s3vm.cli.output import configure_logging
 
     class Args:
         quiet = True
 
-    assert _configure_logging(Args()) is None
+    assert configure_logging(Args()) is None

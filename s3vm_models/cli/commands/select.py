@@ -1,0 +1,67 @@
+"""``s3vm select DATA``: kernel and C as SDP-S3VM chooses them (Piccialli, Schwiddessen and
+Sudoso 2024), printed as the settings of their problem, optionally written as an instance file."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+
+from s3vm.cli.parser import number, read_data
+from s3vm.data.resources import shipped_instance
+from s3vm.selection import select_parameters
+from s3vm.solvers.runtime.files import atomic_output, check_writable
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("select", help="choose kernel and C as SDP-S3VM does (10-fold "
+                                      "cross-validation on the labeled points) and print the "
+                                      "settings of their problem (C* = C l/u, mean balance)")
+    p.add_argument("data", help="CSV data file, TOML instance file, or a shipped instance name")
+    p.add_argument("--folds", type=int, default=10, help="cross-validation folds (default 10)")
+    p.add_argument("--unlabeled-marker", dest="unlabeled_marker", type=number,
+                   help="the label that marks an unlabeled row in a LIBSVM file")
+    p.add_argument("--scale", choices=("standard", "minmax"),
+                   help="scale features before selecting (off by default)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("-o", "--output", metavar="FILE.toml",
+                   help="also write an instance file with the chosen settings")
+
+
+def run(args, out) -> int:
+    if args.output is not None:
+        check_writable(args.output)
+    instance, _ = read_data(args)
+    chosen = select_parameters(instance, folds=args.folds)
+    if args.output is not None:
+        _write_selected(args, chosen)
+    if args.json:
+        print(json.dumps({**chosen.settings(), "accuracy": chosen.accuracy,
+                          "flags": chosen.flags()}), file=out)
+    else:
+        accuracy = ", ".join(f"{k} {acc:.4f} at C = {c:.6g}" for k, (acc, c)
+                             in chosen.accuracy.items())
+        print(f"cross-validated accuracy: {accuracy}", file=out)
+        print(chosen.flags(), file=out)
+    return 0
+
+
+def _write_selected(args, chosen) -> None:
+    """An instance file naming the same data with the selected settings."""
+    data = args.data
+    if not os.path.isfile(data):
+        data = str(shipped_instance(data))
+    if data.lower().endswith(".toml"):
+        with open(data, "rb") as fh:
+            spec = tomllib.load(fh)
+        data = os.path.join(os.path.dirname(os.path.abspath(data)), spec["data"])
+    target = os.path.relpath(os.path.abspath(data), os.path.dirname(os.path.abspath(args.output)))
+    lines = [f'data = "{target}"',
+             "# SDP-S3VM's problem: kernel and C by s3vm select, C* = C l/u, mean balance"]
+    for key, value in chosen.settings().items():
+        text = (str(value).lower() if isinstance(value, bool) else f'"{value}"'
+                if isinstance(value, str) else repr(float(value)))
+        lines.append(f"{key} = {text}")
+    with atomic_output(args.output, suffix=".toml") as tmp:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")

@@ -1,0 +1,104 @@
+"""The entry points of the ``s3vm`` command line: :func:`main` (in-process, returns the exit
+status) and :func:`console_main` (the console script).
+
+Exit status: 0 with a result, 2 on bad input or a missing solver (one line on stderr),
+1 on an unexpected internal failure (one line; S3VM_DEBUG=1 shows the traceback), 130 after
+SIGINT (Ctrl-C) and 143 after SIGTERM (128 + the signal number; a solve stopped by either prints
+its best result so far first, as JSON with --json), 141 when the reader of stdout went away.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import warnings
+from typing import Optional, Sequence
+
+from s3vm.cli.commands import command_module
+from s3vm.cli.output import configure_logging
+from s3vm.cli.parser import PROG, build_parser
+from s3vm.solvers.errors import S3VMError
+from s3vm.solvers.runtime.files import remove_temporary_files
+from s3vm.solvers.runtime.stdio import own_stdout
+from s3vm.solvers.runtime.supervisor import (Interrupted, abandoned_workers, set_isolation,
+                                             signals_interrupt)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of the ``s3vm`` console script; returns the exit status.
+
+    Standard output carries only the command's output: while a command runs, whatever else
+    reaches file descriptor 1 (solver libraries print from C) goes to the null device, or to
+    stderr with ``--verbose``. Python warnings (numpy's, the solvers') are shown with
+    ``--verbose`` only: a message of ours is one line. SIGTERM, like Ctrl-C, stops a solve, which
+    prints its best result so far; the status is then 128 + the signal number.
+    """
+    handler = None
+    try:
+        with signals_interrupt(), warnings.catch_warnings():
+            try:
+                args = build_parser().parse_args(argv)
+            except SystemExit as exc:  # --help and --version print and stop: a success
+                return int(exc.code or 0)
+            if not getattr(args, "verbose", False):
+                warnings.simplefilter("ignore")
+            handler = configure_logging(args)
+            with own_stdout(native_to_stderr=getattr(args, "verbose", False)) as out:
+                try:
+                    status = command_module(args.command).run(args, out)
+                finally:
+                    out.flush()  # a closed pipe shows here, not at interpreter exit
+            return status
+    except BrokenPipeError:
+        # The reader of stdout went away (`s3vm ... | head`): stop quietly, as `cat` would.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141  # 128 + SIGPIPE, what the shell reports for a tool killed by the pipe
+    except S3VMError as exc:
+        print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except Interrupted as exc:
+        print(f"{PROG}: interrupted by {exc.name}", file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted by SIGINT", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug, not the user's fault: one line unless debugging
+        if os.environ.get("S3VM_DEBUG"):
+            raise
+        print(f"{PROG}: internal error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    finally:
+        if handler is not None:
+            logging.getLogger("s3vm").removeHandler(handler)
+            handler.close()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def console_main() -> None:
+    """The console script: :func:`main` with each solve in a child process, then exit. When a
+    solve step that could not be cut short was left running in a thread (a time limit or a
+    signal), the process ends at once, after its output is flushed and no temporary file is
+    left, instead of waiting for the step."""
+    # Each solve in a child process (Linux): a library that holds the GIL for seconds cannot
+    # make the time limit or a signal wait, and running out of memory ends the solve, not the
+    # program. S3VM_ISOLATE=0 keeps solves in a thread of this process.
+    set_isolation(os.environ.get("S3VM_ISOLATE", "1") != "0")
+    status = main()
+    if abandoned_workers():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        remove_temporary_files()
+        os._exit(status)
+    sys.exit(status)
