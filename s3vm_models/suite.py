@@ -502,7 +502,8 @@ def execute(tasks: list, jobs: Optional[int] = None, scheduler: Optional[str] = 
     # spawn: a fresh interpreter per worker (forking a process that holds BLAS or solver
     # threads can deadlock).
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context,
+                             initializer=_end_with_parent, initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(run_task, task): task for task in tasks}
         try:
             for future in as_completed(futures):
@@ -513,6 +514,31 @@ def execute(tasks: list, jobs: Optional[int] = None, scheduler: Optional[str] = 
         finally:
             for future in futures:
                 future.cancel()
+
+
+def _end_with_parent(parent: int) -> None:
+    """The initializer of a local worker: end this process when the bench process ends, even
+    by SIGKILL, which no handler sees (a run left going would outlive its suite and compete
+    with the resumed one). Linux: the kernel sends SIGKILL (PR_SET_PDEATHSIG); elsewhere a
+    thread watches the parent's pid."""
+    import signal
+
+    try:
+        import ctypes
+
+        if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL) != 0:  # PR_SET_PDEATHSIG
+            raise OSError(ctypes.get_errno(), "prctl")
+    except (OSError, AttributeError):
+        import threading
+
+        def watch():
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="s3vm-parent-watch", daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the signal was asked for
+        os._exit(1)
 
 
 def _execute_dask(tasks: list, scheduler: str):
