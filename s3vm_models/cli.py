@@ -473,6 +473,9 @@ def _cmd_plot(args, out) -> int:
     from . import plots
 
     plots.check_output(args.output)
+    # The picture may not be written over what it is drawn from.
+    check_not_input(args.output, [args.results] if args.kind in ("profile", "gap")
+                    else _inputs(args))
     if args.kind in ("profile", "gap"):
         from .suite import read_records
 
@@ -515,6 +518,7 @@ def _cmd_select(args, out) -> int:
 
     if args.output is not None:
         check_writable(args.output)
+        check_not_input(args.output, _inputs(args))
     instance, _ = _data(args)
     chosen = select_parameters(instance, folds=args.folds)
     if args.output is not None:

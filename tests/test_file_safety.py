@@ -7,7 +7,9 @@ import gzip
 import io
 import lzma
 import os
+import stat
 import tarfile
+import threading
 import zipfile
 
 import pytest
@@ -108,3 +110,93 @@ def test_a_libsvm_index_beyond_32_bits_is_one_line(tmp_path, capsys, index):
     path.write_text(f"1 1:0.5 {index}:1\n-1 1:0.2\n0 1:0.3\n0 1:0.1\n")
     assert main(["solve", str(path), "-f", "svm1"]) == 2
     assert "feature index is too large" in _one_error_line(capsys)
+
+
+# -- outputs that are not regular files ------------------------------------------------------
+def _reader(fifo):
+    """A thread reading ``fifo`` to its end (as `cat FIFO` would); its bytes in box["data"]."""
+    box = {}
+
+    def read():
+        with open(fifo, "rb") as fh:
+            box["data"] = fh.read()
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread, box
+
+
+def _through_fifo(tmp_path, name, command):
+    """Run ``command`` (argv with {out} for the output) into a FIFO and into a regular file:
+    (bytes read from the FIFO, bytes of the regular file); the FIFO must still be one."""
+    fifo = tmp_path / ("fifo-" + name)
+    os.mkfifo(fifo)
+    thread, box = _reader(fifo)
+    assert main([a.format(out=fifo) for a in command]) == 0
+    thread.join(timeout=30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced"
+    regular = tmp_path / ("regular-" + name)
+    assert main([a.format(out=regular) for a in command]) == 0
+    return box.get("data"), regular.read_bytes()
+
+
+@pytest.mark.parametrize("name,command", [
+    ("model.mps", ["export", "blobs_small", "-f", "bd-mip", "-o", "{out}"]),
+    ("data.csv", ["dataset", "heart", "-o", "{out}"]),
+    ("tree.graphml", ["solve", "blobs_small", "-f", "bb", "--tree", "{out}"]),
+])
+def test_an_output_to_a_fifo_is_written_into_it(tmp_path, capsys, name, command):
+    through_fifo, regular = _through_fifo(tmp_path, name, command)
+    assert through_fifo and through_fifo == regular
+
+
+@pytest.fixture
+def null_device(tmp_path):
+    """A character device that discards what it is given: a node like /dev/null in tmp_path
+    (so that a regression cannot replace the machine's own), else /dev/null for a user who
+    cannot write /dev."""
+    node = tmp_path / "null"
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        with open(node, "wb") as fh:
+            fh.write(b"probe")
+        return str(node)
+    except OSError:
+        if os.geteuid() != 0 and not os.access("/dev", os.W_OK):
+            return "/dev/null"
+    pytest.skip("no character device to write to safely")
+
+
+@pytest.mark.parametrize("command", [
+    ["export", "blobs_small", "-f", "bd-mip", "--format", "mps", "-o", "{out}"],
+    ["dataset", "heart", "-o", "{out}"],
+    ["solve", "blobs_small", "-f", "bb", "--tree", "{out}"],
+])
+def test_an_output_to_a_character_device_leaves_it_a_device(tmp_path, capsys, null_device,
+                                                              command):
+    before = set(os.listdir(os.path.dirname(null_device)))
+    assert main([a.format(out=null_device) for a in command]) == 0
+    assert stat.S_ISCHR(os.stat(null_device).st_mode)
+    assert set(os.listdir(os.path.dirname(null_device))) == before  # no temporary left
+
+
+# -- an output that is an input ----------------------------------------------------------------
+def _two_features(path):
+    gaussian_blobs(n=12, p=2, separation=4.0, n_labeled_per_class=2, seed=1).to_csv(str(path))
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("command", [
+    ["plot", "boundary", "{data}", "-f", "svm1", "-o", "{data}"],
+    ["select", "{toml}", "-o", "{toml}"],
+    ["export", "{toml}", "-f", "svm1", "--format", "lp", "-o", "{data}"],
+])
+def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, command):
+    data = tmp_path / "d.png"  # a data file (CSV) with a picture's name
+    before = _two_features(data)
+    toml = tmp_path / "d.toml"
+    toml.write_text('data = "d.png"\n')
+    assert main([a.format(data=data, toml=toml) for a in command]) == 2
+    assert "it is an input of this command" in _one_error_line(capsys)
+    assert data.read_bytes() == before and toml.read_text() == 'data = "d.png"\n'
+    assert sorted(os.listdir(tmp_path)) == ["d.png", "d.toml"]
