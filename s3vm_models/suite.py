@@ -11,8 +11,11 @@ The format (docs/bench.md is the reference)::
     solver = "highs"                # optional: every formulation's solver
     output = "moons-results"        # optional: results stem, relative to the suite file
 
-    [settings]                      # settings of every run (explicit: a formulation that does
-    kernel = "rbf"                  # not read one is not given it; none may be read by no one)
+    [settings]                      # defaults of every run (a formulation that does not read
+    kernel = "rbf"                  # one is not given it; none may be read by no one); an
+                                    # instance's own settings win over them
+    [override]                      # settings that win over an instance's own
+    bias = true
 
     [grid]                          # settings varied over their cartesian product
     C = [1.0, 10.0]
@@ -33,7 +36,9 @@ The format (docs/bench.md is the reference)::
     sdp = "art100"                  #   an SDP-S3VM benchmark instance (labeled_fraction 0.3)
 
 Every instance table may carry ``name`` (its label in the results) and ``settings`` (an inline
-table of defaults for that instance, like an instance file's). A seed draws the labeled rows of a
+table of that instance's own settings, like an instance file's). A run's settings, from the
+weakest: the formulation's defaults, ``[settings]``, the instance's own (its table's and its
+instance file's), ``[override]``, the grid point, ``[set.NAME]``. A seed draws the labeled rows of a
 ``dataset``, ``generator`` or ``sdp`` instance and reaches every formulation that has a ``seed``
 option; a run that no seed changes is run once (its seed is recorded as null).
 

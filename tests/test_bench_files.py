@@ -290,3 +290,20 @@ def test_a_killed_bench_takes_its_workers_with_it_and_resumes(tmp_path):
     assert main(["bench", str(path), "--jobs", "2", "--quiet"]) == 0
     runs = [r["run"] for r in read_records(str(tmp_path / "suite-results.jsonl"))]
     assert len(runs) == len(set(runs)) == 2
+
+
+def test_the_example_suite_of_the_docs_runs_heart_with_its_own_kernel(tmp_path):
+    import re
+
+    from s3vm.suite import run_task
+
+    page = (os.path.dirname(__file__) + "/../docs/bench.md")
+    with open(page) as fh:
+        block = re.search(r"```toml\n(.*?)```", fh.read(), re.S).group(1)
+    suite = read_suite(str(_write(tmp_path, block)))
+    [run] = [r for r in suite.runs
+             if r.key.startswith("heart/switching[C=1.0] seed=0#")]
+    record = run_task(run.task())
+    assert record["status"] == "feasible"
+    assert record["settings"]["kernel"] == "linear"  # the instance's, not [settings]' rbf
+    assert 0 < record["labels"].count(1) < len(record["labels"])  # not every row on one side
