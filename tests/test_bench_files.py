@@ -35,6 +35,9 @@ n_labeled_per_class = 2
 """
 
 
+CONSOLE = "from s3vm.cli import console_main; console_main()"  # the s3vm command
+
+
 def _write(tmp_path, text=SUITE, name="suite.toml"):
     path = tmp_path / name
     path.write_text(textwrap.dedent(text))
@@ -62,6 +65,11 @@ def test_a_second_bench_on_the_same_results_is_refused(tmp_path, capsys):
         fcntl.flock(held, fcntl.LOCK_EX)
         assert main(["bench", str(path), "--jobs", "1", "--quiet", "--retry-errors"]) == 2
         assert "being written by another s3vm bench" in _one_error_line(capsys)
+        # ... and so is a bench in a process of its own.
+        second = subprocess.run([sys.executable, "-c", CONSOLE, "bench", str(path), "-q"],
+                                capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2 and second.stdout == ""
+        assert second.stderr.count("\n") == 1 and "being written by another" in second.stderr
         # Reading (--list) does not need the lock.
         assert main(["bench", str(path), "--list"]) == 0
         assert capsys.readouterr().out.count("feasible") == 2
@@ -252,6 +260,8 @@ def _alive(pids) -> list:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_bench_takes_its_workers_with_it_and_resumes(tmp_path):
+    """SIGKILL, which no handler sees: the workers go with the bench, and the resumed suite
+    records each run once."""
     # Two runs that each use their whole time limit, on two local workers.
     text = """\
     name = "killed"
@@ -266,8 +276,7 @@ def test_a_killed_bench_takes_its_workers_with_it_and_resumes(tmp_path):
     file = "sdp_art150"
     """
     path = _write(tmp_path, text)
-    code = "from s3vm.cli import console_main; console_main()"
-    bench = subprocess.Popen([sys.executable, "-c", code, "bench", str(path), "--jobs", "2",
+    bench = subprocess.Popen([sys.executable, "-c", CONSOLE, "bench", str(path), "--jobs", "2",
                               "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
