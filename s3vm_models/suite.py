@@ -573,6 +573,11 @@ def _execute_dask(tasks: list, scheduler: str):
 # -- the results files ---------------------------------------------------------------------
 #: The fields every record holds, with their types: a line without them is not a record.
 REQUIRED_FIELDS = {"suite": str, "run": str, "instance": str, "formulation": str, "status": str}
+#: The types of the fields a record may hold (or hold as null), read by the summary and plots.
+OPTIONAL_FIELDS = {"grid": dict, "settings": dict, "seed": int,
+                   **{k: (int, float) for k in ("objective", "lower_bound", "gap", "error",
+                                                 "auc", "seconds", "nodes", "iterations",
+                                                 "time_limit")}}
 
 
 class ResultsFiles:
@@ -780,6 +785,10 @@ def _parse_line(line: bytes):
         else:
             continue
         return (record if key not in ("suite", "run") else None), why
+    for key, kind in OPTIONAL_FIELDS.items():
+        value = record.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kind)):
+            return record, f"its {key!r} is {value!r}"
     return record, None
 
 

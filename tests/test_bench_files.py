@@ -103,21 +103,31 @@ def test_a_whole_last_record_without_its_newline_is_kept(tmp_path):
         assert len(list(csv.DictReader(fh))) == 2
 
 
-def test_a_record_without_a_field_is_one_line(tmp_path, capsys):
+@pytest.mark.parametrize("field,value,message", [
+    ("status", None, "(no 'status' field)"),
+    ("instance", 3, "(its 'instance' is 3)"),
+    ("seconds", "fast", "(its 'seconds' is 'fast')"),
+    ("grid", [1], "(its 'grid' is [1])"),
+])
+def test_a_record_without_a_field_is_one_line(tmp_path, capsys, field, value, message):
     path = _write(tmp_path)
     assert main(["bench", str(path), "--jobs", "1", "--quiet"]) == 0
     capsys.readouterr()
     jsonl = tmp_path / "suite-results.jsonl"
     lines = jsonl.read_text().splitlines()
     damaged = json.loads(lines[0])
-    del damaged["status"]
+    if value is None:
+        del damaged[field]
+    else:
+        damaged[field] = value
     jsonl.write_text(json.dumps(damaged) + "\n" + lines[1] + "\n")
     before = jsonl.read_bytes()
     assert main(["bench", str(path), "--jobs", "1", "--quiet"]) == 2
-    assert "line 1 is not a record of an s3vm results file (no 'status' field)" in \
+    assert "line 1 is not a record of an s3vm results file " + message in \
         _one_error_line(capsys)
-    assert main(["plot", "profile", str(jsonl), "-o", str(tmp_path / "p.png")]) == 2
-    assert "no 'status' field" in _one_error_line(capsys)
+    for kind in ("profile", "gap"):
+        assert main(["plot", kind, str(jsonl), "-o", str(tmp_path / "p.png")]) == 2
+        assert message in _one_error_line(capsys)
     assert jsonl.read_bytes() == before and not (tmp_path / "p.png").exists()
 
 
