@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
+import sys
 import tempfile
 import tomllib
 from contextlib import contextmanager
@@ -46,8 +48,10 @@ def remove_temporary_files() -> None:
 
 
 def is_special_file(path: str) -> bool:
-    """Whether ``path`` is a FIFO or a character device (a pipe, ``/dev/null``, a terminal):
-    written in place, never replaced."""
+    """Whether ``path`` is a FIFO, a character device (a pipe, ``/dev/null``, a terminal) or
+    names a descriptor (``/dev/stdout``): written in place, never replaced."""
+    if _names_descriptor(path) is not None:  # /dev/stdout: a rename would replace the link
+        return True
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
@@ -109,9 +113,32 @@ def atomic_output(path: str, suffix: str = ""):
 
 def _copy_into(source: str, target: str) -> None:
     """Write the bytes of ``source`` into the FIFO or device ``target`` (opening a FIFO waits
-    for its reader, as a shell redirection does)."""
+    for its reader, as a shell redirection does). ``/dev/stdout`` is the real standard output,
+    not the descriptor 1 that the command line points elsewhere while a command runs."""
+    from .stdio import real_stdout_fd
+
+    real = real_stdout_fd()
+    if real is not None and _names_descriptor(target) == 1:
+        sys.stdout.flush()
+        with open(source, "rb") as src, open(os.dup(real), "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        return
     with open(source, "rb") as src, open(target, "wb") as dst:
         shutil.copyfileobj(src, dst)
+
+
+def _names_descriptor(path: str):
+    """The descriptor number a path such as ``/dev/stdout``, ``/dev/fd/1`` or
+    ``/proc/self/fd/1`` stands for (following its links), else None."""
+    path = os.path.abspath(path)
+    for _ in range(8):
+        match = re.fullmatch(r"/(?:dev/fd|proc/self/fd|proc/%d/fd)/(\d+)" % os.getpid(), path)
+        if match:
+            return int(match.group(1))
+        if not os.path.islink(path):
+            return None
+        path = os.path.join(os.path.dirname(path), os.readlink(path))
+    return None
 
 
 def read_toml(path: str) -> dict:

@@ -8,6 +8,8 @@ import io
 import lzma
 import os
 import stat
+import subprocess
+import sys
 import tarfile
 import threading
 import zipfile
@@ -200,3 +202,16 @@ def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, command):
     assert "it is an input of this command" in _one_error_line(capsys)
     assert data.read_bytes() == before and toml.read_text() == 'data = "d.png"\n'
     assert sorted(os.listdir(tmp_path)) == ["d.png", "d.toml"]
+
+
+@pytest.mark.parametrize("name", ["/dev/stdout", "/dev/fd/1"])
+def test_an_output_to_dev_stdout_reaches_the_real_standard_output(tmp_path, name):
+    # The command line points descriptor 1 elsewhere while a command runs (so that solver
+    # libraries cannot print on stdout): the file must still reach the reader of stdout.
+    console = "from s3vm.cli import console_main; console_main()"
+    regular = tmp_path / "heart.csv"
+    assert main(["dataset", "heart", "-o", str(regular)]) == 0
+    done = subprocess.run([sys.executable, "-c", console, "dataset", "heart", "-o", name],
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == regular.read_bytes()
+    assert os.path.islink("/dev/stdout") or not os.path.exists("/dev/stdout")
