@@ -356,7 +356,9 @@ def read_suite(path: str, output: Optional[str] = None) -> Suite:
     stem = output or written or os.path.splitext(os.path.basename(path))[0] + "-results"
     if not os.path.isabs(stem) and output is None:
         stem = os.path.join(base_dir, stem)
-    _check_not_inputs(stem, [path] + [f for s in specs for f in s.input_files()])
+    inputs = [path] + [f for s in specs for f in s.input_files()]
+    _check_not_inputs(stem, inputs)
+    _check_option_files(path, own, inputs + list(ResultsFiles(stem, "").paths))
     suite = Suite(name=name.strip(), path=path, description=str(spec.get("description", "")),
                   runs=[], output=stem, formulations=list(names))
     suite.runs = _expand(path, specs, names, seeds, settings, override, grid_values, own,
@@ -379,6 +381,21 @@ def _check_not_inputs(stem: str, inputs: list) -> None:
 
     for path in ResultsFiles(stem, "").paths:
         check_not_input(path, inputs)
+
+
+def _check_option_files(path: str, own: dict, taken: list) -> None:
+    """A file a formulation writes (``tree_file``) may not be an input or a results file."""
+    from .registry import formulation_class
+    from .solvers.files import check_not_input
+
+    for name, entries in own.items():
+        table = formulation_class(name).option_table()
+        for key, value in entries.items():
+            if key in table and table[key].kind == "file" and isinstance(value, str):
+                try:
+                    check_not_input(value, taken)
+                except InputError as exc:
+                    raise InputError(_where(path, f"[set.{name}] {key}: {exc}")) from None
 
 
 def _expand(path, specs, names, seeds, settings, override, grid_values, own, time_limit,

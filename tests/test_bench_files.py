@@ -150,6 +150,21 @@ def test_results_over_the_suites_own_data_are_refused(tmp_path, capsys):
     assert "it is an input" in _one_error_line(capsys)
 
 
+def test_a_tree_file_over_an_input_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a formulation's file option is relative to where bench runs
+    data = tmp_path / "data.csv"
+    gaussian_blobs(n=16, p=2, n_labeled_per_class=2, seed=0).to_csv(str(data))
+    before = data.read_bytes()
+    text = ('name = "tree"\nformulations = ["bb"]\n[set.bb]\ntree_file = "{}"\n'
+            '[[instances]]\nfile = "data.csv"\n')
+    for target in ("data.csv", "suite-results.jsonl", "suite.toml"):
+        path = _write(tmp_path, text.format(target))
+        assert main(["bench", str(path), "--jobs", "1", "--quiet"]) == 2
+        assert f"[set.bb] tree_file: cannot write {target}" in _one_error_line(capsys)
+        assert data.read_bytes() == before
+        assert sorted(os.listdir(tmp_path)) == ["data.csv", "suite.toml"]
+
+
 @pytest.mark.parametrize("entry,message", [
     ("[set.switching]\nsolver = 1\n", "[set.switching]: solver must be a name, got 1"),
     ("[set.switching]\ntime_limit = \"x\"\n", "[set.switching] time_limit must be a number"),
