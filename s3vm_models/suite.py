@@ -38,8 +38,8 @@ The format (docs/bench.md is the reference)::
 Every instance table may carry ``name`` (its label in the results) and ``settings`` (an inline
 table of that instance's own settings, like an instance file's). A run's settings, from the
 weakest: the formulation's defaults, ``[settings]``, the instance's own (its table's and its
-instance file's), ``[override]``, the grid point, ``[set.NAME]``. A seed draws the labeled rows of a
-``dataset``, ``generator`` or ``sdp`` instance and reaches every formulation that has a ``seed``
+instance file's), ``[override]``, the grid point, ``[set.NAME]``. A seed draws the labeled rows
+of a ``dataset``, ``generator`` or ``sdp`` instance and reaches every formulation that has a ``seed``
 option; a run that no seed changes is run once (its seed is recorded as null).
 
 Everything is checked before the first run (the same option tables and messages as ``s3vm
@@ -665,13 +665,16 @@ class ResultsFiles:
             os.close(fd)  # releases the lock
 
     def _open_locked(self) -> int:
-        """A descriptor of ``STEM.jsonl`` (created if need be) under an exclusive flock."""
-        import fcntl
-
+        """A descriptor of ``STEM.jsonl`` (created if need be) under an exclusive flock (no
+        lock where the system has no flock)."""
         try:
             fd = os.open(self.jsonl, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)
         except OSError as exc:
             raise InputError(f"cannot write {self.jsonl}: {exc.strerror or exc}") from None
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            return fd
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             # The holder may have removed the file before letting go: then this lock is on a
