@@ -536,6 +536,20 @@ def execute(tasks: list, jobs: Optional[int] = None, scheduler: Optional[str] = 
         finally:
             for future in futures:
                 future.cancel()
+            if not all(future.done() for future in futures):
+                _stop_workers(pool)
+
+
+def _stop_workers(pool) -> None:
+    """End the runs still going when the bench stops early (Ctrl-C, SIGTERM, an error): the
+    pool's shutdown would otherwise wait for each to finish, up to its time limit, and then
+    drop its record anyway. A resumed suite runs them again."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            process.terminate()
+        except (OSError, ValueError, AttributeError):
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _end_with_parent(parent: int) -> None:

@@ -7,6 +7,7 @@ import csv
 import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -283,39 +284,53 @@ def _alive(pids) -> list:
     return [pid for pid in pids if pid in table and table[pid][1] != "Z"]
 
 
+# Two runs that each use their whole time limit, on two local workers.
+SLOW = """\
+name = "killed"
+formulations = ["bb"]
+time_limit = 6
+[settings]
+kernel = "rbf"
+sigma = 0.5
+[grid]
+C = [10.0, 20.0]
+[[instances]]
+file = "sdp_art150"
+"""
+
+
+def _bench_at_work(path):
+    """A bench process on ``path`` with --jobs 2, once both its workers have taken a run:
+    (process, worker pids)."""
+    bench = subprocess.Popen([sys.executable, "-c", CONSOLE, "bench", str(path), "--jobs", "2",
+                              "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    workers = []
+    while len(workers) < 2 and time.monotonic() < deadline and bench.poll() is None:
+        time.sleep(0.2)
+        workers = []
+        for pid, (parent, _) in _processes().items():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    if parent == bench.pid and b"spawn_main" in fh.read():
+                        workers.append(pid)
+            except OSError:
+                continue
+    if len(workers) < 2:
+        bench.kill()
+        pytest.fail("the workers did not start")
+    time.sleep(1.0)  # let them take their runs
+    return bench, workers
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_bench_takes_its_workers_with_it_and_resumes(tmp_path):
     """SIGKILL, which no handler sees: the workers go with the bench, and the resumed suite
     records each run once."""
-    # Two runs that each use their whole time limit, on two local workers.
-    text = """\
-    name = "killed"
-    formulations = ["bb"]
-    time_limit = 6
-    [settings]
-    kernel = "rbf"
-    sigma = 0.5
-    [grid]
-    C = [10.0, 20.0]
-    [[instances]]
-    file = "sdp_art150"
-    """
-    path = _write(tmp_path, text)
-    bench = subprocess.Popen([sys.executable, "-c", CONSOLE, "bench", str(path), "--jobs", "2",
-                              "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        workers = []
-        while len(workers) < 2 and time.monotonic() < deadline:
-            time.sleep(0.2)
-            workers = [pid for pid, (parent, _) in _processes().items()
-                       if parent == bench.pid and b"spawn_main" in
-                       open(f"/proc/{pid}/cmdline", "rb").read()]
-        assert len(workers) == 2, "the workers did not start"
-        time.sleep(1.0)  # let them take their runs
-    finally:
-        bench.kill()
-        bench.wait()
+    path = _write(tmp_path, SLOW)
+    bench, workers = _bench_at_work(path)
+    bench.kill()
+    bench.wait()
     deadline = time.monotonic() + 3
     while _alive(workers) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -341,3 +356,19 @@ def test_the_example_suite_of_the_docs_runs_heart_with_its_own_kernel(tmp_path):
     assert record["status"] == "feasible"
     assert record["settings"]["kernel"] == "linear"  # the instance's, not [settings]' rbf
     assert 0 < record["labels"].count(1) < len(record["labels"])  # not every row on one side
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_terminated_bench_stops_its_runs_at_once(tmp_path):
+    # SIGTERM, like Ctrl-C: the bench ends now (before, it waited for every run in progress to
+    # use up its time limit, then dropped its record), and its workers with it.
+    path = _write(tmp_path, SLOW)
+    bench, workers = _bench_at_work(path)
+    bench.terminate()
+    started = time.monotonic()
+    assert bench.wait(timeout=30) == 128 + signal.SIGTERM
+    assert time.monotonic() - started < 4.0
+    deadline = time.monotonic() + 3
+    while _alive(workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(workers)
