@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 
-import numpy as np
 import pytest
 
 import s3vm

@@ -11,8 +11,11 @@ The format (docs/bench.md is the reference)::
     solver = "highs"                # optional: every formulation's solver
     output = "moons-results"        # optional: results stem, relative to the suite file
 
-    [settings]                      # settings of every run (explicit: a formulation that does
-    kernel = "rbf"                  # not read one is not given it; none may be read by no one)
+    [settings]                      # defaults of every run (a formulation that does not read
+    kernel = "rbf"                  # one is not given it; none may be read by no one); an
+                                    # instance's own settings win over them
+    [override]                      # settings that win over an instance's own
+    bias = true
 
     [grid]                          # settings varied over their cartesian product
     C = [1.0, 10.0]
@@ -33,8 +36,10 @@ The format (docs/bench.md is the reference)::
     sdp = "art100"                  #   an SDP-S3VM benchmark instance (labeled_fraction 0.3)
 
 Every instance table may carry ``name`` (its label in the results) and ``settings`` (an inline
-table of defaults for that instance, like an instance file's). A seed draws the labeled rows of a
-``dataset``, ``generator`` or ``sdp`` instance and reaches every formulation that has a ``seed``
+table of that instance's own settings, like an instance file's). A run's settings, from the
+weakest: the formulation's defaults, ``[settings]``, the instance's own (its table's and its
+instance file's), ``[override]``, the grid point, ``[set.NAME]``. A seed draws the labeled rows
+of a ``dataset``, ``generator`` or ``sdp`` instance and reaches every formulation that has a ``seed``
 option; a run that no seed changes is run once (its seed is recorded as null).
 
 Everything is checked before the first run (the same option tables and messages as ``s3vm
@@ -50,6 +55,7 @@ import math
 import os
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
@@ -57,14 +63,19 @@ from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.files import read_toml
 
 SUITE_KEYS = ("name", "description", "formulations", "seeds", "time_limit", "solver", "output",
-              "settings", "grid", "set", "instances")
+              "settings", "override", "grid", "set", "instances")
 INSTANCE_KINDS = ("file", "dataset", "generator", "sdp")
 GENERATORS = ("two_moons", "gaussian_blobs", "noisy_linear")
 
+#: The settings a run solved with, one column each (empty where the formulation reads none).
+SETTING_COLUMNS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance",
+                   "positives", "mu", "nu")
 #: The columns of the CSV results file (and of the summary's source), in order.
-COLUMNS = ("suite", "run", "instance", "formulation", "grid", "seed", "status", "objective",
-           "lower_bound", "gap", "error", "auc", "seconds", "nodes", "iterations", "solver",
-           "message")
+COLUMNS = ("suite", "run", "instance", "formulation", "grid", "seed") + SETTING_COLUMNS + (
+    "time_limit", "status", "objective", "lower_bound", "gap", "error", "auc", "seconds",
+    "nodes", "iterations", "solver", "message")
+NUMERIC_COLUMNS = ("seed", "sigma", "C", "C_star", "mu", "nu", "time_limit", "objective",
+                   "lower_bound", "gap", "error", "auc", "seconds", "nodes", "iterations")
 
 
 # -- the suite file ----------------------------------------------------------------------------
@@ -84,14 +95,34 @@ class InstanceSpec:
         """Whether a seed changes the instance (a labeled draw or generated points)."""
         return self.kind in ("dataset", "generator", "sdp")
 
+    def _file(self) -> str:
+        path = os.path.join(self.base_dir, self.target)
+        return path if os.path.exists(path) else self.target
+
+    def input_files(self) -> list:
+        """The files this instance is read from (none for a data set or a generator)."""
+        from s3vm.core.settings import instance_files
+
+        return instance_files(self._file()) if self.kind == "file" else []
+
+    def own_settings(self) -> set:
+        """The settings this instance gives itself: its ``settings`` table, and for an instance
+        file the settings the file writes (a data file gives none)."""
+        keys = set(self.settings)
+        files = self.input_files()
+        if files and files[0].lower().endswith(".toml") and os.path.isfile(files[0]):
+            from s3vm.core.settings import SETTING_KEYS
+
+            keys |= set(read_toml(files[0])) & set(SETTING_KEYS)
+        return keys
+
     def load(self, seed: Optional[int]):
         """(Instance, Settings): the instance for ``seed`` and its default settings."""
         from s3vm.core.settings import Settings, load_instance
 
         defaults = Settings(**self.settings)
         if self.kind == "file":
-            path = os.path.join(self.base_dir, self.target)
-            instance, settings = load_instance(path if os.path.exists(path) else self.target)
+            instance, settings = load_instance(self._file())
             return instance, settings.updated(**self.settings) if self.settings else settings
         seed = 0 if seed is None else seed
         if self.kind == "dataset":
@@ -284,24 +315,32 @@ def read_suite(path: str, output: Optional[str] = None) -> Suite:
     if solver is not None and not isinstance(solver, str):
         raise InputError(_where(path, f"solver must be a name, got {solver!r}"))
     settings = spec.get("settings", {})
+    override = spec.get("override", {})
     grid = spec.get("grid", {})
-    if not isinstance(settings, dict) or not isinstance(grid, dict):
-        raise InputError(_where(path, "[settings] and [grid] must be tables"))
+    if not all(isinstance(t, dict) for t in (settings, override, grid)):
+        raise InputError(_where(path, "[settings], [override] and [grid] must be tables"))
     settings = {k: _check_setting(path, "[settings]", k, v) for k, v in settings.items()}
+    override = {k: _check_setting(path, "[override]", k, v) for k, v in override.items()}
+    twice = set(settings) & set(override)
+    if twice:
+        raise InputError(_where(path, f"{', '.join(sorted(twice))} both in [settings] and in "
+                                      "[override]"))
     grid_values = {}
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise InputError(_where(path, f"[grid] {key} must be a non-empty list"))
-        if key in settings:
-            raise InputError(_where(path, f"{key} is both in [settings] and in [grid]"))
+        for table, entries in (("settings", settings), ("override", override)):
+            if key in entries:
+                raise InputError(_where(path, f"{key} is both in [{table}] and in [grid]"))
         grid_values[key] = [_check_setting(path, "[grid]", key, v) for v in values]
     own = spec.get("set", {})
     if not isinstance(own, dict) or not all(isinstance(v, dict) for v in own.values()):
         raise InputError(_where(path, "[set.NAME] tables give one formulation its own entries"))
-    for entry in own:
+    for entry, entries in own.items():
         if entry not in names:
             raise InputError(_where(path, f"[set.{entry}]: {entry!r} is not among the "
                                           f"formulations ({', '.join(names)})"))
+        _check_run_entries(path, f"[set.{entry}]", entries)
     instances = spec.get("instances")
     if not isinstance(instances, list) or not instances:
         raise InputError(_where(path, "a suite needs at least one [[instances]] table"))
@@ -311,19 +350,62 @@ def read_suite(path: str, output: Optional[str] = None) -> Suite:
     if len(set(labels)) != len(labels):
         raise InputError(_where(path, "two instances have the same name: give each a name = "
                                       "\"...\""))
-    stem = output or spec.get("output") or os.path.splitext(os.path.basename(path))[0] \
-        + "-results"
+    written = spec.get("output")
+    if written is not None and (not isinstance(written, str) or not written.strip()):
+        raise InputError(_where(path, f"output must be a file stem (text), got {written!r}"))
+    stem = output or written or os.path.splitext(os.path.basename(path))[0] + "-results"
     if not os.path.isabs(stem) and output is None:
         stem = os.path.join(base_dir, stem)
+    inputs = [path] + [f for s in specs for f in s.input_files()]
+    _check_not_inputs(stem, inputs)
+    _check_option_files(path, own, inputs + list(ResultsFiles(stem, "").paths))
     suite = Suite(name=name.strip(), path=path, description=str(spec.get("description", "")),
                   runs=[], output=stem, formulations=list(names))
-    suite.runs = _expand(path, specs, names, seeds, settings, grid_values, own, time_limit,
-                         solver)
+    suite.runs = _expand(path, specs, names, seeds, settings, override, grid_values, own,
+                         time_limit, solver)
     return suite
 
 
-def _expand(path, specs, names, seeds, settings, grid_values, own, time_limit, solver) -> list:
-    """Every run of the suite, each checked as ``s3vm compare`` checks its input."""
+def _check_run_entries(path: str, where: str, entries: dict) -> None:
+    """A formulation's own ``solver`` and ``time_limit`` have the types of the suite's."""
+    solver = entries.get("solver")
+    if solver is not None and (not isinstance(solver, str) or not solver.strip()):
+        raise InputError(_where(path, f"{where}: solver must be a name, got {solver!r}"))
+    _number(path, f"{where} time_limit", entries.get("time_limit"))
+
+
+def _check_not_inputs(stem: str, inputs: list) -> None:
+    """The results files (``STEM.jsonl``, ``.csv``, ``.parquet``) may not be the suite file or
+    a file an instance is read from: a suite never writes over its own input."""
+    from s3vm.solvers.runtime.files import check_not_input
+
+    for path in ResultsFiles(stem, "").paths:
+        check_not_input(path, inputs)
+
+
+def _check_option_files(path: str, own: dict, taken: list) -> None:
+    """A file a formulation writes (``tree_file``) may not be an input or a results file."""
+    from s3vm.core.registry import formulation_class
+    from s3vm.solvers.runtime.files import check_not_input
+
+    for name, entries in own.items():
+        table = formulation_class(name).option_table()
+        for key, value in entries.items():
+            if key in table and table[key].kind == "file" and isinstance(value, str):
+                try:
+                    check_not_input(value, taken)
+                except InputError as exc:
+                    raise InputError(_where(path, f"[set.{name}] {key}: {exc}")) from None
+
+
+def _expand(path, specs, names, seeds, settings, override, grid_values, own, time_limit,
+            solver) -> list:
+    """Every run of the suite, each checked as ``s3vm compare`` checks its input.
+
+    The settings of a run, from the weakest: the formulation's defaults, the suite's
+    ``[settings]``, the instance's own settings (its ``settings`` table, its instance file's),
+    then the suite's ``[override]``, the grid point and the formulation's ``[set.NAME]``.
+    """
     from s3vm import api
     from s3vm.core.registry import formulation_class
 
@@ -331,6 +413,10 @@ def _expand(path, specs, names, seeds, settings, grid_values, own, time_limit, s
                    for combo in itertools.product(*grid_values.values())] or [{}]
     runs = []
     for inst in specs:
+        # A suite default that the instance sets itself is not the instance's setting.
+        mine = inst.own_settings()
+        shared = {k: v for k, v in settings.items() if k not in mine}
+        shared.update(override)
         for seed in seeds if inst.draws else seeds[:1]:
             try:
                 instance, base = inst.load(seed)
@@ -339,7 +425,7 @@ def _expand(path, specs, names, seeds, settings, grid_values, own, time_limit, s
             for point in grid_points:
                 try:
                     api.prepare_comparison(instance, names, base, per_formulation=own,
-                                           **settings, **point)
+                                           **shared, **point)
                 except InputError as exc:
                     at = "" if not point else " at " + ", ".join(f"{k}={v}"
                                                                  for k, v in point.items())
@@ -356,7 +442,7 @@ def _expand(path, specs, names, seeds, settings, grid_values, own, time_limit, s
                 # A grid setting the formulation does not read does not change its run.
                 used = {k: v for k, v in point.items() if k in cls.settings_used}
                 for seed in seeds if (inst.draws or seeded) else [None]:
-                    run = Run(inst, name, used, seed, {**settings, **used}, entries, run_solver,
+                    run = Run(inst, name, used, seed, {**shared, **used}, entries, run_solver,
                               run_limit)
                     if run.key not in seen:
                         seen.add(run.key)
@@ -371,7 +457,7 @@ def run_task(task: dict) -> dict:
     started = time.perf_counter()
     spec = task["instance"]
     record = {"run": task["key"], "instance": spec.label, "formulation": task["formulation"],
-              "grid": task["grid"], "seed": task["seed"]}
+              "grid": task["grid"], "seed": task["seed"], "time_limit": task["time_limit"]}
     try:
         from s3vm import api
         from s3vm.core.registry import formulation_class, get_formulation
@@ -387,6 +473,9 @@ def run_task(task: dict) -> dict:
         form = get_formulation(task["formulation"], **options)
         shared = {k: v for k, v in task["explicit"].items() if k in cls.settings_used}
         effective = cls.settings_for(base, {**shared, **own_settings}, strict=False)
+        # The settings the formulation reads (or fixes): the others are not part of its run.
+        record["settings"] = effective.to_dict(
+            [k for k in SETTING_COLUMNS if k in cls.settings_used or k in cls.settings_fixed])
         profile = api._profile(form, task["solver"], None, task["time_limit"])
         result = form.solve(instance, effective, profile)
         metrics = api.evaluate(instance, result)
@@ -409,7 +498,8 @@ def _error_record(task: dict, exc: BaseException) -> dict:
     """The record of a run whose worker died (the pool or the cluster lost it)."""
     spec = task["instance"]
     return {"run": task["key"], "instance": spec.label, "formulation": task["formulation"],
-            "grid": task["grid"], "seed": task["seed"], "status": "error",
+            "grid": task["grid"], "seed": task["seed"], "time_limit": task["time_limit"],
+            "status": "error",
             "solver": task["solver"], "seconds": None,
             "message": f"{type(exc).__name__}: {str(exc).strip()[:200]}"}
 
@@ -434,7 +524,8 @@ def execute(tasks: list, jobs: Optional[int] = None, scheduler: Optional[str] = 
     # spawn: a fresh interpreter per worker (forking a process that holds BLAS or solver
     # threads can deadlock).
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context,
+                             initializer=_end_with_parent, initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(run_task, task): task for task in tasks}
         try:
             for future in as_completed(futures):
@@ -445,6 +536,45 @@ def execute(tasks: list, jobs: Optional[int] = None, scheduler: Optional[str] = 
         finally:
             for future in futures:
                 future.cancel()
+            if not all(future.done() for future in futures):
+                _stop_workers(pool)
+
+
+def _stop_workers(pool) -> None:
+    """End the runs still going when the bench stops early (Ctrl-C, SIGTERM, an error): the
+    pool's shutdown would otherwise wait for each to finish, up to its time limit, and then
+    drop its record anyway. A resumed suite runs them again."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            process.terminate()
+        except (OSError, ValueError, AttributeError):
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _end_with_parent(parent: int) -> None:
+    """The initializer of a local worker: end this process when the bench process ends, even
+    by SIGKILL, which no handler sees (a run left going would outlive its suite and compete
+    with the resumed one). Linux: the kernel sends SIGKILL (PR_SET_PDEATHSIG); elsewhere a
+    thread watches the parent's pid."""
+    import signal
+
+    try:
+        import ctypes
+
+        if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL) != 0:  # PR_SET_PDEATHSIG
+            raise OSError(ctypes.get_errno(), "prctl")
+    except (OSError, AttributeError):
+        import threading
+
+        def watch():
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="s3vm-parent-watch", daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the signal was asked for
+        os._exit(1)
 
 
 def _execute_dask(tasks: list, scheduler: str):
@@ -472,56 +602,136 @@ def _execute_dask(tasks: list, scheduler: str):
 
 
 # -- the results files ---------------------------------------------------------------------
+#: The fields every record holds, with their types: a line without them is not a record.
+REQUIRED_FIELDS = {"suite": str, "run": str, "instance": str, "formulation": str, "status": str}
+#: The types of the fields a record may hold (or hold as null), read by the summary and plots.
+OPTIONAL_FIELDS = {"grid": dict, "settings": dict, "seed": int,
+                   **{k: (int, float) for k in ("objective", "lower_bound", "gap", "error",
+                                                 "auc", "seconds", "nodes", "iterations",
+                                                 "time_limit")}}
+
+
 class ResultsFiles:
     """``STEM.jsonl`` (every record, appended as runs finish: the file a suite resumes from),
     ``STEM.csv`` (the scalar columns, appended alike) and ``STEM.parquet`` (written at the end
-    when pyarrow is installed)."""
+    when pyarrow is installed).
+
+    One process at a time writes them: :meth:`locked` holds an exclusive ``flock`` on
+    ``STEM.jsonl`` while the suite runs, and a second ``s3vm bench`` on the same files is
+    refused at once (it would run the same runs again) instead of waiting for the first.
+    """
 
     def __init__(self, stem: str, suite: str):
         self.stem, self.suite = stem, suite
         self.jsonl, self.csv, self.parquet = stem + ".jsonl", stem + ".csv", stem + ".parquet"
+        self._fd: Optional[int] = None
 
-    def read(self) -> list:
-        """The records already there; InputError for another suite's file or a file that is
-        not a results file. A last line cut short (a run stopped while writing) is dropped."""
+    @property
+    def paths(self) -> tuple:
+        return self.jsonl, self.csv, self.parquet
+
+    def check(self) -> None:
+        """InputError unless the files can be written and ``STEM.csv`` is not someone else's."""
         from s3vm.solvers.runtime.files import check_writable
 
-        check_writable(self.jsonl)
+        for path in self.paths:
+            check_writable(path)
+        if not os.path.exists(self.jsonl) and os.path.exists(self.csv):
+            raise InputError(f"{self.csv} exists without {os.path.basename(self.jsonl)}: not "
+                             f"the results of suite {self.suite!r}; give another --output")
+
+    def read(self) -> list:
+        """The records already there, read without writing (a last line cut short, by a stop
+        or by a writer now at work, is left out); InputError for another suite's file or a
+        file that is not a results file."""
+        self.check()
         if not os.path.exists(self.jsonl):
-            if os.path.exists(self.csv):
-                raise InputError(f"{self.csv} exists without {os.path.basename(self.jsonl)}: not "
-                                 f"the results of suite {self.suite!r}; give another --output")
             return []
-        return read_records(self.jsonl, suite=self.suite, repair=True)
+        return read_records(self.jsonl, suite=self.suite)
+
+    @contextmanager
+    def locked(self):
+        """Hold the results files for this process; yields the records already there.
+
+        A last line cut short by a crash is repaired first (cut off, or completed with its
+        newline when it is a whole record), so that the next append starts a line of its own.
+        A block that ends in an exception before anything was recorded in files it created
+        (an unreachable cluster) leaves no file behind.
+        """
+        self.check()
+        fresh = not os.path.exists(self.jsonl)
+        fd = self._open_locked()
+        try:
+            _repair_last_line(fd)
+            records = read_records(self.jsonl, suite=self.suite)
+            self._fd = fd
+            if records or os.path.exists(self.csv):
+                self._rewrite_csv(records)  # a CSV cut short, or of an older layout, made whole
+            yield records
+        except BaseException:
+            if fresh and os.fstat(fd).st_size == 0:
+                for path in (self.jsonl, self.csv):  # before the lock goes: no one has them
+                    if os.path.exists(path):
+                        os.unlink(path)
+            raise
+        finally:
+            self._fd = None
+            os.close(fd)  # releases the lock
+
+    def _open_locked(self) -> int:
+        """A descriptor of ``STEM.jsonl`` (created if need be) under an exclusive flock (no
+        lock where the system has no flock)."""
+        try:
+            fd = os.open(self.jsonl, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)
+        except OSError as exc:
+            raise InputError(f"cannot write {self.jsonl}: {exc.strerror or exc}") from None
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            return fd
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # The holder may have removed the file before letting go: then this lock is on a
+            # file no one else will see, and the suite must start again from the path.
+            if os.fstat(fd).st_ino != os.stat(self.jsonl).st_ino:
+                raise BlockingIOError
+        except (BlockingIOError, FileNotFoundError):
+            os.close(fd)
+            raise InputError(f"{self.jsonl} is being written by another s3vm bench (it holds "
+                             "the file's lock): wait for it to end, or give another --output") \
+                from None
+        return fd
 
     def append(self, record: dict) -> None:
-        import csv
+        """Append one record: one write of one whole line to each file, on disk (fsync) before
+        the next run is recorded, so that a crash loses at most the line being written."""
+        if self._fd is None:
+            raise RuntimeError("ResultsFiles.append outside ResultsFiles.locked")
+        line = json.dumps(record, default=_json_default) + "\n"
+        _write_all(self._fd, line.encode("utf-8"))
+        os.fsync(self._fd)
+        row = _csv_text([csv_row(record)])
+        fd = os.open(self.csv, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+        try:
+            if os.fstat(fd).st_size == 0:
+                row = _csv_text([COLUMNS]) + row
+            _write_all(fd, row.encode("utf-8"))
+        finally:
+            os.close(fd)
 
-        line = json.dumps(record, default=_json_default)
-        with open(self.jsonl, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        new = not os.path.exists(self.csv)
-        with open(self.csv, "a", encoding="utf-8", newline="") as fh:
-            writer = csv.writer(fh, lineterminator="\n")
-            if new:
-                writer.writerow(COLUMNS)
-            writer.writerow(csv_row(record))
-
-    def finish(self, records: list) -> list:
-        """Rewrite the CSV whole from the records (and the Parquet file when pyarrow is
-        installed); the names of the files written."""
-        import csv
-
+    def _rewrite_csv(self, records: list) -> None:
         from s3vm.solvers.runtime.files import atomic_output
 
         with atomic_output(self.csv, suffix=".csv") as tmp:
             with open(tmp, "w", encoding="utf-8", newline="") as fh:
-                writer = csv.writer(fh, lineterminator="\n")
-                writer.writerow(COLUMNS)
-                for record in records:
-                    writer.writerow(csv_row(record))
+                fh.write(_csv_text([COLUMNS] + [csv_row(r) for r in records]))
+
+    def finish(self, records: list) -> list:
+        """Rewrite the CSV whole from the records (and the Parquet file when pyarrow is
+        installed); the names of the files written."""
+        from s3vm.solvers.runtime.files import atomic_output
+
+        self._rewrite_csv(records)
         written = [self.jsonl, self.csv]
         try:
             import pyarrow  # noqa: F401
@@ -532,6 +742,41 @@ class ResultsFiles:
             frame.to_parquet(tmp, index=False)
         written.append(self.parquet)
         return written
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write until every byte is written (a write to a file may be partial)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _csv_text(rows) -> str:
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def _repair_last_line(fd: int) -> None:
+    """Cut off a last line that a crash left unfinished (no newline, not a whole record), or
+    end a whole last record with its newline; in place, the lock stays on the same file."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return
+    data = os.pread(fd, size, 0)
+    if data.endswith(b"\n"):
+        return
+    cut = data.rfind(b"\n") + 1
+    record, why = _parse_line(data[cut:])
+    if record is not None and not why:
+        _write_all(fd, b"\n")
+    else:
+        os.ftruncate(fd, cut)
+    os.fsync(fd)
 
 
 def _json_default(value):
@@ -547,56 +792,90 @@ def _json_default(value):
 
 
 def csv_row(record: dict) -> list:
+    settings = record.get("settings") or {}
     row = []
     for column in COLUMNS:
-        value = record.get(column)
+        value = settings.get(column) if column in SETTING_COLUMNS else record.get(column)
         if column == "grid":
             value = json.dumps(value or {}, sort_keys=True)
         row.append("" if value is None else value)
     return row
 
 
-def read_records(path: str, suite: Optional[str] = None, repair: bool = False) -> list:
+def _parse_line(line: bytes):
+    """(record, None) for a line that holds a whole record; (record, why) for a JSON object of
+    a suite's run that lacks another field; (None, why) for anything else."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None, "not JSON"
+    if not isinstance(record, dict):
+        return None, "not a JSON object"
+    for key, kind in REQUIRED_FIELDS.items():
+        if key not in record:
+            why = f"no {key!r} field"
+        elif not isinstance(record[key], kind):
+            why = f"its {key!r} is {record[key]!r}"
+        else:
+            continue
+        return (record if key not in ("suite", "run") else None), why
+    for key, kind in OPTIONAL_FIELDS.items():
+        value = record.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kind)):
+            return record, f"its {key!r} is {value!r}"
+    return record, None
+
+
+def read_records(path: str, suite: Optional[str] = None) -> list:
     """The records of a JSON-lines results file, checked to belong to ``suite`` when given.
 
-    ``repair``: drop a last line cut short by a stop (the file is rewritten without it).
+    A last line without its newline that is not a whole record was cut short (a run stopped
+    while writing it, or one being written now): it is left out. Any other line that is not a
+    record (not JSON, or without one of the fields of :data:`REQUIRED_FIELDS`) is an
+    InputError naming it.
     """
     if not os.path.isfile(path):
         raise InputError(f"results file not found: {path}")
-    with open(path, encoding="utf-8") as fh:
-        lines = fh.read().split("\n")
-    records, good = [], []
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    lines = data.split(b"\n")
+    records = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-            if not isinstance(record, dict) or "run" not in record or "suite" not in record:
-                raise ValueError
-        except ValueError:
-            if repair and number == len(lines) and records:
-                break  # an unfinished last line: written while the suite was stopped
-            raise InputError(f"{path}: line {number} is not a record of an s3vm results file")
-        if suite is not None and record["suite"] != suite:
+        record, why = _parse_line(line)
+        if record is None or why:
+            if number == len(lines) and line.lstrip().startswith(b"{"):
+                break  # unfinished: the last line, with no newline after it
+        if record is not None and suite is not None and record["suite"] != suite:
             raise InputError(f"{path} holds the results of suite {record['suite']!r}, not of "
                              f"{suite!r}: give another --output")
+        if why:
+            raise InputError(f"{path}: line {number} is not a record of an s3vm results file "
+                             f"({why})")
         records.append(record)
-        good.append(line)
-    if repair and len(good) != sum(1 for line in lines if line.strip()):
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write("".join(line + "\n" for line in good))
     return records
 
 
 def records_frame(records: list):
-    """A pandas DataFrame of the records' scalar columns (grid as JSON text)."""
+    """A pandas DataFrame of the records' scalar columns (grid as JSON text): the numeric
+    columns as numbers, ``bias`` and ``hard_margin`` as booleans, every other column as text
+    (so that a value of an unexpected type cannot make a column of mixed types)."""
     import pandas as pd
 
     rows = [dict(zip(COLUMNS, csv_row(r))) for r in records]
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
-    for column in ("objective", "lower_bound", "gap", "error", "auc", "seconds", "nodes",
-                   "iterations", "seed"):
-        frame[column] = pd.to_numeric(frame[column].replace("", None), errors="coerce")
+    for column in COLUMNS:
+        values = frame[column].replace("", None)
+        if column in NUMERIC_COLUMNS:
+            frame[column] = pd.to_numeric(values, errors="coerce")
+        elif column in ("bias", "hard_margin"):
+            frame[column] = values.map(lambda v: None if v is None else bool(v)).astype("boolean")
+        else:
+            frame[column] = values.map(lambda v: None if v is None else str(v))
     return frame
 
 
@@ -662,23 +941,27 @@ class Progress:
 def run_suite(suite: Suite, jobs: Optional[int] = None, scheduler: Optional[str] = None,
               retry_errors: bool = False, progress: Optional[Progress] = None) -> list:
     """Run the runs of ``suite`` that its results file does not hold yet; returns the records of
-    every run of the suite (earlier ones included), in suite order."""
+    every run of the suite (earlier ones included), in suite order.
+
+    The results files are locked for the whole run (:meth:`ResultsFiles.locked`): a second
+    process on the same files is an InputError.
+    """
     files = ResultsFiles(suite.output, suite.name)
-    previous = {r["run"]: r for r in files.read()}
-    keys = [run.key for run in suite.runs]
-    todo = [run.task() for run in suite.runs
-            if run.key not in previous or (retry_errors and previous[run.key]["status"] == "error")]
-    if progress is not None:
-        progress.total, progress.done = len(keys), len(keys) - len(todo)
-    for record in execute(todo, jobs, scheduler):
-        record["suite"] = suite.name
-        record = {"suite": suite.name, **record}
-        files.append(record)
-        previous[record["run"]] = record
+    with files.locked() as earlier:
+        previous = {r["run"]: r for r in earlier}
+        keys = [run.key for run in suite.runs]
+        todo = [run.task() for run in suite.runs
+                if run.key not in previous
+                or (retry_errors and previous[run.key]["status"] == "error")]
         if progress is not None:
-            progress.update(record)
-    records = [previous[key] for key in keys if key in previous]
-    with open(files.jsonl, encoding="utf-8") as fh:
-        everything = [json.loads(line) for line in fh if line.strip()]
-    files.finish(everything)
-    return records
+            progress.total, progress.done = len(keys), len(keys) - len(todo)
+        everything = list(earlier)
+        for record in execute(todo, jobs, scheduler):
+            record = {"suite": suite.name, **record}
+            files.append(record)
+            everything.append(record)
+            previous[record["run"]] = record
+            if progress is not None:
+                progress.update(record)
+        files.finish(everything)
+    return [previous[key] for key in keys if key in previous]

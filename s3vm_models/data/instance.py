@@ -361,6 +361,41 @@ def _raw_header(path: str) -> Optional[list]:
     return [str(v).strip() for v in row.iloc[0].tolist()] if len(row) else None
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _compression_errors() -> tuple:
+    """The exceptions of the decompressors pandas picks from a file's extension (.gz, .xz,
+    .zip, .tar, .zst) on data that is not what the extension says, or is cut short."""
+    import gzip
+    import lzma
+    import tarfile
+    import zipfile
+    import zlib
+
+    errors = [EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error, zipfile.BadZipFile, tarfile.TarError]
+    try:
+        import zstandard
+
+        errors.append(zstandard.ZstdError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def _compression_name(path: str) -> str:
+    """How the extension of ``path`` says the file is compressed ('CSV' when it says nothing)."""
+    names = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zip": "zip", ".tar": "tar",
+             ".tgz": "tar", ".zst": "zstd"}
+    lower = os.fspath(path).lower()
+    for ext, name in names.items():
+        if lower.endswith(ext):
+            return f"{name}-compressed CSV"
+    return "CSV"
+
+
 def read_csv(path: str, name: Optional[str] = None) -> Instance:
     """Read a data file of the CSV contract into an :class:`Instance`.
 
@@ -380,11 +415,20 @@ def read_csv(path: str, name: Optional[str] = None) -> Instance:
         frame = pd.read_csv(path, skipinitialspace=True)
     except pd.errors.EmptyDataError:
         raise InputError(f"{path}: the file is empty") from None
+    except ImportError:
+        # pandas reads .zst through the optional zstandard package.
+        raise InputError(f"cannot read {path}: its extension asks for a decompressor that is "
+                         f"not installed (pip install zstandard for .zst), or give the file "
+                         f"uncompressed") from None
+    except _compression_errors() as exc:
+        raise InputError(f"{path}: not a readable {_compression_name(path)} file "
+                         f"({_first_line(exc)})") from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{path}: not a readable CSV file ({first})") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        # pandas' ParserError, and its refusal of an archive of several members, are
+        # ValueErrors: the file's contents, not a fault of this program.
+        raise InputError(f"{path}: not a readable CSV file ({_first_line(exc)})") from None
     header = _raw_header(path)
     if header is not None:
         seen, twice = set(), []
@@ -509,9 +553,13 @@ def read_svmlight(path: str, unlabeled: float = 0, name: Optional[str] = None) -
         raise InputError(f"data file not found: {path}")
     try:
         X, y = load_svmlight_file(path, dtype=np.float64)
+    except OverflowError:
+        # scikit-learn keeps feature indices in 32-bit integers.
+        raise InputError(f"{path}: a feature index is too large (LIBSVM indices must be below "
+                         f"2^31)") from None
     except (ValueError, TypeError, UnicodeDecodeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{path}: not a readable LIBSVM/svmlight file ({first})") from None
+        raise InputError(f"{path}: not a readable LIBSVM/svmlight file ({_first_line(exc)})") \
+            from None
     unl = y == unlabeled
     classes = np.unique(y[~unl])
     spelled = ", ".join(f"{c:g}" for c in classes[:6])

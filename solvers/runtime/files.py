@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import stat
+import sys
 import tempfile
 import tomllib
 from contextlib import contextmanager
@@ -43,8 +47,25 @@ def remove_temporary_files() -> None:
         _temporary.discard(tmp)
 
 
+def is_special_file(path: str) -> bool:
+    """Whether ``path`` is a FIFO, a character device (a pipe, ``/dev/null``, a terminal) or
+    names a descriptor (``/dev/stdout``): written in place, never replaced."""
+    if _names_descriptor(path) is not None:  # /dev/stdout: a rename would replace the link
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
 def check_writable(path: str) -> None:
-    """Raise InputError unless ``path`` can be created: its folder exists and is writable."""
+    """Raise InputError unless ``path`` can be created: its folder exists and is writable (or,
+    for a FIFO or a character device, the file itself is writable)."""
+    if is_special_file(path):
+        if not os.access(path, os.W_OK):
+            raise InputError(f"cannot write {path}: permission denied")
+        return
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise InputError(f"cannot write {path}: directory {directory} does not exist")
@@ -59,10 +80,18 @@ def atomic_output(path: str, suffix: str = ""):
     """Yield a temporary path beside ``path``; rename it to ``path`` when the block succeeds.
 
     On any failure (a signal included: the command line turns SIGTERM into an exception) the
-    temporary file is removed, so no partial output is ever left. The suffix lets writers that choose a format from the extension see the right one.
+    temporary file is removed, so no partial output is ever left. The suffix lets writers that
+    choose a format from the extension see the right one.
+
+    A FIFO or a character device (``-o /dev/stdout``, a named pipe) is written in place: the
+    finished output is copied into it, as a rename would put a regular file in its stead (and
+    its folder, ``/dev``, may not be ours to write). The temporary file is then in the system's
+    temporary folder.
     """
     check_writable(path)
-    fd, tmp = tempfile.mkstemp(suffix=suffix, dir=os.path.dirname(os.path.abspath(path)))
+    special = is_special_file(path)
+    folder = None if special else os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(suffix=suffix, dir=folder)
     os.close(fd)
     umask = os.umask(0)
     os.umask(umask)
@@ -70,13 +99,46 @@ def atomic_output(path: str, suffix: str = ""):
     _temporary.add(tmp)
     try:
         yield tmp
-        os.replace(tmp, path)
+        if special:
+            _copy_into(tmp, path)
+        else:
+            os.replace(tmp, path)
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
         _temporary.discard(tmp)
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _copy_into(source: str, target: str) -> None:
+    """Write the bytes of ``source`` into the FIFO or device ``target`` (opening a FIFO waits
+    for its reader, as a shell redirection does). ``/dev/stdout`` is the real standard output,
+    not the descriptor 1 that the command line points elsewhere while a command runs."""
+    from s3vm.solvers.runtime.stdio import real_stdout_fd
+
+    real = real_stdout_fd()
+    if real is not None and _names_descriptor(target) == 1:
+        sys.stdout.flush()
+        with open(source, "rb") as src, open(os.dup(real), "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        return
+    with open(source, "rb") as src, open(target, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+
+
+def _names_descriptor(path: str):
+    """The descriptor number a path such as ``/dev/stdout``, ``/dev/fd/1`` or
+    ``/proc/self/fd/1`` stands for (following its links), else None."""
+    path = os.path.abspath(path)
+    for _ in range(8):
+        match = re.fullmatch(r"/(?:dev/fd|proc/self/fd|proc/%d/fd)/(\d+)" % os.getpid(), path)
+        if match:
+            return int(match.group(1))
+        if not os.path.islink(path):
+            return None
+        path = os.path.join(os.path.dirname(path), os.readlink(path))
+    return None
 
 
 def read_toml(path: str) -> dict:

@@ -24,6 +24,15 @@ def _flush_c_stdio() -> None:
         pass
 
 
+_real_stdout: list = []  # the descriptors of the real standard output, innermost block last
+
+
+def real_stdout_fd():
+    """The descriptor of the real standard output while :func:`own_stdout` has moved fd 1
+    (None outside such a block): an output file named ``/dev/stdout`` is written there."""
+    return _real_stdout[-1] if _real_stdout else None
+
+
 @contextmanager
 def own_stdout(native_to_stderr: bool = False) -> Iterator[IO[str]]:
     """Yield a text stream on the real standard output while fd 1 goes elsewhere.
@@ -53,9 +62,11 @@ def own_stdout(native_to_stderr: bool = False) -> Iterator[IO[str]]:
     replaced = sys.stdout is not sys.__stdout__
     stream = sys.stdout if replaced else open(real_fd, "w", encoding="utf-8",
                                               errors="replace", closefd=False)
+    _real_stdout.append(real_fd)
     try:
         yield stream
     finally:
+        _real_stdout.pop()
         try:
             stream.flush()
         finally:

@@ -8,10 +8,11 @@ from s3vm import api, plots
 from s3vm.bench.suite import read_records
 from s3vm.cli.output import table
 from s3vm.cli.parser import (Parser, add_formulation_options, add_per_formulation,
-                             add_problem_options, add_solver_options, overrides,
+                             add_problem_options, add_solver_options, inputs, overrides,
                              per_formulation, read_data, typed_options)
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.results import STATUSES
+from s3vm.solvers.runtime.files import check_not_input
 
 
 def add_parser(sub) -> None:
@@ -46,6 +47,9 @@ def add_parser(sub) -> None:
 
 def run(args, out) -> int:
     plots.check_output(args.output)
+    # The picture may not be written over what it is drawn from.
+    check_not_input(args.output, [args.results] if args.kind in ("profile", "gap")
+                    else inputs(args))
     if args.kind in ("profile", "gap"):
         figure = _from_results(args)
     else:

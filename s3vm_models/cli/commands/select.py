@@ -7,10 +7,10 @@ import json
 import os
 import tomllib
 
-from s3vm.cli.parser import number, read_data
+from s3vm.cli.parser import inputs, number, read_data
 from s3vm.data.resources import shipped_instance
 from s3vm.selection import select_parameters
-from s3vm.solvers.runtime.files import atomic_output, check_writable
+from s3vm.solvers.runtime.files import atomic_output, check_not_input, check_writable
 
 
 def add_parser(sub) -> None:
@@ -31,6 +31,7 @@ def add_parser(sub) -> None:
 def run(args, out) -> int:
     if args.output is not None:
         check_writable(args.output)
+        check_not_input(args.output, inputs(args))
     instance, _ = read_data(args)
     chosen = select_parameters(instance, folds=args.folds)
     if args.output is not None:
