@@ -28,6 +28,7 @@ from .solvers.errors import InputError
 from .solvers.files import check_writable
 from .solvers.memory import check_dense_memory
 from .solvers.results import Result
+from .solvers.stdio import native_stdout_elsewhere
 from .solvers.supervisor import (PROGRESS_SECONDS, Interrupted, signal_name, signal_of,
                                  supervise)
 
@@ -266,8 +267,11 @@ class Formulation(ABC):
                 return None
             return result
 
-        outcome = supervise(work, clock, line=self._progress_line(clock),
-                            emit=PROGRESS_LOG.info, interval=progress_seconds())
+        # A library prints nothing on stdout: what solver libraries write there from C goes to
+        # the null device (to stderr under verbose, where the solver's log belongs).
+        with native_stdout_elsewhere(to_stderr=bool(getattr(profile, "verbose", False))):
+            outcome = supervise(work, clock, line=self._progress_line(clock),
+                                emit=PROGRESS_LOG.info, interval=progress_seconds())
         result = outcome.value if outcome.finished else None
         if result is None:
             result = self._result_so_far(backend, clock)
