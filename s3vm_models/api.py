@@ -16,6 +16,7 @@ from typing import Iterable, Optional, Union
 import numpy as np
 
 from .data import Instance
+from .options import keyword_hint
 from .registry import formulation_class, formulation_options, get_formulation
 from .settings import SETTINGS_TABLE, Settings, instance_files, load_instance
 from .solvers.errors import InputError
@@ -202,6 +203,9 @@ def prepare_comparison(data: Data, formulations: Iterable[str],
         raise InputError(f"{', '.join('--' + k.replace('_', '-') for k in unused)} applies to "
                          "none of the formulations compared")
     for key in overrides:
+        if key not in SETTINGS_TABLE:
+            raise InputError(f"unknown setting {key!r}{keyword_hint(key)}: the settings are "
+                             f"{', '.join(SETTINGS_TABLE)}")
         if not any(key in cls.settings_used for cls in classes):
             flag = SETTINGS_TABLE[key].flag_name if key in SETTINGS_TABLE else key
             raise InputError(f"{flag} does not apply to {', '.join(names)}")

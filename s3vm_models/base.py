@@ -21,7 +21,7 @@ import numpy as np
 
 from ._version import __version__
 from .data import Instance
-from .options import flags_of, table
+from .options import flags_of, keyword_hint, table
 from .settings import SETTINGS_TABLE, Settings
 from .solvers.clock import INTERRUPTED, Clock, Stopped
 from .solvers.errors import InputError
@@ -131,6 +131,8 @@ class Formulation(ABC):
             known = {name: option for name, (option, _) in all_options().items()}
             hint = (" (a MIP solver's gap is the profile's mip_rel_gap)"
                     if "rel_gap" in unknown and self.problem_class in ("lp", "mip") else "")
+            if not hint and len(unknown) == 1:
+                hint = keyword_hint(unknown[0], self.name)
             raise InputError(f"{flags_of(unknown, {**known, **options})} does not apply to "
                              f"formulation {self.name!r}{hint}")
         for name, option in options.items():
@@ -179,8 +181,8 @@ class Formulation(ABC):
         explicit = {k: v for k, v in explicit.items() if v is not None}
         for key, value in explicit.items():
             if key not in SETTINGS_TABLE:
-                raise InputError(f"unknown setting {key!r}: choose one of "
-                                 f"{', '.join(SETTINGS_TABLE)}")
+                raise InputError(f"unknown setting {key!r}{keyword_hint(key, cls.name)}: the "
+                                 f"settings are {', '.join(SETTINGS_TABLE)}")
             if not strict:
                 continue
             flag = SETTINGS_TABLE[key].flag_name

@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 
 from ._version import __version__
 from .options import Option, add_flags
-from .solvers.errors import InputError, S3VMError
+from .solvers.errors import MESSAGES, InputError, S3VMError
 from .solvers.files import (atomic_output, check_not_input, check_writable,
                             remove_temporary_files)
 from .solvers.stdio import own_stdout
@@ -617,6 +617,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     prints its best result so far; the status is then 128 + the signal number.
     """
     handler = None
+    # Messages name the flags the user typed (--kernel), not the Python API's keywords.
+    spelling, MESSAGES["spelling"] = MESSAGES["spelling"], "cli"
     try:
         with signals_interrupt(), warnings.catch_warnings():
             try:
@@ -655,6 +657,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"{PROG}: internal error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
         return 1
     finally:
+        MESSAGES["spelling"] = spelling
         if handler is not None:
             logging.getLogger("s3vm").removeHandler(handler)
             handler.close()
