@@ -24,7 +24,7 @@ from .data import Instance
 from .options import flags_of, keyword_hint, table
 from .settings import SETTINGS_TABLE, Settings
 from .solvers.clock import INTERRUPTED, Clock, Stopped
-from .solvers.errors import InputError
+from .solvers.errors import MESSAGES, InputError
 from .solvers.files import check_writable
 from .solvers.memory import check_dense_memory
 from .solvers.results import Result
@@ -283,6 +283,10 @@ class Formulation(ABC):
             reason = f"interrupted by {signal_name(clock.signal)}"
             result.message = reason + (f" ({result.message})" if result.message else "")
         check_result(result, instance)
+        translate = MESSAGES["translate"]
+        if result.message and translate is not None and MESSAGES["spelling"] == "python":
+            # The advice in a message names keywords under the Python API (scale='standard').
+            result.message = translate(result.message)
         result.seconds = clock.seconds
         used = [k for k in ALL_SETTINGS if k in self.settings_used or k in self.settings_fixed]
         options = self.option_values()
