@@ -312,10 +312,9 @@ def _runner(built: Built):
 
     if built.modeler == "pyomo":
         return _pyomo_runner(built)
-    base = formulation_class(built.formulation)
     if built.formulation == "bb-sdp":
         return _shor_runner(built)
-    return _conic_runner(base, built)
+    return _conic_runner(formulation_class(built.formulation), built)
 
 
 def _pyomo_runner(built: Built):
@@ -367,10 +366,13 @@ def _shor_runner(built: Built):
     from .bb_sdp import BranchAndBoundSDP
     from .conic_formulation import ConicFormulation
 
+    if built.modeler == "fusion":
+        raise InputError("bb-sdp's MOSEK Fusion root model is for export and inspection: "
+                         "build the CVXPY one (modeler='cvxpy') to solve it here")
     if built._conic is None or built._conic.read.get("gamma_u") is None:
-        raise InputError("this bb-sdp root model is written in reduced coordinates (facial "
-                         "reduction: the lifted count or mean products), so its outputs cannot "
-                         "be read: build it with balance='none', count_bound='none' or "
+        raise InputError("this bb-sdp root model is lifted (the count's labels) or written in "
+                         "reduced coordinates (facial reduction), so its outputs cannot be "
+                         "read: build it with balance='none', count_bound='none' or "
                          "mean_products=False to solve it here")
 
     class Given(ConicFormulation):

@@ -66,3 +66,32 @@ def test_result_repr_is_a_short_summary(blobs):
     assert f"<{labels.size} labels, {int((labels == 1).sum())} of them +1>" in text
     assert f"objective={result.objective:.8g}" in text
     assert "array" not in text and "info" not in text
+
+
+def test_the_documented_loggers_carry_progress(blobs, monkeypatch):
+    import logging
+    import re
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "user-guide.md").read_text()
+    documented = set(re.findall(r"^\| `(s3vm\.[a-z]+)` \|", guide, re.M))
+    assert documented == {"s3vm.progress", "s3vm.bnb"}
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record.name)
+
+    monkeypatch.setenv("S3VM_PROGRESS_SECONDS", "0.01")
+    logger = logging.getLogger("s3vm")
+    handler, level = Keep(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)  # what the guide says turns progress on
+    try:
+        s3vm.solve(blobs, "bb", options={"log_every": 1})
+        s3vm.solve(blobs, "sdp")
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert documented <= set(records)

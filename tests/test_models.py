@@ -85,8 +85,6 @@ def test_build_returns_the_declarative_model_with_its_documented_components(name
     import cvxpy as cp
     import pyomo.environ as pyo
 
-    if name == "l2-miqp" and "scip" not in installed_solvers("miqp"):
-        pytest.skip("l2-miqp's defaults need SCIP for its bound")
     built = s3vm.build(BLOBS, name, **SMALL.get(name, {}))
     assert built.formulation == name
     if name in PYOMO:
