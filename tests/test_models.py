@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 import pytest
-from scipy.optimize import linprog, minimize
+from scipy.optimize import linprog
 
 import s3vm
 from s3vm.built import COMPONENTS
@@ -63,13 +63,20 @@ def labeling_lp(instance, settings, labels) -> float:
     return float(res.fun)
 
 
-def svm_dual(K, y, C) -> float:
-    """D(y) = max_{0 <= a <= C} 2 e'a - a'(K o yy')a, by L-BFGS-B on the box."""
-    Q = K * np.outer(y, y)
-    res = minimize(lambda a: (a @ Q @ a - 2 * a.sum(), 2 * Q @ a - 2), np.full(len(y), 0.5 * C),
-                   jac=True, bounds=[(0.0, C)] * len(y), method="L-BFGS-B",
-                   options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 10000})
-    return float(-res.fun)
+def svm_duals(K, Y, C, iterations=20000) -> np.ndarray:
+    """D(y) = max_{0 <= a <= C} 2 e'a - a'(K o yy')a for every row y of Y at once, by
+    accelerated projected gradient (FISTA) on the box; its a is feasible, so each value is
+    attained (to about 1e-8 here)."""
+    step = 1.0 / (2.0 * np.linalg.eigvalsh(K)[-1])  # K o yy' has the eigenvalues of K
+    Q = K[None] * Y[:, :, None] * Y[:, None, :]
+    a = np.full(Y.shape, 0.5 * C)
+    z, t = a.copy(), 1.0
+    for _ in range(iterations):
+        new = np.clip(z + step * (2.0 - 2.0 * np.einsum("bij,bj->bi", Q, z)), 0.0, C)
+        t_next = (1.0 + np.sqrt(1.0 + 4.0 * t * t)) / 2.0
+        z = new + (t - 1.0) / t_next * (new - a)
+        a, t = new, t_next
+    return 2.0 * a.sum(axis=1) - np.einsum("bi,bij,bj->b", a, Q, a)
 
 
 def labelings(u, fixed=None):
@@ -164,13 +171,14 @@ def test_a_cut_on_the_sdp_raises_its_bound_and_stays_below_the_enumerated_optimu
 
     instance, settings = data
     K = instance.X @ instance.X.T
-    y = instance.label.astype(float)
 
-    def D(labels):
-        y[instance.unlabeled] = labels
-        return svm_dual(K, y, settings.C)
+    def D(*labelings_):
+        Y = np.tile(instance.label.astype(float), (len(labelings_), 1))
+        Y[:, instance.unlabeled] = labelings_
+        return svm_duals(K, Y, settings.C)
 
-    values = {tuple(lab): D(lab) for lab in labelings(instance.u)}
+    every = list(labelings(instance.u))
+    values = {tuple(lab): value for lab, value in zip(every, D(*every))}
     optimum = np.array(min(values, key=values.get))
     j = 2
     forced = -optimum[j]
@@ -196,7 +204,7 @@ def test_a_cut_on_the_sdp_raises_its_bound_and_stays_below_the_enumerated_optimu
     assert after > before + 1e-3
     if result.lower_bound is not None:
         assert result.lower_bound <= best_forced + 1e-5
-    assert result.objective == pytest.approx(D(result.labels), rel=1e-5)
+    assert result.objective == pytest.approx(D(result.labels)[0], rel=1e-5)
 
 
 def test_a_model_is_solved_only_by_a_solver_of_its_kind():
