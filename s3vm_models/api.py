@@ -16,9 +16,8 @@ from typing import Iterable, Optional, Union
 import numpy as np
 
 from .data import Instance
-from .options import keyword_hint
 from .registry import formulation_class, formulation_options, get_formulation
-from .settings import SETTINGS_TABLE, Settings, instance_files, load_instance
+from .settings import SETTINGS_TABLE, Settings, instance_files, keyword_hint, load_instance
 from .solvers.errors import InputError
 from .solvers.files import check_not_input
 from .solvers.supervisor import Interrupted

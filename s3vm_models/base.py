@@ -21,8 +21,8 @@ import numpy as np
 
 from ._version import __version__
 from .data import Instance
-from .options import flags_of, keyword_hint, table
-from .settings import SETTINGS_TABLE, Settings
+from .options import flags_of, table
+from .settings import SETTINGS_TABLE, Settings, keyword_hint
 from .solvers.clock import INTERRUPTED, Clock, Stopped
 from .solvers.errors import MESSAGES, InputError
 from .solvers.files import check_writable
