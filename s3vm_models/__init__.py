@@ -8,6 +8,8 @@ The public API is importable from here; each name is loaded on first use, so tha
     result = s3vm.solve("two_moons", "bb")                # a shipped instance, or a file path
     table = s3vm.compare("two_moons", ["vs3vm", "sdp", "bb"])
     s3vm.export("two_moons", "bd-mip", "model.mps")
+    built = s3vm.build("two_moons", "bd-mip")             # its Pyomo model, to change
+    result = built.solve(solver="highs")
     heart = s3vm.load_dataset("heart", labeled_fraction=0.1, seed=0)
     clf = s3vm.S3VMClassifier(formulation="vs3vm").fit(X, y)
 
@@ -28,6 +30,8 @@ _PUBLIC = {
     "export": "s3vm.api",
     "evaluate": "s3vm.api",
     "load": "s3vm.api",
+    "build": "s3vm.built",
+    "Built": "s3vm.built",
     "load_instance": "s3vm.core.settings",
     "load_dataset": "s3vm.data.loaders",
     "S3VMClassifier": "s3vm.estimator",

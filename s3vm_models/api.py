@@ -17,7 +17,8 @@ import numpy as np
 
 from s3vm.data.instance import Instance
 from s3vm.core.registry import formulation_class, formulation_options, get_formulation
-from s3vm.core.settings import SETTINGS_TABLE, Settings, instance_files, load_instance
+from s3vm.core.settings import (SETTINGS_TABLE, Settings, instance_files, keyword_hint,
+                                load_instance)
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.files import check_not_input
 from s3vm.solvers.runtime.supervisor import Interrupted
@@ -202,6 +203,9 @@ def prepare_comparison(data: Data, formulations: Iterable[str],
         raise InputError(f"{', '.join('--' + k.replace('_', '-') for k in unused)} applies to "
                          "none of the formulations compared")
     for key in overrides:
+        if key not in SETTINGS_TABLE:
+            raise InputError(f"unknown setting {key!r}{keyword_hint(key)}: the settings are "
+                             f"{', '.join(SETTINGS_TABLE)}")
         if not any(key in cls.settings_used for cls in classes):
             flag = SETTINGS_TABLE[key].flag_name if key in SETTINGS_TABLE else key
             raise InputError(f"{flag} does not apply to {', '.join(names)}")

@@ -64,6 +64,26 @@ class Result:
             return None
         return max(0.0, self.objective - self.lower_bound) / max(1.0, abs(self.objective))
 
+    def __repr__(self) -> str:
+        """A one-line summary, as scipy's OptimizeResult and Pyomo's results print one: the
+        arrays and ``info`` stay out of it (they are attributes; ``to_dict()`` has them all)."""
+        parts = [f"formulation={self.formulation!r}", f"solver={self.solver!r}",
+                 f"status={self.status!r}", f"objective={_short(self.objective)}",
+                 f"lower_bound={_short(self.lower_bound)}", f"gap={_short(self.gap)}"]
+        if self.labels is None:
+            parts.append("labels=None")
+        else:
+            labels = np.asarray(self.labels)
+            parts.append(f"labels=<{labels.size} labels, {int(np.sum(labels > 0))} of them +1>")
+        for name in ("iterations", "nodes"):
+            if getattr(self, name) is not None:
+                parts.append(f"{name}={getattr(self, name)}")
+        parts.append(f"seconds={float(self.seconds):.3g}")
+        if self.message:
+            message = self.message if len(self.message) <= 80 else self.message[:77] + "..."
+            parts.append(f"message={message!r}")
+        return f"Result({', '.join(parts)})"
+
     def to_dict(self, primal: bool = False) -> dict:
         """A JSON-ready dict with the fields of the command-line contract."""
         out: dict[str, Any] = {
@@ -92,6 +112,11 @@ class Result:
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(**kwargs))
+
+
+def _short(value) -> str:
+    """A number in 8 significant digits (None as None)."""
+    return "None" if value is None else f"{float(value):.8g}"
 
 
 def _num(value) -> Optional[float]:

@@ -26,11 +26,11 @@ def blobs():
 
 # -- settings and options checks ---------------------------------------------------------
 def test_settings_not_read_by_a_formulation_are_refused(blobs):
-    with pytest.raises(InputError, match="--C does not apply to rlp"):
+    with pytest.raises(InputError, match="C= does not apply to rlp"):
         api.solve(blobs, "rlp", C=3.0)
-    with pytest.raises(InputError, match="--positives needs --balance count"):
+    with pytest.raises(InputError, match="positives= needs balance='count'"):
         api.solve(blobs, "bd-mip", positives=3)
-    with pytest.raises(InputError, match="--clusters does not apply"):
+    with pytest.raises(InputError, match="clusters= does not apply"):
         api.solve(blobs, "svm1", options={"clusters": 3})
     # A setting read by one of the formulations compared is fine.
     rows = api.compare(blobs, ["rlp", "svm1"], mu=0.5)

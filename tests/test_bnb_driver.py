@@ -572,11 +572,11 @@ def test_formulation_solves_and_reports(toy_instance, tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"node_selection": "bfs"}, "--node-selection must be one of"),
-    ({"rel_gap": -0.1}, "--gap"),
-    ({"abs_gap": "x"}, "--abs-gap"),
-    ({"node_limit": 0}, "--node-limit"),
-    ({"log_every": -5}, "--log-every"),
+    ({"node_selection": "bfs"}, "node_selection= must be one of"),
+    ({"rel_gap": -0.1}, "rel_gap="),
+    ({"abs_gap": "x"}, "abs_gap="),
+    ({"node_limit": 0}, "node_limit="),
+    ({"log_every": -5}, "log_every="),
     ({"tree_file": "/no/such/dir/t.graphml"}, "does not exist"),
 ])
 def test_formulation_options_are_checked_at_construction(kwargs, match):

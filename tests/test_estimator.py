@@ -170,7 +170,7 @@ def test_bad_input_is_refused_clearly(blobs):
         S3VMClassifier("vs3vm", balance="count").fit(blobs.X, y)
     with pytest.raises(InputError, match="seed does not apply"):
         S3VMClassifier("switching", seed=3).fit(blobs.X, y)
-    with pytest.raises(InputError, match="--sigma must be > 0"):
+    with pytest.raises(InputError, match="sigma= must be > 0"):
         S3VMClassifier(kernel="rbf", sigma=-1.0).fit(blobs.X, y)
     with pytest.raises(ValueError, match="no labeled row"):
         S3VMClassifier().fit(blobs.X, np.full(blobs.n, -1))

@@ -283,7 +283,7 @@ def test_bias_with_zero_C_is_input_error():
 
 def test_setting_it_does_not_read_is_input_error():
     instance, _ = case("linear_bias_none")
-    with pytest.raises(InputError, match="--mu"):
+    with pytest.raises(InputError, match="mu="):
         api.solve(instance, "l2-miqp", mu=0.5)
 
 

@@ -30,10 +30,10 @@ LAYERS = (
     ("families", ("s3vm.formulations.families",)),
     ("formulations", ("s3vm.formulations",)),
     # instances/generate.py is the maintainers' script that writes the shipped instance files.
-    ("faces", ("s3vm.inductive", "s3vm.selection", "s3vm.api", "s3vm.plots", "s3vm.estimator",
-               "s3vm.bench", "s3vm.instances.generate")),
+    ("faces", ("s3vm.inductive", "s3vm.selection", "s3vm.api", "s3vm.built", "s3vm.plots",
+               "s3vm.estimator", "s3vm.bench", "s3vm.instances.generate")),
     ("cli", ("s3vm.cli",)),
-    ("public face", ("s3vm",)),
+    ("public face", ("s3vm",)),   # the package root itself only, not what lies under it
 )
 
 #: Inside the solver layer, bottom to top: the vocabulary, errors and the Result type; the
@@ -122,7 +122,8 @@ def _rank(module: str, layers) -> int:
     best, rank = -1, None
     for index, (_, prefixes) in enumerate(layers):
         for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+            under = module.startswith(prefix + ".") and prefix != "s3vm"
+            if (module == prefix or under) and len(prefix) > best:
                 best, rank = len(prefix), index
     assert rank is not None, f"{module} is in no layer: add it to LAYERS"
     return rank

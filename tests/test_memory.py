@@ -82,7 +82,7 @@ def test_a_dense_formulation_too_big_is_refused_naming_the_lowrank_path(monkeypa
 def test_rbf_lp_too_big_names_the_linear_kernel(monkeypatch):
     monkeypatch.setenv("S3VM_MEMORY_LIMIT", "50M")
     data = gaussian_blobs(n=600, p=3, seed=0)
-    with pytest.raises(InputError, match="--kernel linear"):
+    with pytest.raises(InputError, match="kernel='linear'"):
         api.solve(data, "vs3vm", kernel="rbf")
 
 

@@ -129,7 +129,7 @@ def test_sdp_with_C_1e12_gives_a_result_with_an_objective_or_says_what_to_change
             assert result.lower_bound is None or result.lower_bound <= result.objective
         else:
             assert result.status == "error" and result.labels is None
-            assert "--solver" in result.message or "--C" in result.message
+            assert "solver=" in result.message or "C=" in result.message
 
 
 # -- exit 1 where bad input deserves exit 2 --------------------------------------------------
@@ -325,7 +325,7 @@ def test_an_infeasible_subspace_says_what_to_change():
     # advice.
     result = api.solve("heart", "sdp-lowrank")
     assert result.status == "infeasible"
-    assert "--balance none" in result.message and "--dim" in result.message
+    assert "balance='none'" in result.message and "dim=" in result.message
 
 
 # -- the API ---------------------------------------------------------------------------------

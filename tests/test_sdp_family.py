@@ -312,7 +312,7 @@ def test_sparse_path_on_a_disconnected_graph():
 
 # -- bad input ---------------------------------------------------------------------------
 def test_bad_options_are_input_errors(small):
-    with pytest.raises(InputError, match="--dim must be >= 1"):
+    with pytest.raises(InputError, match="dim= must be >= 1"):
         SubspaceSDP(dim=0)
     with pytest.raises(InputError, match="d larger than u"):
         api.solve(small, "sdp-subspace", options={"dim": small.u + 2}, kernel="rbf")
@@ -320,7 +320,7 @@ def test_bad_options_are_input_errors(small):
         subspace_basis(small, small.u + 2)
     with pytest.raises(InputError, match="rank larger than n"):
         api.solve(small, "sdp-lowrank", options={"rank": small.n + 1}, kernel="rbf")
-    with pytest.raises(InputError, match="rank must be"):
+    with pytest.raises(InputError, match="rank= must be"):
         LowRankSDP(rank=0)
     with pytest.raises(InputError, match="does not apply"):
         api.solve(small, "sdp", options={"dim": 2})

@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 from s3vm.cli.commands import command_module
 from s3vm.cli.output import configure_logging
 from s3vm.cli.parser import PROG, build_parser
-from s3vm.solvers.errors import S3VMError
+from s3vm.solvers.errors import MESSAGES, S3VMError
 from s3vm.solvers.runtime.files import remove_temporary_files
 from s3vm.solvers.runtime.stdio import own_stdout
 from s3vm.solvers.runtime.supervisor import (Interrupted, abandoned_workers, set_isolation,
@@ -35,6 +35,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     prints its best result so far; the status is then 128 + the signal number.
     """
     handler = None
+    # Messages name the flags the user typed (--kernel), not the Python API's keywords.
+    spelling, MESSAGES["spelling"] = MESSAGES["spelling"], "cli"
     try:
         with signals_interrupt(), warnings.catch_warnings():
             try:
@@ -73,6 +75,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"{PROG}: internal error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
         return 1
     finally:
+        MESSAGES["spelling"] = spelling
         if handler is not None:
             logging.getLogger("s3vm").removeHandler(handler)
             handler.close()

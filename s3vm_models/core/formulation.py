@@ -23,12 +23,13 @@ from s3vm._version import __version__
 from s3vm.data.instance import Instance
 from s3vm.core.options import flags_of, table
 from s3vm.core.problems import PROBLEMS
-from s3vm.core.settings import SETTINGS_TABLE, Settings
+from s3vm.core.settings import SETTINGS_TABLE, Settings, keyword_hint
 from s3vm.solvers.runtime.clock import INTERRUPTED, Clock, Stopped
-from s3vm.solvers.errors import InputError
+from s3vm.solvers.errors import MESSAGES, InputError
 from s3vm.solvers.runtime.files import check_writable
 from s3vm.solvers.runtime.memory import check_dense_memory
 from s3vm.solvers.results import Result
+from s3vm.solvers.runtime.stdio import native_stdout_elsewhere
 from s3vm.solvers.runtime.supervisor import (PROGRESS_SECONDS, Interrupted, signal_name, signal_of,
                                              supervise)
 
@@ -142,6 +143,8 @@ class Formulation(ABC):
             known = {name: option for name, (option, _) in all_options().items()}
             hint = (" (a MIP solver's gap is the profile's mip_rel_gap)"
                     if "rel_gap" in unknown and self.problem_class in ("lp", "mip") else "")
+            if not hint and len(unknown) == 1:
+                hint = keyword_hint(unknown[0], self.name)
             raise InputError(f"{flags_of(unknown, {**known, **options})} does not apply to "
                              f"formulation {self.name!r}{hint}")
         for name, option in options.items():
@@ -204,8 +207,8 @@ class Formulation(ABC):
         explicit = {k: v for k, v in explicit.items() if v is not None}
         for key, value in explicit.items():
             if key not in SETTINGS_TABLE:
-                raise InputError(f"unknown setting {key!r}: choose one of "
-                                 f"{', '.join(SETTINGS_TABLE)}")
+                raise InputError(f"unknown setting {key!r}{keyword_hint(key, cls.name)}: the "
+                                 f"settings are {', '.join(SETTINGS_TABLE)}")
             if not strict:
                 continue
             flag = SETTINGS_TABLE[key].flag_name
@@ -292,8 +295,11 @@ class Formulation(ABC):
                 return None
             return result
 
-        outcome = supervise(work, clock, line=self._progress_line(clock),
-                            emit=PROGRESS_LOG.info, interval=progress_seconds())
+        # A library prints nothing on stdout: what solver libraries write there from C goes to
+        # the null device (to stderr under verbose, where the solver's log belongs).
+        with native_stdout_elsewhere(to_stderr=bool(getattr(profile, "verbose", False))):
+            outcome = supervise(work, clock, line=self._progress_line(clock),
+                                emit=PROGRESS_LOG.info, interval=progress_seconds())
         result = outcome.value if outcome.finished else None
         if result is None:
             result = self._result_so_far(backend, clock)
@@ -303,6 +309,10 @@ class Formulation(ABC):
             reason = f"interrupted by {signal_name(clock.signal)}"
             result.message = reason + (f" ({result.message})" if result.message else "")
         check_result(result, instance)
+        translate = MESSAGES["translate"]
+        if result.message and translate is not None and MESSAGES["spelling"] == "python":
+            # The advice in a message names keywords under the Python API (scale='standard').
+            result.message = translate(result.message)
         result.seconds = clock.seconds
         used = [k for k in ALL_SETTINGS if k in self.settings_used or k in self.settings_fixed]
         options = self.option_values()

@@ -203,9 +203,9 @@ def table(options: Iterable[Option]) -> dict:
 
 
 def flags_of(names: Iterable[str], options: dict) -> str:
-    """The flags of option names, for messages (``--max-lps, --seed``)."""
-    return ", ".join(options[n].flag_name if n in options else "--" + n.replace("_", "-")
-                     for n in names)
+    """The flags of option names, for messages (``--max-lps, --seed``); a name no table knows
+    (only the Python API can give one) as its keyword, ``name=``."""
+    return ", ".join(options[n].flag_name if n in options else n + "=" for n in names)
 
 
 def add_flags(parser: argparse.ArgumentParser, owners: dict) -> None:

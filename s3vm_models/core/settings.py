@@ -17,7 +17,9 @@ Command-line options override the file's values.
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from dataclasses import dataclass, fields, replace
 from typing import Optional, Union
 
@@ -25,7 +27,7 @@ import numpy as np
 
 from s3vm.data.instance import Instance, read_csv
 from s3vm.core.options import Option, table
-from s3vm.solvers.errors import InputError
+from s3vm.solvers.errors import MESSAGES, InputError
 from s3vm.solvers.runtime.files import read_toml
 
 KERNELS = ("linear", "rbf")
@@ -239,3 +241,99 @@ def load_instance(path: str, unlabeled: Optional[float] = None) -> tuple[Instanc
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
     return instance, settings
+
+
+# -- messages in the caller's terms -------------------------------------------------------------
+
+#: Flags of the command line that are keywords of the Python API's functions (beside the
+#: settings and the formulations' options): flag -> keyword.
+RUN_FLAGS = {"--solver": "solver", "--time-limit": "time_limit", "--profile": "profile",
+             "--format": "fmt", "--verbose": "verbose", "--scale": "scale"}
+
+#: Keywords users bring from other libraries, and what s3vm calls them.
+KEYWORD_ADVICE = {
+    "gamma": "use sigma: the rbf kernel is exp(-|x - z|^2 / (2 sigma^2)), so "
+             "gamma = 1/(2 sigma^2) is sigma = (2 gamma)^-1/2",
+    "timeout": "use time_limit (seconds)",
+    "max_time": "use time_limit (seconds)",
+    "C_u": "use C_star (the penalty of the unlabeled losses)",
+    "c_u": "use C_star (the penalty of the unlabeled losses)",
+    "lam": "use C (s3vm penalises the losses, not the norm: C is 1/lambda up to scaling)",
+    "lambda_": "use C (s3vm penalises the losses, not the norm: C is 1/lambda up to scaling)",
+}
+
+_FLAG = re.compile(r"--([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)(?: ([A-Za-z0-9_.+-]*[A-Za-z0-9]))?")
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$")
+_FLAGS: dict = {}
+
+
+def _flag_table() -> dict:
+    """flag -> (keyword, Option or None) of every setting, option and run keyword."""
+    if not _FLAGS:
+        from s3vm.core.registry import all_options
+
+        table_ = {flag: (name, None) for flag, name in RUN_FLAGS.items()}
+        for option in SETTING_OPTIONS:
+            table_[option.flag_name] = (option.name, option)
+        for name, (option, _) in all_options().items():
+            table_.setdefault(option.flag_name, (name, option))
+        _FLAGS.update(table_)
+    return _FLAGS
+
+
+def python_terms(message: str) -> str:
+    """``message`` with the command line's flags spelled as the Python API's keywords.
+
+    ``--kernel must be ...`` becomes ``kernel= must be ...``, ``--balance count`` becomes
+    ``balance='count'``, ``--no-bias`` ``bias=False``, ``--C 10`` ``C=10``; a flag that is no
+    keyword of the API (``--set``) is left as it is.
+    """
+    if "--" not in message:
+        return message
+    flags = _flag_table()
+
+    def spell(match) -> str:
+        flag, word = "--" + match.group(1), match.group(2)
+        entry = flags.get(flag)
+        if entry is None:
+            return match.group(0)
+        name, option = entry
+        rest = "" if word is None else " " + word
+        if option is not None and option.kind == "bool":
+            return f"{name}={option.default is not True}{rest}"
+        if word is None:
+            return f"{name}="
+        if _NUMBER.match(word):
+            return f"{name}={word}"
+        quoted = (option is None and name != "verbose") or option.kind == "file" \
+            or (option.kind == "choice" and word in option.choices) \
+            or (option.kind == "positives" and word == "truth")
+        return f"{name}={word!r}" if quoted else f"{name}={rest}"
+
+    return _FLAG.sub(spell, message)
+
+
+def keyword_hint(key: str, formulation: Optional[str] = None) -> str:
+    """What the caller may have meant by an unknown keyword ``key`` ("" when nothing fits):
+    the s3vm name of another library's keyword, the ``options`` dict for a formulation's option
+    given as a keyword, or the closest known names."""
+    from s3vm.core.registry import all_options
+
+    if key in KEYWORD_ADVICE:
+        return f" ({KEYWORD_ADVICE[key]})"
+    options = all_options()
+    if key in options:
+        owners = options[key][1]
+        if formulation is None or formulation in owners:
+            return (f" ({key} is an option of {', '.join(owners)}: give it as "
+                    f"options={{{key!r}: ...}})")
+        return f" ({key} is an option of {', '.join(owners)}, not of {formulation})"
+    known = [opt.name for opt in SETTING_OPTIONS] + list(options) + list(RUN_FLAGS.values())
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+    if not close:
+        lowered = {name.lower(): name for name in known}
+        close = [lowered[key.lower()]] if key.lower() in lowered else []
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
+
+
+MESSAGES["translate"] = python_terms

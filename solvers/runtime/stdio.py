@@ -3,7 +3,9 @@
 Solver libraries write to file descriptor 1 from C (HiGHS's banner, SCIP's and SCS's logs), below
 Python's ``sys.stdout``. :func:`own_stdout` moves descriptor 1 to stderr (or to the null device)
 for the duration of a block and hands the block a stream on the real standard output, so that a
-program's JSON or table is the only thing its reader sees.
+program's JSON or table is the only thing its reader sees. :func:`native_stdout_elsewhere` is
+the library's form: every solve through the Python API runs inside it, so a program that imports
+s3vm owns its standard output.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import threading
 from contextlib import contextmanager
 from typing import IO, Iterator
 
@@ -74,3 +77,75 @@ def own_stdout(native_to_stderr: bool = False) -> Iterator[IO[str]]:
             _flush_c_stdio()
             os.dup2(real_fd, 1)
             os.close(real_fd)
+
+
+# The redirection of :func:`native_stdout_elsewhere` is process-wide (fd 1 is), so concurrent
+# solves share it: the first to enter moves fd 1, the last to leave puts it back.
+_SHARED_LOCK = threading.Lock()
+_shared: dict = {"depth": 0, "real_fd": None, "stream": None, "previous": None}
+
+
+@contextmanager
+def native_stdout_elsewhere(to_stderr: bool = False) -> Iterator[None]:
+    """Send what native code writes to fd 1 to the null device (or stderr) during a block.
+
+    The library's counterpart of :func:`own_stdout`: a solve through the Python API prints
+    nothing on standard output, whatever a solver library writes there from C (HiGHS's banner,
+    SDPA's notes). Python's own ``print`` keeps reaching the real standard output: while fd 1
+    is elsewhere, ``sys.stdout`` (when it is the interpreter's stream) is a stream on a copy of
+    the real descriptor. Re-entrant and thread-safe: nested and concurrent blocks share one
+    redirection, which the first block sets up (its ``to_stderr`` wins) and the last undoes.
+
+    Parameters
+    ----------
+    to_stderr : bool
+        Send native output to stderr (a solver's log asked for with ``verbose``) rather than
+        discarding it.
+    """
+    with _SHARED_LOCK:
+        if _shared["depth"] == 0:
+            _redirect(to_stderr)
+        _shared["depth"] += 1
+    try:
+        yield
+    finally:
+        with _SHARED_LOCK:
+            _shared["depth"] -= 1
+            if _shared["depth"] == 0:
+                _restore()
+
+
+def _redirect(to_stderr: bool) -> None:
+    try:
+        real_fd = os.dup(1)
+    except OSError:  # no fd 1 at all (a closed stdout): nothing to protect
+        return
+    if sys.stdout is not None:
+        sys.stdout.flush()
+    _flush_c_stdio()
+    sink = os.dup(2) if to_stderr else os.open(os.devnull, os.O_WRONLY)
+    os.dup2(sink, 1)
+    os.close(sink)
+    _shared["real_fd"] = real_fd
+    original = sys.__stdout__
+    if original is not None and sys.stdout is original:
+        stream = open(real_fd, "w", buffering=1 if original.line_buffering else -1,
+                      encoding=original.encoding, errors=original.errors, closefd=False)
+        _shared["stream"], _shared["previous"] = stream, original
+        sys.stdout = stream
+
+
+def _restore() -> None:
+    real_fd, stream = _shared["real_fd"], _shared["stream"]
+    if real_fd is None:
+        return
+    if stream is not None:
+        stream.flush()
+        if sys.stdout is stream:
+            sys.stdout = _shared["previous"]
+    if sys.stdout is not None:
+        sys.stdout.flush()
+    _flush_c_stdio()
+    os.dup2(real_fd, 1)
+    os.close(real_fd)
+    _shared.update(real_fd=None, stream=None, previous=None)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import signal
 import time
+import warnings
 from typing import ClassVar, Optional
 
 from s3vm.solvers.runtime.clock import INTERRUPTED, call_limit, current
@@ -38,6 +39,20 @@ def map_cvxpy_status(status: str) -> str:
     if status == cp.USER_LIMIT:
         return "time_limit"
     return "error"
+
+
+def hush_inaccurate_warning() -> None:
+    """Keep CVXPY's "Solution may be inaccurate" warning out of the solves made here.
+
+    The status carries it: CVXPY's OPTIMAL_INACCURATE is status ``feasible`` and the message
+    ``optimal_inaccurate``, and the formulation decides what the solution is worth (an SDP whose
+    certified bound meets its objective is optimal however inexact the solver was); a warning
+    on top would contradict a result that says ``optimal``. The filter matches only warnings
+    attributed to this module, so a user's own ``problem.solve`` still warns. Installed at every
+    solve: a filter set once at import would not outlive a caller's ``catch_warnings`` block.
+    """
+    warnings.filterwarnings("ignore", message="Solution may be inaccurate",
+                            category=UserWarning, module=__name__.replace(".", r"\."))
 
 
 def _hit_time_limit(limit: Optional[float], seconds: float, stats) -> bool:
@@ -86,6 +101,7 @@ class CvxpyBackend(Backend):
         start = time.perf_counter()
         limit = call_limit(profile.time_limit)
         options = self.solver_options(profile)
+        hush_inaccurate_warning()
         try:
             problem.solve(solver=self.cvxpy_solver(), verbose=bool(profile.verbose), **options)
         except cp.error.SolverError as exc:
