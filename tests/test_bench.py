@@ -9,7 +9,9 @@ import textwrap
 import pytest
 
 from s3vm.cli import main
-from s3vm.bench.suite import read_records, read_suite, run_suite
+from s3vm.bench.execution import run_suite
+from s3vm.bench.results import read_records
+from s3vm.bench.spec import read_suite
 
 SUITE = """\
 name = "tiny"

@@ -18,7 +18,9 @@ import pytest
 import s3vm
 from s3vm.cli import main
 from s3vm.data.generators import gaussian_blobs
-from s3vm.bench.suite import read_records, read_suite, records_frame, run_suite
+from s3vm.bench.execution import run_suite
+from s3vm.bench.results import read_records, records_frame
+from s3vm.bench.spec import read_suite
 
 SUITE = """\
 name = "files"
@@ -344,7 +346,7 @@ def test_a_killed_bench_takes_its_workers_with_it_and_resumes(tmp_path):
 def test_the_example_suite_of_the_docs_runs_heart_with_its_own_kernel(tmp_path):
     import re
 
-    from s3vm.bench.suite import run_task
+    from s3vm.bench.execution import run_task
 
     page = (os.path.dirname(__file__) + "/../docs/bench.md")
     with open(page) as fh:

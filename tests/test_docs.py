@@ -48,7 +48,7 @@ def test_the_site_builds_strictly_and_a_broken_link_fails_it(tmp_path):
 @pytest.mark.parametrize("suite", sorted((ROOT / "benchmarks" / "suites").glob("*.toml")),
                          ids=lambda p: p.name)
 def test_the_benchmark_suite_files_are_valid(suite):
-    from s3vm.bench.suite import read_suite
+    from s3vm.bench.spec import read_suite
 
     read = read_suite(str(suite))
     assert read.runs and read.name == suite.stem

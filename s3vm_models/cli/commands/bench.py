@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from s3vm.bench.suite import Progress, ResultsFiles, read_suite, run_suite, summary
+from s3vm.bench.execution import Progress, run_suite
+
+from s3vm.bench.results import ResultsFiles, summary
+
+from s3vm.bench.spec import read_suite
 from s3vm.solvers.errors import InputError
 
 

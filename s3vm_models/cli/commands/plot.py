@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from s3vm import api, plots
-from s3vm.bench.suite import read_records
+from s3vm.bench.results import read_records
 from s3vm.cli.output import table
 from s3vm.cli.parser import (Parser, add_formulation_options, add_per_formulation,
                              add_problem_options, add_solver_options, inputs, overrides,
