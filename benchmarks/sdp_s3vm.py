@@ -206,7 +206,8 @@ def _pct(x):
 
 
 def _proved(r):
-    """Optimal, or stopped by the gap tolerance (status feasible without a node limit)."""
+    """Optimal (within the gap tolerance, the driver's status since it closes it), or status
+    feasible without a node limit (how records of older code say the same)."""
     return r.get("status") == "optimal" or (r.get("status") == "feasible" and not
                                            (r.get("options") or {}).get("node_limit"))
 

@@ -37,7 +37,8 @@ class BranchAndBoundFormulation(Formulation):
         Which open node to expand next (see :func:`s3vm.solvers.bnb.driver.search`).
     rel_gap, abs_gap : float
         Stop proving once no open node can improve the best labeling by more than
-        ``max(abs_gap, rel_gap * |objective|)``; the status is then ``feasible``.
+        ``max(abs_gap, rel_gap * |objective|)``; the status is then ``optimal`` (within the
+        tolerance) with the gap beside it.
     node_limit : int, optional
         Stop after about this many nodes (status ``feasible``, the best labeling so far).
     log_every : int

@@ -53,10 +53,12 @@ class SearchResult:
     Attributes
     ----------
     status : {"optimal", "feasible", "time_limit", "infeasible", "error"}
-        ``optimal`` when the tree closed and the lower bound equals the objective; ``feasible``
-        when a gap tolerance closed it with a smaller bound, at the node limit, or when
-        interrupted with a labeling; ``time_limit`` at the time limit; ``infeasible`` when the
-        tree closed without a labeling; ``error`` when stopped (node limit, Ctrl-C) before any.
+        ``optimal`` when the tree closed: the lower bound equals the objective, or a gap
+        tolerance closed it and the bound is within the tolerance (:attr:`gap` says how far,
+        :attr:`message` says so), as HiGHS, SCIP and Gurobi report a MIP closed within its gap;
+        ``feasible`` at the node limit or when interrupted with a labeling; ``time_limit`` at
+        the time limit; ``infeasible`` when the tree closed without a labeling; ``error`` when
+        stopped (node limit, Ctrl-C) before any.
     labels : ndarray of int, shape (u,), optional
         The best labeling found (+1/-1); it meets the balance count.
     objective : float, optional
@@ -75,7 +77,8 @@ class SearchResult:
         Where the best labeling came from: the name of the problem's initial heuristic,
         ``"bound"`` (a labeling a node's bound produced) or ``"leaf"``.
     message : str
-        Why the search stopped, when not because the tree closed at zero gap.
+        Why the search stopped, when not because the tree closed at zero gap (``"closed within
+        the gap tolerance, gap 0.00028"`` when a tolerance closed it).
     tree : networkx.DiGraph, optional
         The explored tree (see :mod:`s3vm.solvers.bnb.tree`), when kept.
     trace : dict
@@ -570,7 +573,9 @@ class _Search:
             what = "meets the balance count" if self.P is not None else "has a finite objective"
             return "infeasible", f"no labeling {what}"
         if bound < objective:
-            return "feasible", f"gap tolerance reached (gap {_gap(objective, bound):.3g})"
+            # The tree closed with nodes pruned within the tolerance: optimal within it, as
+            # a MIP solver reports it, the gap beside it.
+            return "optimal", f"closed within the gap tolerance, gap {_gap(objective, bound):.3g}"
         return "optimal", ""
 
 
