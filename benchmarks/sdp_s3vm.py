@@ -23,6 +23,17 @@ of ``bb-sdp`` with ``--count-bound none`` and ``lifted``, of ``bb --no-bias``, a
 ``bb-sdp`` (with ``--old``); the root gap is taken against the best labeling any of these runs (or
 the ``--count-full`` run, a full ``bb-sdp`` search of art150 with that limit) found.
 
+Part ``mean`` runs each ``bb-sdp`` under both conventions of the selection (``--conventions
+paper,code``: their parameters.txt, C* = C l / u; their code's defaults, C* = 0.5 C l / u with the
+product rows), the labeled points shuffled by order 0 before the folds.
+
+Part ``compare`` (a short run that fits a shared machine): a few instances (``--instances``,
+seed 0), the kernel and C their CV chooses over ``--orders`` shuffled orders of the labeled points
+and in file order (the spread of the choice), then per convention ``bb-sdp`` by this code with
+each of ``--workers`` and, in the same run, by the previous code (``--baseline``: the python of a
+worktree of the previous commit with its own virtual environment), all with the kernel, C, C* and
+options of order 0; ``compare-table`` prints the table of docs/benchmarks.md.
+
 Every run is a child process with a hard timeout (its limit x 1.5 + 60 s); each line of the output
 JSONL carries the load average (``os.getloadavg``) at its start.
 
@@ -30,6 +41,10 @@ JSONL carries the load average (``os.getloadavg``) at its start.
         --time-limit 100 --time-limit-large 240 --bb-limit 30 --old /tmp/oldpkg --old-limit 60
     .venv/bin/python benchmarks/sdp_s3vm.py count --out benchmarks/sdp_s3vm-count.jsonl \\
         --root-limit 300 --old /tmp/oldpkg
+    .venv/bin/python benchmarks/sdp_s3vm.py compare --out benchmarks/sdp_s3vm-compare.jsonl \\
+        --instances art100,2moons,heart --time-limit 30 --orders 5 --workers 1,2 \\
+        --baseline ../baseline/.venv/bin/python
+    .venv/bin/python benchmarks/sdp_s3vm.py compare-table --out benchmarks/sdp_s3vm-compare.jsonl
 """
 
 from __future__ import annotations
