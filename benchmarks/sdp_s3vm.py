@@ -252,14 +252,16 @@ def compare_table(args):
             key = (r["instance"], r["convention"])
             best[key] = min(best.get(key, float("inf")), r["objective"])
     print("| instance | n | convention | kernel, C, C* | C over orders (file order) | code | "
-          "root gap | root s | nodes | total s | status | final gap | previous s / this s | "
-          "load |")
+          "root gap | root s | nodes | total s | status | final gap | previous s / this s "
+          "(both proved) | load |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in runs:
         sel = r.get("selection") or {}
         sp = spread.get(r["instance"], {})
         cs = sp.get("C") or []
-        order_text = (f"{_fmt(min(cs), 3)}-{_fmt(max(cs), 3)} "
+        kinds = sp.get("kernels") or []
+        mixed = f", {kinds.count('rbf')} of {len(kinds)} rbf" if len(set(kinds)) > 1 else ""
+        order_text = (f"{_fmt(min(cs), 3)}-{_fmt(max(cs), 3)}{mixed} "
                       f"({sp['file_order'][0]} {_fmt(sp['file_order'][1], 3)})" if cs else "-")
         b = best.get((r["instance"], r["convention"]))
         root = r.get("root_bound")
@@ -267,8 +269,12 @@ def compare_table(args):
         ratio = "-"
         if r.get("code") == "new":
             prev = next((p for p in runs if p["instance"] == r["instance"] and p["convention"]
-                         == r["convention"] and p.get("code") == "previous"), None)
-            if prev and prev.get("seconds") and r.get("seconds"):
+                         == r["convention"] and p.get("code") == "previous"
+                         and p["time_limit"] == r["time_limit"]
+                         and p.get("started", "") > r.get("started", "")), None)
+            # a ratio of times only where both closed the gap (at a limit both took the limit)
+            if prev and prev.get("seconds") and r.get("seconds") and _proved(prev) \
+                    and _proved(r):
                 ratio = f"{prev['seconds'] / r['seconds']:.2f}"
         label = r["label"].replace("bb-sdp ", "")
         status = r.get("status")
