@@ -74,3 +74,18 @@ def test_time_limit_holds_with_workers():
     assert result.seconds < 4.0 * 1.1 + 1.0 and wall < 4.0 + 10.0
     if result.status == "time_limit":
         assert result.lower_bound is None or result.lower_bound <= result.objective
+
+
+def test_cli_gap_tolerance_closed_reports_optimal_with_its_gap(capsys):
+    # SDP-S3VM's art100 at C = 1.5 (their file-order choice) closes 2% at the root: optimal, the
+    # proven gap beside it (the status was feasible, "gap tolerance reached").
+    from s3vm import cli
+
+    status = cli.main(["solve", "sdp_art100", "--formulation", "bb-sdp", "--no-bias",
+                       "--balance", "mean", "--kernel", "linear", "--C", "1.5", "--gap", "0.02",
+                       "--json", "--quiet"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    doc = __import__("json").loads(out)
+    assert doc["status"] == "optimal" and "gap tolerance" in doc["message"]
+    assert 0 < doc["gap"] <= 0.02 and doc["lower_bound"] < doc["objective"]
