@@ -23,6 +23,17 @@ of ``bb-sdp`` with ``--count-bound none`` and ``lifted``, of ``bb --no-bias``, a
 ``bb-sdp`` (with ``--old``); the root gap is taken against the best labeling any of these runs (or
 the ``--count-full`` run, a full ``bb-sdp`` search of art150 with that limit) found.
 
+Part ``mean`` runs each ``bb-sdp`` under both conventions of the selection (``--conventions
+paper,code``: their parameters.txt, C* = C l / u; their code's defaults, C* = 0.5 C l / u with the
+product rows), the labeled points shuffled by order 0 before the folds.
+
+Part ``compare`` (a short run that fits a shared machine): a few instances (``--instances``,
+seed 0), the kernel and C their CV chooses over ``--orders`` shuffled orders of the labeled points
+and in file order (the spread of the choice), then per convention ``bb-sdp`` by this code with
+each of ``--workers`` and, in the same run, by the previous code (``--baseline``: the python of a
+worktree of the previous commit with its own virtual environment), all with the kernel, C, C* and
+options of order 0; ``compare-table`` prints the table of docs/benchmarks.md.
+
 Every run is a child process with a hard timeout (its limit x 1.5 + 60 s); each line of the output
 JSONL carries the load average (``os.getloadavg``) at its start.
 
@@ -30,6 +41,10 @@ JSONL carries the load average (``os.getloadavg``) at its start.
         --time-limit 100 --time-limit-large 240 --bb-limit 30 --old /tmp/oldpkg --old-limit 60
     .venv/bin/python benchmarks/sdp_s3vm.py count --out benchmarks/sdp_s3vm-count.jsonl \\
         --root-limit 300 --old /tmp/oldpkg
+    .venv/bin/python benchmarks/sdp_s3vm.py compare --out benchmarks/sdp_s3vm-compare.jsonl \\
+        --instances art100,2moons,heart --time-limit 30 --orders 5 --workers 1,2 \\
+        --baseline ../baseline/.venv/bin/python
+    .venv/bin/python benchmarks/sdp_s3vm.py compare-table --out benchmarks/sdp_s3vm-compare.jsonl
 """
 
 from __future__ import annotations
@@ -69,18 +84,23 @@ def one(spec: dict) -> dict:
     inst = load(data)[0]
     out = {"n": inst.n, "l": int((inst.label != 0).sum()), "u": inst.u}
     settings = dict(spec.get("settings") or {})
+    options = dict(spec.get("options") or {})
     if spec.get("select"):
         from s3vm.selection import select_parameters
 
         t = time.perf_counter()
-        sel = select_parameters(inst)
+        sel = select_parameters(inst, seed=spec.get("order", 0),
+                                convention=spec.get("convention", "paper"))
         out["selection_seconds"] = time.perf_counter() - t
         settings.update(sel.settings())
+        if spec["formulation"] == "bb-sdp":
+            options.update(sel.options())
         out["selection"] = {"kernel": sel.kernel, "C": sel.C, "C_star": sel.C_star,
-                            "sigma": sel.sigma}
+                            "sigma": sel.sigma, "convention": sel.convention,
+                            "order": sel.seed}
     t, c = time.perf_counter(), time.process_time()
-    r = solve(data, spec["formulation"], time_limit=spec["time_limit"],
-              options=spec.get("options") or {}, **settings)
+    r = solve(data, spec["formulation"], time_limit=spec["time_limit"], options=options,
+              **settings)
     info = r.info or {}
     root = info.get("root_bound")
     trace = info.get("trace") or {}
@@ -95,8 +115,10 @@ def one(spec: dict) -> dict:
     return out
 
 
-def run(spec: dict, pythonpath: str | None = None) -> dict:
-    """``one(spec)`` in a child process with a hard timeout; the record, or an error record."""
+def run(spec: dict, pythonpath: str | None = None, python: str | None = None) -> dict:
+    """``one(spec)`` in a child process with a hard timeout (``python``: another interpreter,
+    e.g. the virtual environment of the previous code's worktree); the record, or an error
+    record."""
     env = dict(os.environ)
     env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = "1"
     if pythonpath:
@@ -105,11 +127,12 @@ def run(spec: dict, pythonpath: str | None = None) -> dict:
     load = os.getloadavg()
     t = time.perf_counter()
     base = {**{k: spec[k] for k in ("instance", "seed", "formulation")},
+            "convention": spec.get("convention"), "code": spec.get("code", "new"),
             "label": spec.get("label", spec["formulation"]), "time_limit": spec["time_limit"],
             "options": spec.get("options"), "load": [round(x, 2) for x in load],
             "started": time.strftime("%H:%M:%S", time.gmtime())}
     try:
-        proc = subprocess.run([sys.executable, HERE, "one", json.dumps(spec)], env=env,
+        proc = subprocess.run([python or sys.executable, HERE, "one", json.dumps(spec)], env=env,
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {**base, "status": "killed", "wall": time.perf_counter() - t}
@@ -148,10 +171,14 @@ def mean_part(args):
             limit = args.time_limit if n <= 300 else args.time_limit_large
             common = {"instance": name, "rounding": "floor", "select": True}
             for seed in seeds:
-                row = run({**common, "seed": seed, "formulation": "bb-sdp",
-                           "time_limit": limit, "options": {"rel_gap": 1e-3}})
-                emit(fh, row)
-                if seed == 0:
+                for convention in args.conventions.split(","):
+                    found = run({**common, "seed": seed, "formulation": "bb-sdp",
+                                 "convention": convention, "time_limit": limit,
+                                 "options": {"rel_gap": 1e-3}})
+                    emit(fh, found)
+                    if convention == "paper":
+                        row = found
+                if seed == 0 and "paper" in args.conventions.split(","):
                     emit(fh, run({**common, "seed": 0, "formulation": "bb", "time_limit":
                                   args.bb_limit, "options": {"rel_gap": 1e-3}}))
                     if args.old and row.get("selection"):
@@ -164,6 +191,103 @@ def mean_part(args):
                                       "old_max_n": args.old_max_n,
                                       "time_limit": args.old_limit,
                                       "options": {"node_limit": 1}}, args.old))
+
+
+def selection_spread(name: str, seed: int, orders: int) -> dict:
+    """The kernel and C that the cross-validation chooses over ``orders`` shuffled orders of the
+    labeled points (seeds 0, 1, ...) and in file order (the previous code's choice)."""
+    from s3vm.data.loaders import load_sdp_instance
+    from s3vm.selection import select_parameters
+
+    inst = load_sdp_instance(name, 0.3, seed=seed, rounding="floor")
+    chosen = [select_parameters(inst, seed=k) for k in range(orders)]
+    file_order = select_parameters(inst, seed=None)
+    return {"kernels": [c.kernel for c in chosen], "C": [c.C for c in chosen],
+            "file_order": [file_order.kernel, file_order.C]}
+
+
+def compare_part(args):
+    """Both conventions on a few instances (seed 0, their CV with the labeled points in order 0),
+    by this code (``--workers``) and, in the same run, by the previous code (``--baseline``:
+    the python of a worktree of the previous commit), with the same kernel, C, C* and options."""
+    from s3vm.data.loaders import load_sdp_instance
+    from s3vm.selection import select_parameters
+
+    with open(args.out, "a") as fh:
+        emit(fh, {"part": "header", "uptime": subprocess.run(["uptime"], capture_output=True,
+                                                              text=True).stdout.strip(),
+                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                  "args": vars(args)})
+        for name in args.instances.split(","):
+            emit(fh, {"part": "spread", "instance": name, "seed": 0,
+                      **selection_spread(name, 0, args.orders)})
+            inst = load_sdp_instance(name, 0.3, seed=0, rounding="floor")
+            for convention in args.conventions.split(","):
+                sel = select_parameters(inst, seed=0, convention=convention)
+                common = {"instance": name, "seed": 0, "rounding": "floor",
+                          "formulation": "bb-sdp", "time_limit": args.time_limit,
+                          "convention": convention, "settings": sel.settings(),
+                          "selection": {"kernel": sel.kernel, "C": sel.C,
+                                        "C_star": sel.C_star}}
+                options = {"rel_gap": args.gap, **sel.options()}
+                for workers in [int(w) for w in args.workers.split(",")]:
+                    emit(fh, {**run({**common, "options": {**options, "workers": workers},
+                                     "label": f"bb-sdp workers={workers}"}),
+                              "selection": common["selection"]})
+                if args.baseline:
+                    emit(fh, {**run({**common, "options": options, "code": "previous",
+                                     "label": "bb-sdp previous"}, python=args.baseline),
+                              "selection": common["selection"]})
+
+
+def compare_table(args):
+    """Markdown table of a ``compare`` results file (stdout)."""
+    rows = [json.loads(ln) for ln in open(args.out)]
+    header = [r for r in rows if r.get("part") == "header"]
+    spread = {r["instance"]: r for r in rows if r.get("part") == "spread"}
+    runs = [r for r in rows if r.get("part") is None]
+    best = {}
+    for r in runs:
+        if r.get("objective") is not None:
+            key = (r["instance"], r["convention"])
+            best[key] = min(best.get(key, float("inf")), r["objective"])
+    print("| instance | n | convention | kernel, C, C* | C over orders (file order) | code | "
+          "root gap | root s | nodes | total s | status | final gap | previous s / this s "
+          "(both proved) | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in runs:
+        sel = r.get("selection") or {}
+        sp = spread.get(r["instance"], {})
+        cs = sp.get("C") or []
+        kinds = sp.get("kernels") or []
+        mixed = f", {kinds.count('rbf')} of {len(kinds)} rbf" if len(set(kinds)) > 1 else ""
+        order_text = (f"{_fmt(min(cs), 3)}-{_fmt(max(cs), 3)}{mixed} "
+                      f"({sp['file_order'][0]} {_fmt(sp['file_order'][1], 3)})" if cs else "-")
+        b = best.get((r["instance"], r["convention"]))
+        root = r.get("root_bound")
+        root_gap = None if root is None or b is None else (b - root) / abs(b)
+        ratio = "-"
+        if r.get("code") == "new":
+            prev = next((p for p in runs if p["instance"] == r["instance"] and p["convention"]
+                         == r["convention"] and p.get("code") == "previous"
+                         and p["time_limit"] == r["time_limit"]
+                         and p.get("started", "") > r.get("started", "")), None)
+            # a ratio of times only where both closed the gap (at a limit both took the limit)
+            if prev and prev.get("seconds") and r.get("seconds") and _proved(prev) \
+                    and _proved(r):
+                ratio = f"{prev['seconds'] / r['seconds']:.2f}"
+        label = r["label"].replace("bb-sdp ", "")
+        status = r.get("status")
+        if status == "feasible" and r.get("code") == "previous" and r.get("gap") is not None \
+                and r["gap"] <= (r.get("options") or {}).get("rel_gap", 0):
+            status = "feasible (gap closed)"
+        print(f"| {r['instance']} | {r.get('n', '-')} | {r['convention']} | {sel.get('kernel')}, "
+              f"{_fmt(sel.get('C'), 3)}, {_fmt(sel.get('C_star'), 3)} | {order_text} | {label} | "
+              f"{_pct(root_gap)} | {_fmt(r.get('root_seconds'), 3)} | {_fmt(r.get('nodes'))} | "
+              f"{_fmt(r.get('seconds'), 3)} | {status} | {_pct(r.get('gap'))} | {ratio} | "
+              f"{r['load'][0]} |")
+    for h in header:
+        print(f"\n{h.get('date', '')}: {h['uptime']}")
 
 
 COUNT = {"kernel": "rbf", "sigma": 1.0, "C": 1.0, "C_star": 1.0, "bias": False,
@@ -206,7 +330,8 @@ def _pct(x):
 
 
 def _proved(r):
-    """Optimal, or stopped by the gap tolerance (status feasible without a node limit)."""
+    """Optimal (within the gap tolerance, the driver's status since it closes it), or status
+    feasible without a node limit (how records of older code say the same)."""
     return r.get("status") == "optimal" or (r.get("status") == "feasible" and not
                                            (r.get("options") or {}).get("node_limit"))
 
@@ -241,7 +366,7 @@ def table(args):
         sel = r.get("selection") or {}
         status = ("proved" if _proved(r) else r.get("status"))
         cut = "*" if (r.get("root_seconds") or 0) >= 0.95 * r["time_limit"] else ""
-        print(f"| {r['instance']} | {r.get('n', '-')} | {r['seed']} | {sel.get('kernel', '-')}, "
+        print(f"| {r['instance']} ({r.get('convention') or 'paper'}) | {r.get('n', '-')} | {r['seed']} | {sel.get('kernel', '-')}, "
               f"{_fmt(sel.get('C'), 3)} | {_fmt(r.get('root_bound'), 6)} | "
               f"{_fmt(best.get((r['instance'], r['seed'])), 6)} | {_pct(gap(r, r.get('root_bound')))} | "
               f"{_fmt(r.get('root_seconds'), 3)}{cut} | {_fmt(r.get('nodes'))} | "
@@ -271,7 +396,7 @@ def main():
         print(json.dumps(one(json.loads(sys.argv[2]))), flush=True)
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("part", choices=("mean", "count", "table"))
+    ap.add_argument("part", choices=("mean", "count", "table", "compare", "compare-table"))
     ap.add_argument("--out", required=True)
     ap.add_argument("--time-limit", type=float, default=100.0)
     ap.add_argument("--time-limit-large", type=float, default=240.0)
@@ -283,8 +408,19 @@ def main():
     ap.add_argument("--root-limit", type=float, default=300.0)
     ap.add_argument("--count-full", type=float, default=0.0,
                     help="also a full bb-sdp search of art150 with the count, this limit")
+    ap.add_argument("--instances", default="art100,2moons,heart",
+                    help="compare: comma-separated instances (seed 0)")
+    ap.add_argument("--conventions", default="paper,code",
+                    help="mean, compare: the selection's conventions to run")
+    ap.add_argument("--orders", type=int, default=5,
+                    help="compare: fold orders (shuffle seeds) for the spread of the chosen C")
+    ap.add_argument("--workers", default="2",
+                    help="compare: comma-separated worker counts of this code's runs")
+    ap.add_argument("--gap", type=float, default=1e-3, help="compare: relative gap")
+    ap.add_argument("--baseline", help="compare: the python of the previous code's worktree")
     args = ap.parse_args()
-    {"mean": mean_part, "count": count_part, "table": table}[args.part](args)
+    {"mean": mean_part, "count": count_part, "table": table, "compare": compare_part,
+     "compare-table": compare_table}[args.part](args)
 
 
 if __name__ == "__main__":

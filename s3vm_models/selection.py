@@ -5,8 +5,14 @@ cross-validation on the labeled points, and their penalty convention C* = C l / 
 What their code does (``run_tests`` and ``find_best_penalty_parameter`` in their sdp_s3vm.jl),
 reproduced here:
 
+- order: their ``read_data`` shuffles the rows with the run's seed and labels the first of each
+  class, so the folds see the labeled points in a shuffled order, never in the file's (a file
+  sorted by class, as connectionist's, would otherwise give each fold one class's block). Here
+  the labeled points are permuted by ``numpy.random.default_rng(seed)`` before the folds
+  (``seed=None``: file order, what this module did before); Julia's shuffle itself cannot be
+  reproduced in numpy, so the order, and with a flat CV curve the chosen C, is the seed's own;
 - folds: scikit-learn 0.17's ``StratifiedKFold(y_L, n_folds=10)`` without shuffling (the version
-  ScikitLearn.jl ports): per class, a KFold over that class's positions in order
+  ScikitLearn.jl ports) over that order: per class, a KFold over that class's positions in order
   (:func:`stratified_folds`; later scikit-learn releases assign folds differently);
 - grid: C = 0.01 f^k, f = (100 / 0.01)^(1/20), while C <= 100: 21 values;
 - model per fold: the L2-SVM without bias on the fold's training points (hard margin on
@@ -15,7 +21,11 @@ reproduced here:
 - kernels: linear, and rbf with gamma = 1/p (p features) in exp(-gamma |x - z|^2), i.e.
   sigma = sqrt(p / 2) here; for each the smallest C of the best accuracy (strict '>'), and
   linear only when its accuracy is strictly larger than rbf's (ties go to rbf);
-- the unlabeled penalty C* = C l / u (their penalty_factor_unlabeled = 1 times l / (n - l)).
+- the unlabeled penalty C* = f C l / u, f their ``penalty_factor_unlabeled``, under one of two
+  named conventions (:data:`CONVENTIONS`): ``paper``, their published parameters.txt (f = 1, no
+  product rows), and ``code``, the defaults of their ``get_parameters`` (f = 0.5 and
+  ``add_product_constraints`` true: the mean balance's product rows, ``bb-sdp
+  --mean-products``).
 
 Their split (a seeded Julia shuffle, then the first floor(0.3 n_c) points of each class) cannot
 be reproduced in numpy; :func:`s3vm.data.loaders.load_sdp_instance` draws ours (``per_class="floor"``
@@ -26,10 +36,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Optional
+
 import numpy as np
 
 from s3vm.core.kernels import kernel_matrix
 from s3vm.solvers.errors import InputError
+
+
+#: name -> (unlabeled penalty factor f in C* = f C l / u, product rows of the mean balance):
+#: ``paper`` is their parameters.txt, ``code`` the defaults of their get_parameters.
+CONVENTIONS = {"paper": (1.0, False), "code": (0.5, True)}
 
 
 @dataclass(frozen=True)
@@ -44,11 +61,15 @@ class Selection:
     C : float
         Penalty of the labeled points.
     C_star : float
-        C l / u.
+        f C l / u (f = 1 under ``paper``, 0.5 under ``code``).
     accuracy : dict
         kernel -> (best cross-validated accuracy, its smallest C).
     grid : tuple of float
         The penalties tried.
+    convention : {"paper", "code"}
+        Whose defaults (:data:`CONVENTIONS`).
+    seed : int or None
+        The seed of the labeled points' order before the folds (None: file order).
     """
 
     kernel: str
@@ -57,6 +78,18 @@ class Selection:
     C_star: float
     accuracy: dict = field(default_factory=dict)
     grid: tuple = ()
+    convention: str = "paper"
+    seed: Optional[int] = 0
+
+    @property
+    def products(self) -> bool:
+        """Whether the convention has the mean balance's product rows (bb-sdp's
+        ``mean_products``)."""
+        return CONVENTIONS[self.convention][1]
+
+    def options(self) -> dict:
+        """The ``bb-sdp`` options of the convention (``{"mean_products": True}`` for code)."""
+        return {"mean_products": True} if self.products else {}
 
     def settings(self) -> dict:
         """The settings of SDP-S3VM's problem: these and no bias, the mean balance."""
@@ -65,8 +98,9 @@ class Selection:
 
     def flags(self) -> str:
         """The same as command-line flags."""
-        return (f"--kernel {self.kernel} --sigma {self.sigma:.17g} --C {self.C:.17g} "
+        text = (f"--kernel {self.kernel} --sigma {self.sigma:.17g} --C {self.C:.17g} "
                 f"--C-star {self.C_star:.17g} --no-bias --balance mean")
+        return text + (" --mean-products" if self.products else "")
 
 
 def penalty_grid(cmin: float = 0.01, cmax: float = 100.0, steps: int = 20) -> tuple:
@@ -128,20 +162,46 @@ def cross_validated_accuracy(K: np.ndarray, y: np.ndarray, C: float, folds: list
     return total / len(folds)
 
 
+def labeled_order(instance, seed: Optional[int] = 0) -> np.ndarray:
+    """The labeled rows in the order the folds see them: permuted by
+    ``numpy.random.default_rng(seed)`` (their code's shuffled order), or file order for None."""
+    lab = np.asarray(instance.labeled)
+    if seed is None:
+        return lab
+    return lab[np.random.default_rng(seed).permutation(lab.size)]
+
+
 def select_parameters(instance, folds: int = 10, cmin: float = 0.01, cmax: float = 100.0,
-                      steps: int = 20, kernels: tuple = ("linear", "rbf")) -> Selection:
+                      steps: int = 20, kernels: tuple = ("linear", "rbf"),
+                      seed: Optional[int] = 0, convention: str = "paper") -> Selection:
     """SDP-S3VM's choice of kernel and C for ``instance`` (module docstring), from its labeled
     points only (their use_everything_for_cross_validation = false).
+
+    Parameters
+    ----------
+    seed : int or None
+        The labeled points are shuffled with it before the folds, as their code's folds see
+        them (default 0); None keeps the file's order.
+    convention : {"paper", "code"}
+        C* = C l / u (``paper``, their parameters.txt) or 0.5 C l / u with the product rows
+        (``code``, their code's defaults); see :data:`CONVENTIONS`.
 
     Raises
     ------
     InputError
         Fewer labeled points of a class than folds would leave a fold without it: at least two
-        labeled points per class are needed, and folds >= 2.
+        labeled points per class are needed, and folds >= 2; an unknown convention; a seed
+        that is not an integer >= 0.
     """
     if folds < 2:
         raise InputError(f"folds must be at least 2, got {folds}")
-    lab = instance.labeled
+    if convention not in CONVENTIONS:
+        raise InputError(f"convention must be one of {', '.join(CONVENTIONS)}, "
+                         f"got {convention!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
+                             or seed < 0):
+        raise InputError(f"seed must be an integer >= 0, got {seed!r}")
+    lab = labeled_order(instance, seed)
     yL = instance.label[lab].astype(float)
     if min(np.sum(yL > 0), np.sum(yL < 0)) < 2:
         raise InputError("parameter selection needs at least two labeled points of each class")
@@ -164,8 +224,10 @@ def select_parameters(instance, folds: int = 10, cmin: float = 0.01, cmax: float
         kind = "linear"
     C = float(accuracy[kind][1])
     u = instance.u
-    C_star = C * lab.size / u if u else C
-    return Selection(kind, sigma, C, C_star, accuracy, grid)
+    factor = CONVENTIONS[convention][0]
+    C_star = factor * C * lab.size / u if u else C
+    return Selection(kind, sigma, C, C_star, accuracy, grid, convention,
+                     None if seed is None else int(seed))
 
 
 def sdp_s3vm_settings(instance, base=None, **kwargs):
@@ -177,5 +239,5 @@ def sdp_s3vm_settings(instance, base=None, **kwargs):
     return (base or Settings()).updated(**chosen) if base is not None else Settings(**chosen)
 
 
-__all__ = ["Selection", "penalty_grid", "stratified_folds", "l2svm_no_bias",
+__all__ = ["CONVENTIONS", "Selection", "labeled_order", "penalty_grid", "stratified_folds", "l2svm_no_bias",
            "cross_validated_accuracy", "select_parameters", "sdp_s3vm_settings"]

@@ -176,3 +176,14 @@ def test_result_reports_the_heuristic_labeling_and_its_objective():
     assert start["objective"] >= best * (1 - 1e-9)
     none = api.solve(inst, "bb", settings, options={"log_every": 0, "heuristic": "none"})
     assert "heuristic" not in none.info and none.objective == pytest.approx(best, rel=RTOL)
+
+
+@pytest.mark.parametrize("formulation", ["bb", "bb-sdp"])
+def test_a_search_closed_by_its_gap_tolerance_is_optimal_with_its_gap(formulation):
+    # As a MIP solver reports it: optimal within the tolerance, the proven gap beside it.
+    inst, settings = case("noisy-rbf-nobias-none")
+    best, _, _ = enumerated(inst, settings)
+    result = api.solve(inst, formulation, settings, options={"rel_gap": 0.5, "log_every": 0})
+    assert result.status == "optimal" and "gap tolerance" in result.message
+    assert 0 < result.gap <= 0.5
+    assert result.lower_bound <= best * (1 + RTOL) + 1e-9 <= result.objective * (1 + RTOL) + 1e-9

@@ -36,6 +36,9 @@ def run_task(task: dict) -> dict:
         options = {k: v for k, v in entries.items() if k not in SETTINGS_TABLE}
         if task["seed"] is not None and "seed" in cls.option_table():
             options.setdefault("seed", task["seed"])
+        if task.get("node_workers") and "workers" in cls.option_table():
+            # runs side by side already share the cores: one process of node bounds each
+            options.setdefault("workers", task["node_workers"])
         form = get_formulation(task["formulation"], **options)
         shared = {k: v for k, v in task["explicit"].items() if k in cls.settings_used}
         effective = cls.settings_for(base, {**shared, **own_settings}, strict=False)
@@ -77,13 +80,14 @@ def execute(tasks: list, jobs: Optional[int] = None, scheduler: Optional[str] = 
     if not tasks:
         return
     if scheduler is not None:
-        yield from _execute_dask(tasks, scheduler)
+        yield from _execute_dask([{**task, "node_workers": 1} for task in tasks], scheduler)
         return
     jobs = jobs or os.cpu_count() or 1
     if jobs == 1 or len(tasks) == 1:
         for task in tasks:
             yield run_task(task)
         return
+    tasks = [{**task, "node_workers": 1} for task in tasks]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 

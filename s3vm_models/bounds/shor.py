@@ -326,6 +326,29 @@ class ShorBoundProblem(LabelingProblem):
             return True
         return False
 
+    # -- a pool's copies of the problem (s3vm.solvers.bnb.pool) ------------------------------------
+    _COUNTERS = ("sdp", "sdp_seconds", "sdp_cpu", "box_seconds", "heuristic_seconds", "cuts",
+                 "rounds", "sdp_failures")
+
+    def notify_incumbent(self, labels: np.ndarray, value: float) -> None:
+        """The driver's incumbent (found by another worker): its value is the UB of the box
+        and of the heuristic's comparisons here too."""
+        self._values.setdefault(np.asarray(labels).astype(np.int8).tobytes(), float(value))
+        self.UB = min(self.UB, float(value))
+
+    def worker_begin(self) -> None:
+        for key in self._COUNTERS:
+            self.stats[key] = type(self.stats[key])(0)
+        self.log = []
+
+    def worker_report(self) -> dict:
+        return {"stats": {key: self.stats[key] for key in self._COUNTERS}, "log": self.log}
+
+    def merge_worker_report(self, report: dict) -> None:
+        for key, value in report["stats"].items():
+            self.stats[key] += value
+        self.log.extend(report["log"])
+
     def _gap_closed(self, bound: float) -> bool:
         if not math.isfinite(self.UB):
             return False

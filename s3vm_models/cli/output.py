@@ -71,8 +71,15 @@ def proved(result, metrics, width: int = 72) -> str:
     """Two or more lines naming a labeling proved optimal: who, its value, and the labels."""
     error = "" if metrics["error"] is None else f", error {metrics['error']:.2%}"
     signs = "".join("+" if v > 0 else "-" for v in result.labels)
-    head = (f"proved optimal by {result.formulation}: objective {fmt(result.objective)} = "
-            f"lower bound{error}; labels of the unlabeled rows (file order):")
+    bound = result.lower_bound
+    if bound is not None and bound < result.objective:
+        # closed within a gap tolerance: say how far from the bound
+        head = (f"proved optimal by {result.formulation} within its gap tolerance: objective "
+                f"{fmt(result.objective)}, lower bound {fmt(bound)} (gap "
+                f"{fmt(result.gap, '.2%')}){error}; labels of the unlabeled rows (file order):")
+    else:
+        head = (f"proved optimal by {result.formulation}: objective {fmt(result.objective)} = "
+                f"lower bound{error}; labels of the unlabeled rows (file order):")
     body = ["  " + signs[i:i + width] for i in range(0, len(signs), width)]
     return "\n".join([head, *body])
 

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Optional
 
 from s3vm.solvers.errors import InputError
 
-KINDS = ("int", "float", "choice", "bool", "file", "positives")
+KINDS = ("int", "float", "choice", "bool", "file", "positives", "text")
 
 
 @dataclass(frozen=True)
@@ -28,8 +28,9 @@ class Option:
     ----------
     name : str
         The Python keyword (``max_lps``); the attribute of the formulation that holds it.
-    kind : {"int", "float", "choice", "bool", "file", "positives"}
-        ``file``: the name of a file to write; ``positives``: an integer or ``"truth"``.
+    kind : {"int", "float", "choice", "bool", "file", "positives", "text"}
+        ``file``: the name of a file to write; ``positives``: an integer or ``"truth"``;
+        ``text``: any non-empty string (an address).
     default : object
         The value when the option is not given (None: automatic, the formulation decides).
     help : str
@@ -98,6 +99,10 @@ class Option:
             if not isinstance(value, str) or not value:
                 raise InputError(f"{what} must be a file name, got {value!r}")
             return value
+        if self.kind == "text":
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(f"{what} must be a non-empty text, got {value!r}")
+            return value.strip()
         if self.kind == "positives":
             if value == "truth":
                 return value
@@ -191,7 +196,7 @@ class Option:
         kwargs = {"dest": self.name, "type": self.parse, "help": text}
         if self.kind == "choice":
             kwargs["choices"] = self.choices
-        elif self.kind in ("int", "float"):
+        elif self.kind in ("int", "float", "text"):
             kwargs["metavar"] = self.name.upper().replace("_", "-")
         group.add_argument(self.flag_name, **kwargs)
 

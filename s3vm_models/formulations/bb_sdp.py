@@ -55,6 +55,14 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         Under ``--balance mean``: the balance's products with every output, by facial reduction.
     sdp_tol : float
         The SDP solver's accuracy.
+    workers : int, optional
+        Node SDPs solved at once, each in a forked process (:mod:`s3vm.solvers.bnb.pool`; the
+        children of ``workers // 2`` nodes a step). None: every core, fewer when ``workers``
+        times the formulation's memory estimate (:attr:`dense_bytes` n^2) would not fit; 1:
+        in this process, one after the other. The result is the same for the same number.
+    scheduler : str, optional
+        A ``dask.distributed`` scheduler's address: the nodes are bounded on its workers
+        (``workers`` bounds at once, default its threads), the root here.
     node_selection, rel_gap, abs_gap, node_limit, log_every, tree_file
         See :class:`BranchAndBoundFormulation`; node selection defaults to best-first.
     """
@@ -96,6 +104,11 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
                "every output, by facial reduction", group=SDP_GROUP),
         Option("sdp_tol", "float", 1e-7, "the SDP solver's accuracy", minimum=0.0,
                open_min=True, maximum=0.1, group=SDP_GROUP),
+        Option("workers", "int", None, "bound the children of nodes in this many processes "
+               "at once (default: all cores, fewer when memory is short; 1: one after the "
+               "other)", minimum=1, group=SDP_GROUP),
+        Option("scheduler", "text", None, "bound the nodes on a Dask cluster: the address of "
+               "its dask.distributed scheduler", group=SDP_GROUP),
     )
 
     def check(self, instance, settings):
@@ -125,6 +138,13 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
                                    abs_gap=self.abs_gap)
         problem.exact = objective
         return problem
+
+    def node_pool(self, instance, settings):
+        """Processes (``workers``) or a Dask cluster (``scheduler``) for the node SDPs."""
+        from s3vm.solvers.bnb.pool import make_pool
+
+        per_worker = self.dense_bytes_per_entry(settings) * float(instance.n) ** 2
+        return make_pool(self.workers, self.scheduler, per_worker)
 
     def result_primal(self, problem, labels) -> dict:
         """The SVM at the final labeling: expansion coefficients beta (f = K beta) and b = 0."""

@@ -53,10 +53,12 @@ class SearchResult:
     Attributes
     ----------
     status : {"optimal", "feasible", "time_limit", "infeasible", "error"}
-        ``optimal`` when the tree closed and the lower bound equals the objective; ``feasible``
-        when a gap tolerance closed it with a smaller bound, at the node limit, or when
-        interrupted with a labeling; ``time_limit`` at the time limit; ``infeasible`` when the
-        tree closed without a labeling; ``error`` when stopped (node limit, Ctrl-C) before any.
+        ``optimal`` when the tree closed: the lower bound equals the objective, or a gap
+        tolerance closed it and the bound is within the tolerance (:attr:`gap` says how far,
+        :attr:`message` says so), as HiGHS, SCIP and Gurobi report a MIP closed within its gap;
+        ``feasible`` at the node limit or when interrupted with a labeling; ``time_limit`` at
+        the time limit; ``infeasible`` when the tree closed without a labeling; ``error`` when
+        stopped (node limit, Ctrl-C) before any.
     labels : ndarray of int, shape (u,), optional
         The best labeling found (+1/-1); it meets the balance count.
     objective : float, optional
@@ -75,7 +77,8 @@ class SearchResult:
         Where the best labeling came from: the name of the problem's initial heuristic,
         ``"bound"`` (a labeling a node's bound produced) or ``"leaf"``.
     message : str
-        Why the search stopped, when not because the tree closed at zero gap.
+        Why the search stopped, when not because the tree closed at zero gap (``"closed within
+        the gap tolerance, gap 0.00028"`` when a tolerance closed it).
     tree : networkx.DiGraph, optional
         The explored tree (see :mod:`s3vm.solvers.bnb.tree`), when kept.
     trace : dict
@@ -146,7 +149,7 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
            node_limit: Optional[int] = None, log_every: Optional[int] = 1000,
            log: Optional[Callable[[str], Any]] = None,
            progress: Optional[Callable[[str], Any]] = None, keep_tree: bool = True,
-           start: Optional[float] = None, clock=None) -> SearchResult:
+           start: Optional[float] = None, clock=None, pool=None) -> SearchResult:
     """Minimise ``problem`` over the labelings that meet its balance count, by branch and bound.
 
     Parameters
@@ -185,6 +188,15 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
         The solve's clock: a stop request (a signal, a supervisor's time limit) ends the search
         before the next expansion like Ctrl-C, and the incumbent, the bound and the node count
         are published with :meth:`~s3vm.solvers.runtime.clock.Clock.report` as they change.
+    pool : s3vm.solvers.bnb.pool.NodePool, optional
+        Bound the nodes on this pool of workers (:mod:`s3vm.solvers.bnb.pool`: forked
+        processes, a Dask cluster): each step expands the next ``max(1, workers // 2)`` nodes of
+        the selection and bounds all their children at once, with the incumbent of the moment;
+        the results are settled in that order, so a search is deterministic for a given number
+        of workers (and, with one node a step, the same nodes as without a pool whenever no
+        child's labeling improves the incumbent for its sibling). The root is bounded in this
+        process. At a time limit or a stop request the bounds running are killed. None (the
+        default): every bound in this process, one after the other.
 
     Returns
     -------
@@ -208,7 +220,7 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
                   log=log if log is not None else LOGGER.info,
                   progress=progress if progress is not None else _log_progress,
                   keep_tree=keep_tree, start=time.perf_counter() if start is None else start,
-                  clock=clock)
+                  clock=clock, pool=pool)
     result = run.execute(frontier)
     if result.tree is not None:
         result.tree.graph.update(node_selection=node_selection, status=result.status,
@@ -229,6 +241,16 @@ class _Node:
     def __init__(self, node_id, depth, partial, plus, minus, bound, info):
         self.id, self.depth, self.partial = node_id, depth, partial
         self.plus, self.minus, self.bound, self.info = plus, minus, bound, info
+
+
+class _Job:
+    """A created node waiting for its evaluation: a leaf's objective or a bound."""
+
+    __slots__ = ("id", "depth", "partial", "plus", "minus", "parent_bound", "leaf")
+
+    def __init__(self, node_id, depth, partial, plus, minus, parent_bound, leaf):
+        self.id, self.depth, self.partial = node_id, depth, partial
+        self.plus, self.minus, self.parent_bound, self.leaf = plus, minus, parent_bound, leaf
 
 
 class _Stack:
@@ -291,6 +313,8 @@ class _DiveHeap(_Heap):
         self.dive: Optional[_Node] = None
 
     def push(self, first, second) -> None:
+        if self.dive is not None:  # a batch expands several nodes: one dive, the rest wait
+            self._add(self.dive)
         self.dive = first
         self._add(second)
 
@@ -317,8 +341,10 @@ class _Search:
     """One run of the search; :meth:`execute` is the loop."""
 
     def __init__(self, problem, *, abs_gap, rel_gap, time_limit, node_limit, log_every, log,
-                 progress, keep_tree, start, clock=None):
+                 progress, keep_tree, start, clock=None, pool=None):
         self.problem = problem
+        self.pool = pool
+        self.batch_nodes = 1 if pool is None else max(1, pool.workers // 2)
         self.u = int(problem.u)
         self.P = None if problem.positives is None else int(problem.positives)
         self.abs_gap, self.rel_gap = abs_gap, rel_gap
@@ -363,6 +389,7 @@ class _Search:
         if value < self.incumbent:  # False for NaN
             self.incumbent, self.cutoff = value, self._cutoff(value)
             self.labels, self.source = labels.astype(int), source
+            self.problem.notify_incumbent(self.labels, value)
             self.problem.notify_cutoff(self.cutoff)
             if self.clock is not None:
                 self.clock.report(objective=value, labels=self.labels.copy(),
@@ -377,6 +404,18 @@ class _Search:
                   minus: int, index: Optional[int], label: Optional[int]) -> Optional[_Node]:
         """Create a child of ``parent`` (None: the root) from the parent's bound ``state``;
         return it when it stays open, None when it is settled."""
+        job = self._create(parent, partial, plus, minus, index, label)
+        if job is None:
+            return None
+        if job.leaf:
+            self._leaf(job.id, job.partial)
+            return None
+        return self._settle(job, self.problem.bound(job.partial, state))
+
+    def _create(self, parent: Optional[_Node], partial: np.ndarray, plus: int, minus: int,
+                index: Optional[int], label: Optional[int]) -> Optional["_Job"]:
+        """Number a new node and settle what needs no bound (the count, the parent's bound);
+        else the job that evaluates it: a leaf's objective or a bound."""
         node_id, self.created = self.created, self.created + 1
         depth = 0 if parent is None else parent.depth + 1
         self.tree.add(node_id, None if parent is None else parent.id, depth, index, label)
@@ -393,13 +432,14 @@ class _Search:
             partial = partial.copy()
             partial[partial == 0] = -1 if plus == self.P else 1
             free = 0
-        if not free:
-            self._leaf(node_id, partial)
-            return None
-        info = self.problem.bound(partial, state)
+        return _Job(node_id, depth, partial, plus, minus, parent_bound, leaf=not free)
+
+    def _settle(self, job: "_Job", info) -> Optional[_Node]:
+        """The node of ``job`` with its bound ``info``: open, or settled (None)."""
+        node_id = job.id
         self.nodes += 1
         value = float(info.value)
-        value = max(-math.inf if math.isnan(value) else value, parent_bound)
+        value = max(-math.inf if math.isnan(value) else value, job.parent_bound)
         if info.labels is not None:
             self._offer(info.labels, info.labels_value, "bound")
         self.tree.set(node_id, bound=value, order=self.nodes)
@@ -409,7 +449,7 @@ class _Search:
         if value >= self.cutoff:
             self._prune(node_id, value)
             return None
-        return _Node(node_id, depth, partial, plus, minus, value, info)
+        return _Node(node_id, job.depth, job.partial, job.plus, job.minus, value, info)
 
     def _leaf(self, node_id: int, labels: np.ndarray) -> None:
         value = float(self.problem.objective(labels))
@@ -420,8 +460,8 @@ class _Search:
         if not settled:
             self._offer(labels, value, "leaf")
 
-    def _expand(self, node: _Node) -> tuple[Optional[_Node], Optional[_Node]]:
-        """Bound both children of ``node``; return them (None where settled), first label first."""
+    def _branching(self, node: _Node) -> tuple[int, int]:
+        """The position ``node`` branches on and its first label, checked."""
         info, partial = node.info, node.partial
         index = info.branch_index
         if index is None:
@@ -431,17 +471,67 @@ class _Search:
         first = info.first_label
         if first not in (1, -1):
             raise ValueError(f"first_label must be +1 or -1, got {first!r}")
-        node.info = None  # the state lives only until both children are bounded
         self.expansions += 1
         self.tree.set(node.id, status="branched", expanded=self.expansions)
-        children = []
+        return int(index), int(first)
+
+    def _children(self, node: _Node, index: int, first: int):
+        """(partial, plus, minus, label) of the two children of ``node``, first label first."""
         for label in (first, -first):
-            child = partial.copy()
+            child = node.partial.copy()
             child[index] = label
-            plus, minus = node.plus + (label == 1), node.minus + (label == -1)
-            children.append(self._evaluate(node, info.state, child, plus, minus, int(index),
-                                           int(label)))
+            yield child, node.plus + (label == 1), node.minus + (label == -1), label
+
+    def _expand(self, node: _Node) -> tuple[Optional[_Node], Optional[_Node]]:
+        """Bound both children of ``node``; return them (None where settled), first label first."""
+        index, first = self._branching(node)
+        state = node.info.state
+        node.info = None  # the state lives only until both children are bounded
+        children = [self._evaluate(node, state, child, plus, minus, index, label)
+                    for child, plus, minus, label in self._children(node, index, first)]
         return children[0], children[1]
+
+    def _expand_batch(self, batch: list) -> list:
+        """Bound the children of every node of ``batch`` at once on the pool; return the pairs
+        of children (None where settled), in the batch's order.
+
+        Deterministic for a given pool size: the children are created in the batch's order,
+        their bounds all computed with the incumbent of the moment (the pool's copies of the
+        problem learn it with :meth:`LabelingProblem.notify_incumbent`), and the results
+        settled in the order they were submitted, as one process would settle them.
+        """
+        jobs, bounds = [], []
+        for node in batch:
+            index, first = self._branching(node)
+            state = node.info.state
+            node.info = None
+            for child, plus, minus, label in self._children(node, index, first):
+                job = self._create(node, child, plus, minus, index, label)
+                jobs.append(job)
+                if job is not None and not job.leaf:
+                    bounds.append((job.partial, state))
+        incumbent = None if self.labels is None else (self.labels.copy(), self.incumbent)
+        answers = iter(self.pool.bound(self.problem, bounds, incumbent, self._pool_stop))
+        children = []
+        for job in jobs:
+            if job is None:
+                children.append(None)
+            elif job.leaf:
+                self._leaf(job.id, job.partial)
+                children.append(None)
+            else:
+                info, report = next(answers)
+                self.problem.merge_worker_report(report)
+                children.append(self._settle(job, info))
+        return [(children[k], children[k + 1]) for k in range(0, len(children), 2)]
+
+    def _pool_stop(self) -> bool:
+        """Whether the bounds running on the pool must be stopped (the time limit, a stopped
+        clock); the driver's usual limit checks, asked while it waits."""
+        now = time.perf_counter()
+        if self.clock is not None and (self.clock.stopped or self.clock.expired()):
+            return True
+        return self.time_limit is not None and now - self.start >= self.time_limit
 
     # -- the loop --------------------------------------------------------------------------
     def execute(self, frontier) -> SearchResult:
@@ -460,6 +550,9 @@ class _Search:
                 if self._limit_reached(now):
                     break
                 self._report(frontier, now)
+                if self.pool is not None:
+                    self._step_batch(frontier)
+                    continue
                 node = frontier.pop()
                 if node.bound >= self.cutoff:
                     self._prune(node.id, node.bound)
@@ -475,6 +568,23 @@ class _Search:
             interrupted = self.clock is not None and self.clock.interrupted
             self.stop = "interrupted" if interrupted else "time limit"
         return self._finish(frontier)
+
+    def _step_batch(self, frontier) -> None:
+        """Expand the next nodes of ``frontier`` at once on the pool (up to half as many nodes
+        as the pool has workers: two children each)."""
+        batch = []
+        while len(frontier) and len(batch) < self.batch_nodes:
+            node = frontier.pop()
+            if node.bound >= self.cutoff:
+                self._prune(node.id, node.bound)
+            else:
+                batch.append(node)
+        if not batch:
+            return
+        self.expanding = min(node.bound for node in batch)
+        for pair in self._expand_batch(batch):
+            frontier.push(*pair)
+        self.expanding = math.inf
 
     def _initial_incumbent(self) -> None:
         start = self.problem.initial_incumbent()
@@ -570,7 +680,9 @@ class _Search:
             what = "meets the balance count" if self.P is not None else "has a finite objective"
             return "infeasible", f"no labeling {what}"
         if bound < objective:
-            return "feasible", f"gap tolerance reached (gap {_gap(objective, bound):.3g})"
+            # The tree closed with nodes pruned within the tolerance: optimal within it, as
+            # a MIP solver reports it, the gap beside it.
+            return "optimal", f"closed within the gap tolerance, gap {_gap(objective, bound):.3g}"
         return "optimal", ""
 
 

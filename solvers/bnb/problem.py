@@ -85,6 +85,25 @@ class LabelingProblem(ABC):
         pruned. A problem may use it to decide how much effort a bound deserves; by default it
         is ignored."""
 
+    def notify_incumbent(self, labels: np.ndarray, value: float) -> None:
+        """The driver's incumbent changed to ``labels`` of objective ``value`` (whoever found
+        it). A copy of the problem in a worker of a pool (:mod:`s3vm.solvers.bnb.pool`) learns
+        the incumbent so before each bound. By default it is ignored."""
+
+    def worker_begin(self) -> None:
+        """A copy of the problem in a worker is about to bound one node: start afresh what
+        :meth:`worker_report` returns (counters, a log). By default nothing."""
+
+    def worker_report(self) -> Any:
+        """What this copy learnt while bounding the node since :meth:`worker_begin`
+        (statistics, a log; it must pickle), for :meth:`merge_worker_report` in the driver's
+        process. By default None."""
+        return None
+
+    def merge_worker_report(self, report: Any) -> None:
+        """Add a worker's :meth:`worker_report` to this problem's own (in the driver's
+        process, in the order the nodes were submitted). By default nothing."""
+
     def initial_incumbent(self) -> Optional[tuple[np.ndarray, float, str]]:
         """A starting labeling, its objective and the name of the heuristic, or None."""
         return None

@@ -547,3 +547,118 @@ def call_in_child(fn: Callable[..., Any], *args) -> Any:
     if kind == "error":
         raise RuntimeError(payload)
     return payload
+
+
+# -- several calls in child processes at once ------------------------------------------------
+def calls_in_children(calls: list, stop: Callable[[], bool], poll: float = 0.1) -> list:
+    """Each ``fn(*args)`` of ``calls`` (a list of ``(fn, args)``) in its own forked child
+    process, all at once; their return values, in the order of ``calls``.
+
+    The parallel form of :func:`call_in_child`, for independent steps that each take seconds
+    (the node bounds of a branch and bound): every child shares the caller's state at the fork
+    (nothing is pickled on the way in; return values must pickle), counts as the process of an
+    isolated solve (:func:`in_solve_process`: it runs its solver calls directly, since it is
+    killed whatever it is doing), and ignores SIGINT and SIGTERM, which the caller decides on.
+
+    Parameters
+    ----------
+    calls : list of (callable, tuple)
+    stop : callable
+        Asked every ``poll`` seconds while the children run: True kills them all (a time limit,
+        a stopped clock) and raises :class:`~s3vm.solvers.runtime.clock.Stopped`.
+    poll : float
+
+    Raises
+    ------
+    Stopped
+        ``stop()`` said so before every child answered; the children are killed.
+    KeyboardInterrupt
+        A signal while waiting (re-raised after the children are killed).
+    Exception
+        The first exception a child raised, in the order of ``calls`` (the exception itself
+        when it pickles, else a RuntimeError with its type and message).
+    ChildCallStopped
+        A child died before it answered (killed by the system, most likely for memory).
+    """
+    from multiprocessing.connection import Connection, wait
+
+    from s3vm.solvers.runtime.clock import Stopped
+
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    children = []  # (pid, connection)
+    answers: dict = {}
+    try:
+        for fn, args in calls:
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child
+                os.close(read_end)
+                _answer_in_child(fn, args, write_end)
+            os.close(write_end)
+            children.append((pid, Connection(read_end, writable=False)))
+        waiting = {conn: k for k, (_, conn) in enumerate(children)}
+        while waiting:
+            for conn in wait(list(waiting), timeout=poll):
+                k = waiting.pop(conn)
+                try:
+                    answers[k] = conn.recv()
+                except (EOFError, OSError):
+                    answers[k] = ("died", None)
+            if waiting and stop():
+                raise Stopped("stopped while the children ran")
+    finally:
+        for k, (pid, conn) in enumerate(children):
+            conn.close()
+            if k in answers and answers[k][0] != "died":
+                _reap(pid)
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            threading.Thread(target=_reap, args=(pid,), daemon=True).start()
+    values = []
+    for k in range(len(calls)):
+        kind, payload = answers[k]
+        if kind == "died":
+            raise ChildCallStopped("a child process died before it answered (killed by the system, "
+                               "most likely for lack of memory)")
+        if kind == "error":
+            raise payload
+        values.append(payload)
+    return values
+
+
+def _answer_in_child(fn, args, write_end: int) -> None:  # pragma: no cover - the child
+    """The child's side of :func:`calls_in_children`: answer ``fn(*args)`` and exit."""
+    from multiprocessing.connection import Connection
+
+    global _in_solve_process
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        _die_with_parent()
+        _in_solve_process = True
+        conn = Connection(write_end, readable=False)
+        try:
+            message = ("ok", fn(*args))
+        except BaseException as exc:
+            message = ("error", exc)
+        try:
+            conn.send(message)
+        except Exception:  # an exception or a value that does not pickle: say what it was
+            exc = message[1] if message[0] == "error" else None
+            text = (f"{type(exc).__name__}: {exc}" if exc is not None
+                    else "the child's answer does not pickle")
+            conn.send(("error", RuntimeError(text)))
+    except BaseException:
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(code)

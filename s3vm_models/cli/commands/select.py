@@ -19,6 +19,14 @@ def add_parser(sub) -> None:
                                       "settings of their problem (C* = C l/u, mean balance)")
     p.add_argument("data", help="CSV data file, TOML instance file, or a shipped instance name")
     p.add_argument("--folds", type=int, default=10, help="cross-validation folds (default 10)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="shuffle the labeled points with this seed before the folds, as their "
+                        "code does (default 0)")
+    p.add_argument("--file-order", action="store_true",
+                   help="folds over the labeled points in file order instead")
+    p.add_argument("--convention", choices=("paper", "code"), default="paper",
+                   help="paper: their parameters.txt, C* = C l/u; code: their code's defaults, "
+                        "C* = 0.5 C l/u and the product rows (--mean-products) (default paper)")
     p.add_argument("--unlabeled-marker", dest="unlabeled_marker", type=number,
                    help="the label that marks an unlabeled row in a LIBSVM file")
     p.add_argument("--scale", choices=("standard", "minmax"),
@@ -33,12 +41,15 @@ def run(args, out) -> int:
         check_writable(args.output)
         check_not_input(args.output, inputs(args))
     instance, _ = read_data(args)
-    chosen = select_parameters(instance, folds=args.folds)
+    chosen = select_parameters(instance, folds=args.folds,
+                               seed=None if args.file_order else args.seed,
+                               convention=args.convention)
     if args.output is not None:
         _write_selected(args, chosen)
     if args.json:
-        print(json.dumps({**chosen.settings(), "accuracy": chosen.accuracy,
-                          "flags": chosen.flags()}), file=out)
+        print(json.dumps({**chosen.settings(), "options": chosen.options(),
+                          "convention": chosen.convention, "seed": chosen.seed,
+                          "accuracy": chosen.accuracy, "flags": chosen.flags()}), file=out)
     else:
         accuracy = ", ".join(f"{k} {acc:.4f} at C = {c:.6g}" for k, (acc, c)
                              in chosen.accuracy.items())
@@ -57,8 +68,12 @@ def _write_selected(args, chosen) -> None:
             spec = tomllib.load(fh)
         data = os.path.join(os.path.dirname(os.path.abspath(data)), spec["data"])
     target = os.path.relpath(os.path.abspath(data), os.path.dirname(os.path.abspath(args.output)))
+    factor = "" if chosen.convention == "paper" else "0.5 "
     lines = [f'data = "{target}"',
-             "# SDP-S3VM's problem: kernel and C by s3vm select, C* = C l/u, mean balance"]
+             f"# SDP-S3VM's problem ({chosen.convention} convention): kernel and C by s3vm "
+             f"select, C* = {factor}C l/u, mean balance"]
+    if chosen.products:
+        lines.append("# their code's product rows: solve with bb-sdp --mean-products")
     for key, value in chosen.settings().items():
         text = (str(value).lower() if isinstance(value, bool) else f'"{value}"'
                 if isinstance(value, str) else repr(float(value)))

@@ -37,7 +37,8 @@ class BranchAndBoundFormulation(Formulation):
         Which open node to expand next (see :func:`s3vm.solvers.bnb.driver.search`).
     rel_gap, abs_gap : float
         Stop proving once no open node can improve the best labeling by more than
-        ``max(abs_gap, rel_gap * |objective|)``; the status is then ``feasible``.
+        ``max(abs_gap, rel_gap * |objective|)``; the status is then ``optimal`` (within the
+        tolerance) with the gap beside it.
     node_limit : int, optional
         Stop after about this many nodes (status ``feasible``, the best labeling so far).
     log_every : int
@@ -105,6 +106,11 @@ class BranchAndBoundFormulation(Formulation):
             return BuiltinBackend()
         return super().backend(profile)
 
+    def node_pool(self, instance, settings):
+        """The pool of workers that bounds the nodes (:mod:`s3vm.solvers.bnb.pool`), or None
+        to bound them in this process one after the other (the default)."""
+        return None
+
     def result_primal(self, problem, labels) -> dict:
         """Named parts of the primal solution at the final labeling (``w``, ``b``, ...).
 
@@ -136,10 +142,16 @@ class BranchAndBoundFormulation(Formulation):
         problem.clock = clock  # a problem with long bound computations stops them at the limit
         build_seconds = clock.seconds
         clock.report(phase="starting heuristic")
-        found = search(problem, node_selection=self.node_selection, abs_gap=self.abs_gap,
-                       rel_gap=self.rel_gap, time_limit=clock.limit, node_limit=self.node_limit,
-                       log_every=self.log_every, keep_tree=self.tree_file is not None,
-                       start=clock.start, clock=clock)
+        pool = self.node_pool(instance, settings)
+        try:
+            found = search(problem, node_selection=self.node_selection, abs_gap=self.abs_gap,
+                           rel_gap=self.rel_gap, time_limit=clock.limit,
+                           node_limit=self.node_limit, log_every=self.log_every,
+                           keep_tree=self.tree_file is not None, start=clock.start, clock=clock,
+                           pool=pool)
+        finally:
+            if pool is not None:
+                pool.close()
         if self.tree_file is not None:
             found.tree.graph["formulation"] = self.name
             write_graphml(found.tree, self.tree_file)
