@@ -273,6 +273,8 @@ class Formulation(ABC):
             result = self._result_so_far(backend, clock)
         elif clock.interrupted and result.status == "time_limit":
             result.status = "feasible" if result.labels is not None else "error"
+        if result.status == "time_limit" and result.labels is None and instance.u:
+            self._supervised_labels(instance, settings, result)
         if clock.interrupted:
             reason = f"interrupted by {signal_name(clock.signal)}"
             result.message = reason + (f" ({result.message})" if result.message else "")
@@ -328,6 +330,39 @@ class Formulation(ABC):
                       primal=snap.get("primal") or {}, iterations=snap.get("iterations"),
                       nodes=snap.get("nodes"), message=f"{reason} while {where}")
 
+    def _supervised_labels(self, instance: Instance, settings: Settings, result: Result) -> None:
+        """Labels for a solve its time limit stopped before it had any labeling (a model still
+        being built, a relaxation without an iterate to round): the supervised SVM of the
+        labeled rows under the solve's kernel, sigma and C (the squared-hinge SVM without bias
+        of :func:`s3vm.selection.l2svm_no_bias`), rounded as the SDP family rounds (groups and
+        the balance count met), said so in the message. The objective stays
+        unknown: these labels were not scored by the formulation.
+
+        Skipped (the result keeps no labels) when a class has no labeled row, or when the
+        labeled rows are too many for this to take well under a second.
+        """
+        from .conic_formulation import round_scores
+        from .kernels import kernel_matrix
+        from .selection import l2svm_no_bias
+
+        yL = instance.label[instance.labeled].astype(float)
+        if min(np.sum(yL > 0), np.sum(yL < 0)) == 0 or yL.size > SUPERVISED_FALLBACK_ROWS:
+            return
+        XL = instance.XL
+        try:
+            beta = l2svm_no_bias(kernel_matrix(XL, None, settings.kernel, settings.sigma), yL,
+                                 float(settings.C))
+        except (np.linalg.LinAlgError, ValueError):
+            return
+        scores = kernel_matrix(instance.XU, XL, settings.kernel, settings.sigma) @ beta
+        if not np.all(np.isfinite(scores)):
+            return
+        result.labels, result.decision_values = round_scores(scores, instance, settings)
+        result.info["labels_from"] = "supervised SVM"
+        note = ("the labels are the supervised SVM's on the labeled rows (no labeling of "
+                f"{self.name} yet)")
+        result.message = f"{result.message}; {note}" if result.message else note
+
     def backend(self, profile):
         """The backend that solves this formulation's models for ``profile`` (resolved before
         the clock starts: importing a solver library is not charged to the solve)."""
@@ -371,6 +406,11 @@ class Formulation(ABC):
 
     def _write(self, model, path: str, fmt: str) -> None:  # pragma: no cover - per family
         raise NotImplementedError
+
+
+#: The most labeled rows for which a solve stopped without labels computes the supervised
+#: SVM's (well under a second at this size, inside the time limit's tolerance).
+SUPERVISED_FALLBACK_ROWS = 500
 
 
 def progress_seconds() -> float:
