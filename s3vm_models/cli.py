@@ -517,11 +517,18 @@ def _cmd_select(args, out) -> int:
         check_writable(args.output)
     instance, _ = _data(args)
     chosen = select_parameters(instance, folds=args.folds)
+    if chosen.folds < args.folds:
+        print(f"{PROG}: note: {chosen.folds} folds instead of {args.folds}: the smaller class "
+              f"has {chosen.folds} labeled points", file=sys.stderr)
+    note = chosen.edge_note()
+    if note is not None:
+        print(f"{PROG}: warning: {note}", file=sys.stderr)
     if args.output is not None:
         _write_selected(args, chosen)
+        print(f"wrote {args.output}", file=sys.stderr)
     if args.json:
         print(json.dumps({**chosen.settings(), "accuracy": chosen.accuracy,
-                          "flags": chosen.flags()}), file=out)
+                          "folds": chosen.folds, "flags": chosen.flags()}), file=out)
     else:
         accuracy = ", ".join(f"{k} {acc:.4f} at C = {c:.6g}" for k, (acc, c)
                              in chosen.accuracy.items())

@@ -49,6 +49,11 @@ class Selection:
         kernel -> (best cross-validated accuracy, its smallest C).
     grid : tuple of float
         The penalties tried.
+    folds : int
+        The folds of the cross-validation: those asked for, or fewer when a class has fewer
+        labeled points than that.
+    curves : dict
+        kernel -> the cross-validated accuracy at each C of the grid.
     """
 
     kernel: str
@@ -57,6 +62,26 @@ class Selection:
     C_star: float
     accuracy: dict = field(default_factory=dict)
     grid: tuple = ()
+    folds: int = 10
+    curves: dict = field(default_factory=dict)
+
+    def edge_note(self) -> "str | None":
+        """A sentence when the chosen C is the smallest or largest of the grid (the best C
+        may lie beyond it, as on unscaled features), or when every C of the grid scores the
+        same (the labeled points do not tell them apart); else None."""
+        if not self.grid or self.C not in (self.grid[0], self.grid[-1]):
+            return None
+        curve = self.curves.get(self.kernel)
+        if curve is not None and min(curve) == max(curve):
+            return (f"every C of the grid ({self.grid[0]:.6g} to {self.grid[-1]:.6g}) has the "
+                    f"same cross-validated accuracy ({curve[0]:.4f}) with the {self.kernel} "
+                    f"kernel: C = {self.C:.6g} is the smallest, not a choice the labeled "
+                    "points made")
+        side, beyond = (("smallest", "below") if self.C == self.grid[0] else
+                        ("largest", "above"))
+        return (f"C = {self.C:.6g} is the {side} value of the grid ({self.grid[0]:.6g} to "
+                f"{self.grid[-1]:.6g}): the best C may lie {beyond} it; scale the features "
+                "(--scale standard) or check the choice")
 
     def settings(self) -> dict:
         """The settings of SDP-S3VM's problem: these and no bias, the mean balance."""
@@ -133,39 +158,49 @@ def select_parameters(instance, folds: int = 10, cmin: float = 0.01, cmax: float
     """SDP-S3VM's choice of kernel and C for ``instance`` (module docstring), from its labeled
     points only (their use_everything_for_cross_validation = false).
 
+    With fewer labeled points of a class than ``folds``, as many folds as that class has
+    points (each fold then tests a point of each class and trains on both); the
+    :class:`Selection` records the number used.
+
     Raises
     ------
     InputError
-        Fewer labeled points of a class than folds would leave a fold without it: at least two
-        labeled points per class are needed, and folds >= 2.
+        Fewer than two labeled points of a class, or folds < 2.
     """
     if folds < 2:
         raise InputError(f"folds must be at least 2, got {folds}")
     lab = instance.labeled
     yL = instance.label[lab].astype(float)
-    if min(np.sum(yL > 0), np.sum(yL < 0)) < 2:
-        raise InputError("parameter selection needs at least two labeled points of each class")
+    smallest = int(min(np.sum(yL > 0), np.sum(yL < 0)))
+    if smallest < 2:
+        raise InputError("parameter selection needs at least two labeled points of each class "
+                         f"(the smaller class has {smallest})")
+    # A fold without a point of a class trained or tested on nothing of it (an accuracy of
+    # NaN, and no C chosen): no more folds than the smaller class has points.
+    folds = min(int(folds), smallest)
     X = np.asarray(instance.X, dtype=float)
     p = X.shape[1]
     sigma = math.sqrt(p / 2.0)
     grid = penalty_grid(cmin, cmax, steps)
     split = stratified_folds(yL, folds)
-    accuracy = {}
+    accuracy, curves = {}, {}
     for kind in kernels:
         K = kernel_matrix(X[lab], None, kind, sigma)
         best, best_c = -1.0, None
+        curve = []
         for c in grid:
             acc = cross_validated_accuracy(K, yL, c, split)
+            curve.append(acc)
             if acc > best:  # strict: the smallest C of the best accuracy
                 best, best_c = acc, c
-        accuracy[kind] = (best, best_c)
+        accuracy[kind], curves[kind] = (best, best_c), tuple(curve)
     kind = "rbf" if "rbf" in accuracy else kernels[0]
     if "linear" in accuracy and "rbf" in accuracy and accuracy["linear"][0] > accuracy["rbf"][0]:
         kind = "linear"
     C = float(accuracy[kind][1])
     u = instance.u
     C_star = C * lab.size / u if u else C
-    return Selection(kind, sigma, C, C_star, accuracy, grid)
+    return Selection(kind, sigma, C, C_star, accuracy, grid, folds, curves)
 
 
 def sdp_s3vm_settings(instance, base=None, **kwargs):
