@@ -151,10 +151,30 @@ class Formulation(ABC):
         """The first installed of :attr:`preferred_solvers`, else None (the class default)."""
         from .solvers.registry import unavailable_reason
 
-        for name in cls.preferred_solvers:
+        for rank, name in enumerate(cls.preferred_solvers):
             if unavailable_reason(name, cls.problem_class) is None:
+                if rank:
+                    cls._say_what_to_install(name)
                 return name
         return None
+
+    @classmethod
+    def _say_what_to_install(cls, chosen: str) -> None:
+        """A warning (logger ``s3vm.solvers``, once per formulation and process) that the
+        preferred solver is missing, what installs it, and what the one chosen instead costs:
+        sdp ran 18 minutes on two_moons with SCS where SDPA takes seconds, and nothing said so."""
+        from .solvers.registry import backend_class
+
+        first = cls.preferred_solvers[0]
+        if (cls.name, first) in _INSTALL_HINTS_GIVEN:
+            return
+        _INSTALL_HINTS_GIVEN.add((cls.name, first))
+        extra = backend_class(first, cls.problem_class).extra
+        install = f" (pip install s3vm[{extra}])" if extra else ""
+        logging.getLogger("s3vm.solvers").warning(
+            "%s: solver %s is not installed%s; using %s, which can take minutes where %s takes "
+            "seconds (give --time-limit / time_limit=, or install %s)", cls.name, first,
+            install, chosen, first, first)
 
     def check_options(self) -> None:
         """Checks that involve several options or the file system (after each is valid)."""
@@ -407,6 +427,9 @@ class Formulation(ABC):
     def _write(self, model, path: str, fmt: str) -> None:  # pragma: no cover - per family
         raise NotImplementedError
 
+
+#: (formulation, solver) pairs whose missing preferred solver was already reported.
+_INSTALL_HINTS_GIVEN: set = set()
 
 #: The most labeled rows for which a solve stopped without labels computes the supervised
 #: SVM's (well under a second at this size, inside the time limit's tolerance).
