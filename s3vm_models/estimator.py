@@ -273,6 +273,24 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Warns
+        -----
+        UserWarning
+            Targets in {-1, 0, 1} with more 0 rows than -1 rows under ``unlabeled=-1``: they
+            look like s3vm's own convention (0 unlabeled), which needs ``unlabeled=0``.
+        sklearn.exceptions.ConvergenceWarning
+            The fit was stopped by ``time_limit``: the model is the best labeling found by
+            then, or the labeled rows' supervised problem when the formulation had no solution
+            yet (``result_.info["estimator_fallback"]``).
+
+        Raises
+        ------
+        InputError
+            Bad parameters or targets (a ``ValueError``), or settings under which the
+            formulation has no solution (status ``infeasible``).
+        RuntimeError
+            The solver failed (status ``error``) without a time limit to explain it.
         """
         from sklearn.utils.multiclass import check_classification_targets
 
