@@ -354,14 +354,13 @@ class Formulation(ABC):
         """Labels for a solve its time limit stopped before it had any labeling (a model still
         being built, a relaxation without an iterate to round): the supervised SVM of the
         labeled rows under the solve's kernel, sigma and C (the squared-hinge SVM without bias
-        of :func:`s3vm.selection.l2svm_no_bias`), rounded as the SDP family rounds (groups and
-        the balance count met), said so in the message. The objective stays
+        of :func:`s3vm.selection.l2svm_no_bias`), rounded by :meth:`round_fallback`, said so in
+        the message. The objective stays
         unknown: these labels were not scored by the formulation.
 
         Skipped (the result keeps no labels) when a class has no labeled row, or when the
         labeled rows are too many for this to take well under a second.
         """
-        from .conic_formulation import round_scores
         from .kernels import kernel_matrix
         from .selection import l2svm_no_bias
 
@@ -377,11 +376,23 @@ class Formulation(ABC):
         scores = kernel_matrix(instance.XU, XL, settings.kernel, settings.sigma) @ beta
         if not np.all(np.isfinite(scores)):
             return
-        result.labels, result.decision_values = round_scores(scores, instance, settings)
+        result.labels, result.decision_values = self.round_fallback(scores, instance, settings)
         result.info["labels_from"] = "supervised SVM"
         note = ("the labels are the supervised SVM's on the labeled rows (no labeling of "
                 f"{self.name} yet)")
         result.message = f"{result.message}; {note}" if result.message else note
+
+    def round_fallback(self, scores: np.ndarray, instance: Instance,
+                       settings: Settings) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, scores) of the unlabeled rows from real scores: with the count balance the
+        P highest scores are +1, else the signs. The SDP family, which takes groups, rounds with
+        them instead (:func:`s3vm.conic_formulation.round_scores`)."""
+        scores = np.asarray(scores, dtype=float)
+        if settings.balance == "count":
+            labels = -np.ones(scores.size, dtype=int)
+            labels[np.argsort(-scores, kind="stable")[:settings.positive_count(instance)]] = 1
+            return labels, scores
+        return np.where(scores >= 0, 1, -1).astype(int), scores
 
     def backend(self, profile):
         """The backend that solves this formulation's models for ``profile`` (resolved before
