@@ -183,3 +183,36 @@ def test_an_lp_cancelled_by_a_signal_stops_the_search_with_its_incumbent():
     problem.clock.stop(INTERRUPTED, signal.SIGINT)
     with pytest.raises(Stopped):
         problem.objective(np.array([1, -1, 1]))
+
+
+def test_labels_at_a_limit_before_any_labeling_are_the_supervised_svms(instances, isolated):
+    # sdp stopped before its solver had an iterate returned no labels at all.
+    import cvxpy as cp
+
+    from s3vm.kernels import kernel_matrix
+    from s3vm.settings import Settings, load_instance
+
+    path = instances["moons1010"]
+    result = api.solve(path, "sdp", time_limit=2.0, kernel="rbf", sigma=0.5, C=10.0,
+                       balance="count")
+    assert result.status == "time_limit"
+    assert result.info.get("labels_from") == "supervised SVM", result.message
+    assert "supervised SVM" in result.message and result.objective is None
+    instance, _ = load_instance(path)
+    settings = Settings(kernel="rbf", sigma=0.5, C=10.0, balance="count")
+    # The squared-hinge SVM without bias on the labeled rows, by its dual with CVXPY.
+    lab = instance.labeled
+    y = instance.label[lab].astype(float)
+    K = kernel_matrix(instance.XL, None, "rbf", 0.5) + np.eye(y.size) / (2 * 10.0)
+    a = cp.Variable(y.size, nonneg=True)
+    cp.Problem(cp.Maximize(2 * cp.sum(a) - cp.quad_form(cp.multiply(y, a), cp.psd_wrap(K))))\
+        .solve(solver="CLARABEL")
+    scores = kernel_matrix(instance.XU, instance.XL, "rbf", 0.5) @ (y * a.value)
+    P = settings.positive_count(instance)
+    labels = np.asarray(result.labels)
+    assert (labels == 1).sum() == P
+    # The P highest scores are the +1 labels (up to ties at the threshold).
+    order = np.sort(scores)[::-1]
+    threshold = order[P - 1]
+    assert np.all(labels[scores > threshold + 1e-6] == 1)
+    assert np.all(labels[scores < order[P] - 1e-6] == -1) if P < scores.size else True
