@@ -96,7 +96,11 @@ class Clock:
             elif reason == INTERRUPTED and self.signal is None:
                 # A signal after the time limit still decides the exit status.
                 self.signal = signal
-            cancels = list(self._cancels)
+            # The limit reached during a last step (finishing()) leaves it its own short budget:
+            # the search had already ended at the limit, and the supervisor's stop often comes
+            # a moment later (a child process hears it through a pipe). A signal still cancels.
+            finishing = self._finishing_until is not None and reason != INTERRUPTED
+            cancels = [] if finishing else list(self._cancels)
         for cancel in cancels:
             try:
                 cancel()
@@ -133,7 +137,8 @@ class Clock:
         values of the best labeling found (one LP at a fixed labeling): its solver calls get up
         to ``seconds`` from now, and are not cancelled at once for a stop that came before.
 
-        A stop (a signal) that comes during the step still cancels its solver calls. The step
+        A signal that comes during the step still cancels its solver calls; the time limit
+        reached then does not (the step's calls are held to ``seconds`` instead). The step
         must fit in the supervisor's grace period after the limit or the signal
         (:mod:`s3vm.solvers.supervisor`), or the worker is abandoned without its result.
         """

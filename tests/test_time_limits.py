@@ -216,3 +216,26 @@ def test_labels_at_a_limit_before_any_labeling_are_the_supervised_svms(instances
     threshold = order[P - 1]
     assert np.all(labels[scores > threshold + 1e-6] == 1)
     assert np.all(labels[scores < order[P] - 1e-6] == -1) if P < scores.size else True
+
+
+def test_the_limit_reached_during_the_last_step_does_not_cancel_it():
+    # The search ends at its limit by its own check; the supervisor's stop then came a moment
+    # later (through a pipe, from the parent of a child-process solve) and cancelled the LP of
+    # the decision values, so the command line's bb-mip results had none.
+    import signal
+
+    from s3vm.solvers.clock import INTERRUPTED, TIME_LIMIT, Clock
+
+    cancelled = []
+    clock = Clock(0.01)
+    time.sleep(0.02)
+    assert clock.expired()
+    with clock.finishing(5.0):
+        with clock.cancellable(lambda: cancelled.append("call")):
+            assert not cancelled  # a step started after the limit is not cancelled at once
+            assert 4.0 < clock.remaining() <= 5.0
+            clock.stop(TIME_LIMIT)
+            assert not cancelled and clock.stop_reason == TIME_LIMIT
+            clock.stop(INTERRUPTED, signal.SIGINT)
+            assert cancelled == ["call"]  # a signal still cancels it
+    assert clock.remaining() < 1e-6  # after the step: stopped
