@@ -65,6 +65,66 @@ def _unlabeled_mask(y: np.ndarray, marker) -> np.ndarray:
     return np.fromiter((v == marker for v in y), dtype=bool, count=y.size)
 
 
+def _check_convention(y: np.ndarray, marker) -> None:
+    """Warn when numeric targets look like s3vm's file convention (+1/-1 labels, 0 unlabeled)
+    read with scikit-learn's marker -1.
+
+    Targets in {-1, 0, +1} are valid in both conventions; read with ``unlabeled=-1`` they are
+    the classes 0 and 1 with the -1 rows unlabeled. Semi-supervised data has more unlabeled
+    rows than rows of one class, so when the rows of 0 outnumber the rows marked -1 the targets
+    are more likely s3vm's, whose -1 class would then be trained on as unlabeled.
+    """
+    if y.dtype.kind not in "iuf" or not isinstance(marker, numbers.Number) or marker != -1:
+        return
+    values, counts = np.unique(y, return_counts=True)
+    if values.size != 3 or not np.array_equal(values, [-1, 0, 1]):
+        return
+    count = dict(zip(values.tolist(), counts.tolist()))
+    if count[0] > count[-1]:
+        import warnings
+
+        warnings.warn(
+            f"the targets look like s3vm's convention (+1/-1 labels, 0 unlabeled): {count[0]} "
+            f"rows are 0 and {count[-1]} are -1; with unlabeled=-1 (scikit-learn's convention) "
+            "the -1 rows are fitted as unlabeled and 0 is a class. Pass unlabeled=0 if 0 marks "
+            "the unlabeled rows", UserWarning, stacklevel=3)
+
+
+def _has_solution(result, rule: str) -> bool:
+    """Whether ``result`` holds the labels and the primal part the inductive rule reads."""
+    from s3vm.inductive import _PRIMAL_KEY
+
+    return result.labels is not None and (result.primal or {}).get(_PRIMAL_KEY[rule]) is not None
+
+
+def _raise_for_failure(result) -> None:
+    """A result without a solution that no time limit explains: infeasible settings are the
+    user's to change (ValueError); a solver failure is a RuntimeError."""
+    why = f"status {result.status}" + (f": {result.message}" if result.message else "")
+    if result.status == "infeasible":
+        raise InputError(f"formulation {result.formulation!r} has no solution under these "
+                         f"settings ({why})")
+    if result.status != "time_limit":
+        raise RuntimeError(f"formulation {result.formulation!r} returned no solution ({why})")
+
+
+def _warn_if_stopped(result, limit) -> None:
+    """scikit-learn's ConvergenceWarning for a fit its time limit cut short: the model is the
+    best labeling found by then (or the labeled rows' supervised problem), not the optimum."""
+    if result.status != "time_limit":
+        return
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    what = result.info.get("estimator_fallback") or (
+        "the model is the best labeling found by then" + (f" ({result.message})"
+                                                         if result.message else ""))
+    warnings.warn(f"{result.formulation} stopped at its time limit of "
+                  f"{limit} s before it finished: {what}; "
+                  "raise time_limit for a better fit", ConvergenceWarning, stacklevel=3)
+
+
 class S3VMClassifier(ClassifierMixin, BaseEstimator):
     """A semi-supervised SVM: fit a formulation on partially labeled rows, predict new points.
 
@@ -213,6 +273,24 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Warns
+        -----
+        UserWarning
+            Targets in {-1, 0, 1} with more 0 rows than -1 rows under ``unlabeled=-1``: they
+            look like s3vm's own convention (0 unlabeled), which needs ``unlabeled=0``.
+        sklearn.exceptions.ConvergenceWarning
+            The fit was stopped by ``time_limit``: the model is the best labeling found by
+            then, or the labeled rows' supervised problem when the formulation had no solution
+            yet (``result_.info["estimator_fallback"]``).
+
+        Raises
+        ------
+        InputError
+            Bad parameters or targets (a ``ValueError``), or settings under which the
+            formulation has no solution (status ``infeasible``).
+        RuntimeError
+            The solver failed (status ``error``) without a time limit to explain it.
         """
         from sklearn.utils.multiclass import check_classification_targets
 
@@ -241,6 +319,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
                              f"hold exactly 2 classes, got {classes.size} {plural} "
                              f"({', '.join(map(repr, classes[:5].tolist()))}; "
                              f"{self.unlabeled!r} marks an unlabeled row)")
+        _check_convention(y, self.unlabeled)
         self.classes_ = classes
         label = np.zeros(y.shape[0], dtype=np.int8)
         label[~mask] = np.where(labeled_targets == classes[1], 1, -1)
@@ -257,12 +336,28 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
 
             result = api.solve(instance, self.formulation, base, solver=self.solver,
                                time_limit=self.time_limit, options=options, **explicit)
-        self._set_decision(instance, result, rule)
         transduction = label.copy()
-        if instance.u:
-            transduction[instance.unlabeled] = result.labels
+        if _has_solution(result, rule):
+            self._set_decision(instance, result, rule)
+            if instance.u:
+                transduction[instance.unlabeled] = result.labels
+        else:
+            # Cut short before any solution (a limit inside the model build or the solver's
+            # first iterate): the labeled rows' supervised problem stands in, said so.
+            _raise_for_failure(result)
+            labeled = Instance(X[instance.labeled], label[instance.labeled], name="fit")
+            fallback, rule = self._fit_supervised(labeled, cls, rule, base, explicit)
+            self._set_decision(labeled, fallback, rule)
+            if instance.u:
+                transduction[instance.unlabeled] = np.where(
+                    self.decision_function(X[instance.unlabeled]) >= 0, 1, -1)
+            result.info["estimator_fallback"] = (
+                "no solution at the time limit: the model is the supervised problem of the "
+                "labeled rows (" + str(fallback.info.get("supervised", fallback.formulation)) +
+                ")")
         self.transduction_ = np.where(transduction > 0, classes[1], classes[0])
         self.result_ = result
+        _warn_if_stopped(result, self.time_limit)
         return self
 
     def _fit_supervised(self, instance, cls, rule, base, explicit):

@@ -41,6 +41,7 @@ from typing import Optional
 import numpy as np
 
 from s3vm.core.kernels import kernel_matrix
+from s3vm.core.supervised import l2svm_no_bias
 from s3vm.solvers.errors import InputError
 
 
@@ -70,6 +71,11 @@ class Selection:
         Whose defaults (:data:`CONVENTIONS`).
     seed : int or None
         The seed of the labeled points' order before the folds (None: file order).
+    folds : int
+        The folds of the cross-validation: those asked for, or fewer when a class has fewer
+        labeled points than that.
+    curves : dict
+        kernel -> the cross-validated accuracy at each C of the grid.
     """
 
     kernel: str
@@ -80,6 +86,8 @@ class Selection:
     grid: tuple = ()
     convention: str = "paper"
     seed: Optional[int] = 0
+    folds: int = 10
+    curves: dict = field(default_factory=dict)
 
     @property
     def products(self) -> bool:
@@ -90,6 +98,24 @@ class Selection:
     def options(self) -> dict:
         """The ``bb-sdp`` options of the convention (``{"mean_products": True}`` for code)."""
         return {"mean_products": True} if self.products else {}
+
+    def edge_note(self) -> "str | None":
+        """A sentence when the chosen C is the smallest or largest of the grid (the best C
+        may lie beyond it, as on unscaled features), or when every C of the grid scores the
+        same (the labeled points do not tell them apart); else None."""
+        if not self.grid or self.C not in (self.grid[0], self.grid[-1]):
+            return None
+        curve = self.curves.get(self.kernel)
+        if curve is not None and min(curve) == max(curve):
+            return (f"every C of the grid ({self.grid[0]:.6g} to {self.grid[-1]:.6g}) has the "
+                    f"same cross-validated accuracy ({curve[0]:.4f}) with the {self.kernel} "
+                    f"kernel: C = {self.C:.6g} is the smallest, not a choice the labeled "
+                    "points made")
+        side, beyond = (("smallest", "below") if self.C == self.grid[0] else
+                        ("largest", "above"))
+        return (f"C = {self.C:.6g} is the {side} value of the grid ({self.grid[0]:.6g} to "
+                f"{self.grid[-1]:.6g}): the best C may lie {beyond} it; scale the features "
+                "(--scale standard) or check the choice")
 
     def settings(self) -> dict:
         """The settings of SDP-S3VM's problem: these and no bias, the mean balance."""
@@ -136,22 +162,6 @@ def stratified_folds(y: np.ndarray, k: int = 10) -> list:
     return [(np.flatnonzero(test_fold != f), np.flatnonzero(test_fold == f)) for f in range(k)]
 
 
-def l2svm_no_bias(K: np.ndarray, y: np.ndarray, C: float) -> np.ndarray:
-    """beta with f(x) = sum_j beta_j k(x, x_j): the squared-hinge SVM without bias, exactly.
-
-    Its dual max_{a >= 0} 1'a - 1/2 a'(Y K' Y)a, K' = K + I / (2C), is the nonnegative
-    least-squares problem min_{a >= 0} |R a - t|^2 with R'R = Y K' Y and R't = 1 (Lawson and
-    Hanson's NNLS is finite); beta = y o a."""
-    from scipy.optimize import nnls
-
-    y = np.asarray(y, dtype=float)
-    Kp = K + (0.5 / C) * np.eye(y.size)
-    R = np.linalg.cholesky(Kp * np.outer(y, y)).T
-    t = np.linalg.solve(R.T, np.ones(y.size))
-    a, _ = nnls(R, t, maxiter=50 * y.size)
-    return y * a
-
-
 def cross_validated_accuracy(K: np.ndarray, y: np.ndarray, C: float, folds: list) -> float:
     """The mean over folds of the accuracy of sign(K_test,train beta) (0 counts as wrong)."""
     total = 0.0
@@ -186,6 +196,10 @@ def select_parameters(instance, folds: int = 10, cmin: float = 0.01, cmax: float
         C* = C l / u (``paper``, their parameters.txt) or 0.5 C l / u with the product rows
         (``code``, their code's defaults); see :data:`CONVENTIONS`.
 
+    With fewer labeled points of a class than ``folds``, as many folds as that class has
+    points (each fold then tests a point of each class and trains on both); the
+    :class:`Selection` records the number used.
+
     Raises
     ------
     InputError
@@ -203,22 +217,29 @@ def select_parameters(instance, folds: int = 10, cmin: float = 0.01, cmax: float
         raise InputError(f"seed must be an integer >= 0, got {seed!r}")
     lab = labeled_order(instance, seed)
     yL = instance.label[lab].astype(float)
-    if min(np.sum(yL > 0), np.sum(yL < 0)) < 2:
-        raise InputError("parameter selection needs at least two labeled points of each class")
+    smallest = int(min(np.sum(yL > 0), np.sum(yL < 0)))
+    if smallest < 2:
+        raise InputError("parameter selection needs at least two labeled points of each class "
+                         f"(the smaller class has {smallest})")
+    # A fold without a point of a class trained or tested on nothing of it (an accuracy of
+    # NaN, and no C chosen): no more folds than the smaller class has points.
+    folds = min(int(folds), smallest)
     X = np.asarray(instance.X, dtype=float)
     p = X.shape[1]
     sigma = math.sqrt(p / 2.0)
     grid = penalty_grid(cmin, cmax, steps)
     split = stratified_folds(yL, folds)
-    accuracy = {}
+    accuracy, curves = {}, {}
     for kind in kernels:
         K = kernel_matrix(X[lab], None, kind, sigma)
         best, best_c = -1.0, None
+        curve = []
         for c in grid:
             acc = cross_validated_accuracy(K, yL, c, split)
+            curve.append(acc)
             if acc > best:  # strict: the smallest C of the best accuracy
                 best, best_c = acc, c
-        accuracy[kind] = (best, best_c)
+        accuracy[kind], curves[kind] = (best, best_c), tuple(curve)
     kind = "rbf" if "rbf" in accuracy else kernels[0]
     if "linear" in accuracy and "rbf" in accuracy and accuracy["linear"][0] > accuracy["rbf"][0]:
         kind = "linear"
@@ -227,7 +248,7 @@ def select_parameters(instance, folds: int = 10, cmin: float = 0.01, cmax: float
     factor = CONVENTIONS[convention][0]
     C_star = factor * C * lab.size / u if u else C
     return Selection(kind, sigma, C, C_star, accuracy, grid, convention,
-                     None if seed is None else int(seed))
+                     None if seed is None else int(seed), folds, curves)
 
 
 def sdp_s3vm_settings(instance, base=None, **kwargs):
@@ -239,5 +260,5 @@ def sdp_s3vm_settings(instance, base=None, **kwargs):
     return (base or Settings()).updated(**chosen) if base is not None else Settings(**chosen)
 
 
-__all__ = ["CONVENTIONS", "Selection", "labeled_order", "penalty_grid", "stratified_folds", "l2svm_no_bias",
+__all__ = ["CONVENTIONS", "Selection", "labeled_order", "penalty_grid", "stratified_folds",
            "cross_validated_accuracy", "select_parameters", "sdp_s3vm_settings"]

@@ -180,3 +180,50 @@ def test_bad_input_is_refused_clearly(blobs):
     # A file's defaults do not bind: bb-sdp solves without bias whatever the default says.
     small = gaussian_blobs(n=14, p=2, separation=4.0, n_labeled_per_class=2, seed=0)
     assert S3VMClassifier("bb-sdp").fit(small.X, _sk_targets(small)).intercept_ == 0.0
+
+
+def test_targets_in_s3vm_convention_with_the_default_marker_warn(blobs):
+    # s3vm's files mark unlabeled rows 0 and the classes +1/-1; read with the default marker -1
+    # the -1 class was fitted as unlabeled and 0 became a class, without a word.
+    y = blobs.label.astype(int)
+    assert set(y.tolist()) == {-1, 0, 1}
+    with pytest.warns(UserWarning, match="unlabeled=0"):
+        S3VMClassifier().fit(blobs.X, y)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        clf = S3VMClassifier(unlabeled=0).fit(blobs.X, y)
+        assert clf.classes_.tolist() == [-1, 1]
+        # scikit-learn's convention: classes 0/1, the many unlabeled rows -1
+        S3VMClassifier().fit(blobs.X, _sk_targets(blobs))
+
+
+def test_a_fit_its_time_limit_stops_warns_and_still_predicts():
+    # bb on 300 unlabeled rows is far from proven in 1 s: its best labeling, with
+    # scikit-learn's ConvergenceWarning (the fit gave no sign that it was cut short).
+    from sklearn.exceptions import ConvergenceWarning
+
+    moons = two_moons(5, 300, seed=2)
+    with pytest.warns(ConvergenceWarning, match="time limit"):
+        clf = S3VMClassifier("bb", kernel="rbf", sigma=0.5, C=10.0, time_limit=1.0).fit(
+            moons.X, _sk_targets(moons))
+    assert clf.result_.status == "time_limit"
+    assert clf.predict(moons.XU).shape == (moons.u,)
+
+
+@pytest.mark.parametrize("formulation", ["sdp", "sdp-lowrank"])
+def test_a_relaxation_stopped_before_any_iterate_warns_instead_of_raising(formulation):
+    # A stopped sdp raised InputError (bad input) and sdp-lowrank's fit raised at its limit:
+    # the fit is the labeled rows' supervised problem then, said by a ConvergenceWarning.
+    from sklearn.exceptions import ConvergenceWarning
+
+    moons = two_moons(5, 700, seed=2)
+    y = _sk_targets(moons)
+    with pytest.warns(ConvergenceWarning, match="time limit"):
+        clf = S3VMClassifier(formulation, kernel="rbf", sigma=0.5, time_limit=0.5).fit(moons.X, y)
+    assert clf.result_.status == "time_limit"
+    assert clf.transduction_.shape == (moons.n,)
+    labeled = y != -1
+    assert np.array_equal(clf.transduction_[labeled], y[labeled])
+    assert set(clf.predict(moons.X).tolist()) <= {0, 1}

@@ -56,3 +56,42 @@ def test_iterations_are_reported_for_interior_point_too():
                                                              "run_crossover": "off",
                                                              "presolve": "off"}))
     assert outcome.status == "optimal" and outcome.iterations > 0
+
+
+def dense_lp(n: int = 150, seed: int = 0):
+    """max c'x subject to A x <= 1, 0 <= x <= 10 with random positive A and c: simplex needs
+    many iterations, so that an interrupt callback fires before the optimum."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    A, c = rng.random((n, n)), rng.random(n)
+    m = pyo.ConcreteModel()
+    m.I = pyo.RangeSet(0, n - 1)
+    m.x = pyo.Var(m.I, bounds=(0, 10))
+    m.row = pyo.Constraint(m.I, rule=lambda m, i: sum(A[i, j] * m.x[j] for j in m.I) <= 1)
+    m.o = pyo.Objective(expr=sum(c[j] * m.x[j] for j in m.I), sense=pyo.maximize)
+    return m, A, c
+
+
+def test_a_session_stopped_by_a_signal_solves_its_last_step_afterwards():
+    # HiGHS keeps an interrupted run's flag in its callback input (and highspy's cancelSolve
+    # flag is reset only by its threaded solve): every later run of the session was
+    # interrupted at once, so a stopped search lost the decision values of its incumbent.
+    import signal
+
+    import numpy as np
+    from scipy.optimize import linprog
+
+    from s3vm.solvers.runtime.clock import INTERRUPTED, Clock
+
+    m, A, c = dense_lp()
+    clock = Clock()
+    with clock.active():
+        s = HighsBackend().session(m, SolverProfile())
+        clock.stop(INTERRUPTED, signal.SIGINT)
+        assert s.resolve().status != "optimal"
+        with clock.finishing(60.0):
+            outcome = s.resolve()
+    assert outcome.status == "optimal", outcome.message
+    reference = linprog(-c, A_ub=A, b_ub=np.ones(len(c)), bounds=(0, 10), method="highs")
+    assert outcome.objective == pytest.approx(-reference.fun, rel=1e-7)

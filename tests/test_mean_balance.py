@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -155,3 +156,33 @@ def test_selection_and_the_penalty_convention(capsys, tmp_path):
     assert settings.balance == "mean" and settings.bias is False
     assert settings.C == expected.C and settings.C_star == expected.C_star
     assert inst.n == shipped.n
+
+
+def test_select_with_fewer_labeled_points_of_a_class_than_folds(capsys):
+    # two_moons has 2 labeled points per class: 10 folds ended in "internal error: TypeError"
+    # (folds without a point of a class, an accuracy of NaN and no C chosen).
+    from s3vm.core.settings import load_instance
+
+    status = cli.main(["select", "two_moons", "--json"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    result = json.loads(out)
+    assert result["folds"] == 2
+    assert "2 folds instead of 10" in err
+    instance, _ = load_instance("two_moons")
+    # By hand: 2 folds, each testing one point of each class and training on the other two.
+    folds = stratified_folds(instance.label[instance.labeled], 2)
+    assert all(set(instance.label[instance.labeled][test]) == {-1, 1} for _, test in folds)
+    assert select_parameters(instance, folds=2).flags() == result["flags"]
+
+
+def test_select_warns_at_the_edge_of_its_grid_and_says_what_it_wrote(capsys, tmp_path):
+    # heart's unscaled features: C = 0.01, the smallest of the grid, chosen without a word.
+    path = tmp_path / "heart-selected.toml"
+    status = cli.main(["select", "heart", "-o", str(path)])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert "--C 0.01 " in out
+    assert "smallest value of the grid" in err and "--scale standard" in err
+    assert f"wrote {path}" in err and path.exists()
+    assert "Traceback" not in err

@@ -115,3 +115,13 @@ def test_gap_bars_and_the_results_file_commands(tmp_path, capsys):
         assert main(argv) == 2
         assert message in _one_error_line(capsys)
     assert sorted(os.listdir(tmp_path)) == ["g.png", "p.pdf", "r.jsonl"]
+
+
+def test_the_search_trace_of_a_time_limited_bb_mip_is_drawn(tmp_path, capsys):
+    # The user guide's example stopped by its limit: bb-mip's result lost its trace at the
+    # limit (the decision values' LP was cancelled at once) and the plot failed after the solve.
+    target = tmp_path / "bnb-limited.svg"
+    status = main(["plot", "bnb", "heart", "-f", "bb-mip", "--time-limit", "4", "--quiet",
+                   "-o", str(target)])
+    assert status == 0, capsys.readouterr().err
+    assert "<svg" in target.read_text()[:500]

@@ -240,14 +240,20 @@ def test_sdp_subspace_holds_its_time_limit(tmp_path):
     assert result["seconds"] <= 3 * 1.1 + 1
 
 
-@pytest.mark.parametrize("signum, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_signal_prints_the_best_result_so_far(signum, status):
+@pytest.mark.parametrize("args, after, signum, status", [
+    (["-f", "bb"], 3, signal.SIGTERM, 143), (["-f", "bb"], 3, signal.SIGINT, 130),
+    # bb-mip ended with "internal error: RuntimeError" when the signal cancelled a leaf's LP;
+    # 8 s: after its starting heuristic (two LPs) even on a loaded machine.
+    (["-f", "bb-mip", "--kernel", "rbf"], 8, signal.SIGINT, 130),
+    (["-f", "bb-mip", "--kernel", "rbf"], 8, signal.SIGTERM, 143)])
+def test_a_signal_prints_the_best_result_so_far(args, after, signum, status):
     # SIGTERM ended every formulation with no output (bb's incumbent lost).
-    run = Signalled(["solve", "heart", "-f", "bb", "--json", "-q"], signum, after=3)
+    run = Signalled(["solve", "heart", *args, "--json", "-q"], signum, after=after)
     assert run.returncode == status, run.stderr
     assert run.after_signal < 4
     result = parse_json_output(run.stdout)
     check_result_object(result, u=267)
+    assert result["decision_values"] is not None
     assert result["labels"] is not None and result["objective"] is not None
     assert "interrupted" in result["message"]
     assert run.stderr.strip().splitlines()[-1] == \

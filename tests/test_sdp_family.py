@@ -384,3 +384,65 @@ def test_scs_stopped_by_its_time_limit_reports_time_limit():
     assert reference.status in ("optimal", "feasible")
     optimum = reference.info["relaxation_value"]
     assert result.lower_bound is None or result.lower_bound <= optimum * (1 + 1e-7)
+
+
+def test_sdp_subspace_scores_its_labels_where_the_projected_newton_fails():
+    # sdp_art100 (rbf, sigma 1, 2 features): the projected Newton's SVM dual returned NaN and
+    # the solve ended with status error and no labels; the conic dual scores the same labels.
+    import cvxpy as cp
+
+    from s3vm.core.settings import load_instance
+
+    result = api.solve("sdp_art100", "sdp-subspace")
+    assert result.status in ("optimal", "feasible"), result.message
+    assert result.labels is not None
+    instance, settings = load_instance("sdp_art100")
+    y = instance.label.astype(float)
+    y[instance.unlabeled] = result.labels
+    # D(y) of Problem 2 (no bias) with C = C* = 1, by SCS: a second solver.
+    K = kernel_matrix(instance.X, None, "rbf", settings.sigma)
+    a = cp.Variable(instance.n, nonneg=True)
+    Q = psd_sqrt(K) * y[:, None]
+    value = cp.Problem(cp.Maximize(2 * cp.sum(a) - cp.sum_squares(Q.T @ a)), [a <= 1.0]).solve(
+        solver="SCS", eps=1e-7)
+    assert result.objective == pytest.approx(value, rel=1e-3)
+
+
+def psd_sqrt(K: np.ndarray) -> np.ndarray:
+    """A square root S of the PSD matrix K (S S' = K)."""
+    w, V = np.linalg.eigh(K)
+    return V * np.sqrt(np.maximum(w, 0.0))
+
+
+def test_sdp_subspace_answers_on_every_shipped_instance():
+    # Its default settings on shipped data: a labeling (or the time limit's fallback), or a
+    # subspace that cannot meet the balance said as such; never status error without labels.
+    from s3vm.instances import shipped_instances
+
+    for name in shipped_instances():
+        result = api.solve(name, "sdp-subspace", time_limit=2.0)
+        assert result.status != "error", (name, result.message)
+        if result.status == "infeasible":
+            assert "subspace" in result.message, (name, result.message)
+        else:
+            assert result.labels is not None, (name, result.status, result.message)
+
+
+def test_sdp_without_sdpa_says_what_to_install(monkeypatch, capsys):
+    # Without the sdpa extra, sdp ran 18 minutes on two_moons with SCS and nothing said why.
+    from s3vm.solvers import registry
+    from s3vm.core import formulation as base
+
+    real = registry.unavailable_reason
+
+    def hidden(name, problem_class=None):
+        return "not installed (hidden by the test)" if name == "sdpa" else real(name,
+                                                                               problem_class)
+
+    monkeypatch.setattr(registry, "unavailable_reason", hidden)
+    monkeypatch.setattr(base, "_INSTALL_HINTS_GIVEN", set())
+    status = cli.main(["solve", "two_moons", "-f", "sdp", "--time-limit", "1", "--json"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert json.loads(out)["solver"] == "scs"
+    assert "pip install s3vm[sdpa]" in err and "Traceback" not in err

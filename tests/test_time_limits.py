@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 
 from contract import check_result_object
@@ -88,8 +89,17 @@ def solve_limited(data, name, options, limit):
     out = result.to_dict()
     check_result_object(out, formulation=name)
     assert out["status"] == "time_limit", (out["status"], out.get("message"))
+    # Used, not left: an unsolved problem runs to its limit (bb-mip stopped at 12.5 s of 20
+    # when HiGHS counted its limit from the session's first LP).
+    assert out["seconds"] >= 0.95 * limit, out["seconds"]
     assert out["seconds"] <= limit * 1.1 + 1, out["seconds"]
     assert wall <= limit * 1.1 + 1 + 1, wall  # + reading the data and checking the input
+    if "labeled3010" not in str(data):  # 3,000 labeled rows: past the supervised fallback
+        # Its best labeling, or the labeled rows' supervised SVM's when it had none yet (sdp
+        # on heart returned no labels at its limit).
+        assert out["labels"] is not None, out["message"]
+        if out["info"].get("labels_from") == "supervised SVM":
+            assert "supervised SVM" in out["message"]
     return out
 
 
@@ -107,3 +117,125 @@ def test_a_time_limited_search_returns_its_incumbent_and_proven_bound(isolated, 
     result = solve_limited("heart", name, {}, 6.0)
     assert result["labels"] is not None and result["objective"] is not None
     assert result["lower_bound"] is not None and result["lower_bound"] <= result["objective"]
+
+
+def test_a_time_limited_bb_mip_keeps_its_trace_decision_values_and_node_count(isolated):
+    # The search stopped early (HiGHS's limit is on the session's total run time), and the LP
+    # for the decision values after the stop was cancelled at once, so the solve fell back to
+    # its last progress report: no trace, no decision values, fewer nodes than searched.
+    limit = 6.0
+    result = solve_limited("heart", "bb-mip", {}, limit)
+    assert result["seconds"] <= limit * 1.05 + 0.5
+    assert result["message"] == "time limit reached"
+    assert result["decision_values"] is not None and len(result["decision_values"]) == 267
+    trace = result["info"]["trace"]
+    assert trace["nodes"] and trace["nodes"][-1] == result["nodes"] > 0
+    assert trace["seconds"][-1] >= 0.95 * limit
+
+
+def test_a_highs_session_gets_its_whole_limit_on_every_re_solve():
+    # HiGHS compares its time_limit option with the Highs object's total run time: a session
+    # that set the time left as the option stopped its later LPs early.
+    from s3vm.bounds.lp_relaxation import LPRelaxationProblem
+    from s3vm.models.problem3 import Problem3Data, build_problem3
+    from s3vm.core.settings import Settings
+    from s3vm.solvers.runtime.clock import Clock
+    from s3vm.solvers.profiles import get_profile
+    from s3vm.solvers.registry import get_backend
+
+    instance = two_moons(20, 200, seed=3)
+    settings = Settings(kernel="rbf", sigma=0.5)
+    model = build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,
+                           unlabeled="mip", nu=settings.nu)
+    profile = get_profile(None, None, "lp")
+    problem = LPRelaxationProblem(model, get_backend(None, "lp"), profile)
+    clock = Clock(600.0)
+    with clock.active():
+        partial = np.zeros(instance.u, dtype=int)
+        for j in range(4):
+            partial[j] = 1 if j % 2 else -1
+            outcome = problem._solve(partial)
+            assert outcome.status == "optimal", outcome.message
+            spent = problem.session.h.getRunTime()
+            limit = problem.session.h.getOptionValue("time_limit")[1]
+            # The option is the run time so far plus the (about 600 s) left on the clock.
+            assert limit >= spent + 590, (limit, spent)
+
+
+def test_an_lp_cancelled_by_a_signal_stops_the_search_with_its_incumbent():
+    # A signal landing inside a leaf's LP (HiGHS: "Interrupted by user") raised RuntimeError
+    # ("the LP of a full labeling did not solve") and the incumbent was lost.
+    import signal
+
+    from s3vm.bounds.lp_relaxation import LPRelaxationProblem
+    from s3vm.solvers.backends.base import Outcome
+    from s3vm.solvers.runtime.clock import INTERRUPTED, Clock, Stopped
+
+    class Cancelled:
+        def resolve(self):
+            return Outcome(status="error", message="Interrupted by user")
+
+    problem = LPRelaxationProblem.__new__(LPRelaxationProblem)
+    problem.u, problem.session, problem._fixed, problem._d = 3, Cancelled(), np.zeros(3, int), []
+    problem.lp_solves = problem.lp_iterations = 0
+    problem._apply = lambda partial: None
+    problem.clock = Clock()
+    problem.clock.stop(INTERRUPTED, signal.SIGINT)
+    with pytest.raises(Stopped):
+        problem.objective(np.array([1, -1, 1]))
+
+
+def test_labels_at_a_limit_before_any_labeling_are_the_supervised_svms(instances, isolated):
+    # sdp stopped before its solver had an iterate returned no labels at all.
+    import cvxpy as cp
+
+    from s3vm.core.kernels import kernel_matrix
+    from s3vm.core.settings import Settings, load_instance
+
+    path = instances["moons1010"]
+    result = api.solve(path, "sdp", time_limit=2.0, kernel="rbf", sigma=0.5, C=10.0,
+                       balance="count")
+    assert result.status == "time_limit"
+    assert result.info.get("labels_from") == "supervised SVM", result.message
+    assert "supervised SVM" in result.message and result.objective is None
+    instance, _ = load_instance(path)
+    settings = Settings(kernel="rbf", sigma=0.5, C=10.0, balance="count")
+    # The squared-hinge SVM without bias on the labeled rows, by its dual with CVXPY.
+    lab = instance.labeled
+    y = instance.label[lab].astype(float)
+    K = kernel_matrix(instance.XL, None, "rbf", 0.5) + np.eye(y.size) / (2 * 10.0)
+    a = cp.Variable(y.size, nonneg=True)
+    cp.Problem(cp.Maximize(2 * cp.sum(a) - cp.quad_form(cp.multiply(y, a), cp.psd_wrap(K))))\
+        .solve(solver="CLARABEL")
+    scores = kernel_matrix(instance.XU, instance.XL, "rbf", 0.5) @ (y * a.value)
+    P = settings.positive_count(instance)
+    labels = np.asarray(result.labels)
+    assert (labels == 1).sum() == P
+    # The P highest scores are the +1 labels (up to ties at the threshold).
+    order = np.sort(scores)[::-1]
+    threshold = order[P - 1]
+    assert np.all(labels[scores > threshold + 1e-6] == 1)
+    assert np.all(labels[scores < order[P] - 1e-6] == -1) if P < scores.size else True
+
+
+def test_the_limit_reached_during_the_last_step_does_not_cancel_it():
+    # The search ends at its limit by its own check; the supervisor's stop then came a moment
+    # later (through a pipe, from the parent of a child-process solve) and cancelled the LP of
+    # the decision values, so the command line's bb-mip results had none.
+    import signal
+
+    from s3vm.solvers.runtime.clock import INTERRUPTED, TIME_LIMIT, Clock
+
+    cancelled = []
+    clock = Clock(0.01)
+    time.sleep(0.02)
+    assert clock.expired()
+    with clock.finishing(5.0):
+        with clock.cancellable(lambda: cancelled.append("call")):
+            assert not cancelled  # a step started after the limit is not cancelled at once
+            assert 4.0 < clock.remaining() <= 5.0
+            clock.stop(TIME_LIMIT)
+            assert not cancelled and clock.stop_reason == TIME_LIMIT
+            clock.stop(INTERRUPTED, signal.SIGINT)
+            assert cancelled == ["call"]  # a signal still cancels it
+    assert clock.remaining() < 1e-6  # after the step: stopped

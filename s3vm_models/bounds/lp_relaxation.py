@@ -150,6 +150,10 @@ class LPRelaxationProblem(LabelingProblem):
         if outcome.status == "time_limit":
             # The solve's time is up in the middle of a leaf: the search stops here.
             raise Stopped("time limit")
+        if outcome.status != "optimal" and self.clock is not None and self.clock.stopped:
+            # An LP cancelled by a signal (HiGHS: "Interrupted by user"): the search stops
+            # here too, with its incumbent, rather than failing.
+            raise Stopped(self.clock.stop_reason)
         if outcome.status != "optimal":
             raise RuntimeError(f"the LP of a full labeling did not solve: {outcome.message}")
         return float(outcome.objective)

@@ -22,8 +22,10 @@ import numpy as np
 from s3vm._version import __version__
 from s3vm.data.instance import Instance
 from s3vm.core.options import flags_of, table
+from s3vm.core.kernels import kernel_matrix
 from s3vm.core.problems import PROBLEMS
 from s3vm.core.settings import SETTINGS_TABLE, Settings, keyword_hint
+from s3vm.core.supervised import l2svm_no_bias
 from s3vm.solvers.runtime.clock import INTERRUPTED, Clock, Stopped
 from s3vm.solvers.errors import MESSAGES, InputError
 from s3vm.solvers.runtime.files import check_writable
@@ -180,10 +182,30 @@ class Formulation(ABC):
         """The first installed of :attr:`preferred_solvers`, else None (the class default)."""
         from s3vm.solvers.registry import unavailable_reason
 
-        for name in cls.preferred_solvers:
+        for rank, name in enumerate(cls.preferred_solvers):
             if unavailable_reason(name, cls.problem_class) is None:
+                if rank:
+                    cls._say_what_to_install(name)
                 return name
         return None
+
+    @classmethod
+    def _say_what_to_install(cls, chosen: str) -> None:
+        """A warning (logger ``s3vm.solvers``, once per formulation and process) that the
+        preferred solver is missing, what installs it, and what the one chosen instead costs:
+        sdp ran 18 minutes on two_moons with SCS where SDPA takes seconds, and nothing said so."""
+        from s3vm.solvers.registry import backend_class
+
+        first = cls.preferred_solvers[0]
+        if (cls.name, first) in _INSTALL_HINTS_GIVEN:
+            return
+        _INSTALL_HINTS_GIVEN.add((cls.name, first))
+        extra = backend_class(first, cls.problem_class).extra
+        install = f" (pip install s3vm[{extra}])" if extra else ""
+        logging.getLogger("s3vm.solvers").warning(
+            "%s: solver %s is not installed%s; using %s, which can take minutes where %s takes "
+            "seconds (give --time-limit / time_limit=, or install %s)", cls.name, first,
+            install, chosen, first, first)
 
     def check_options(self) -> None:
         """Checks that involve several options or the file system (after each is valid)."""
@@ -305,6 +327,8 @@ class Formulation(ABC):
             result = self._result_so_far(backend, clock)
         elif clock.interrupted and result.status == "time_limit":
             result.status = "feasible" if result.labels is not None else "error"
+        if result.status == "time_limit" and result.labels is None and instance.u:
+            self._supervised_labels(instance, settings, result)
         if clock.interrupted:
             reason = f"interrupted by {signal_name(clock.signal)}"
             result.message = reason + (f" ({result.message})" if result.message else "")
@@ -364,6 +388,47 @@ class Formulation(ABC):
                       primal=snap.get("primal") or {}, iterations=snap.get("iterations"),
                       nodes=snap.get("nodes"), message=f"{reason} while {where}")
 
+    def _supervised_labels(self, instance: Instance, settings: Settings, result: Result) -> None:
+        """Labels for a solve its time limit stopped before it had any labeling (a model still
+        being built, a relaxation without an iterate to round): the supervised SVM of the
+        labeled rows under the solve's kernel, sigma and C (the squared-hinge SVM without bias
+        of :func:`s3vm.core.supervised.l2svm_no_bias`), rounded by :meth:`round_fallback`, said so in
+        the message. The objective stays
+        unknown: these labels were not scored by the formulation.
+
+        Skipped (the result keeps no labels) when a class has no labeled row, or when the
+        labeled rows are too many for this to take well under a second.
+        """
+        yL = instance.label[instance.labeled].astype(float)
+        if min(np.sum(yL > 0), np.sum(yL < 0)) == 0 or yL.size > SUPERVISED_FALLBACK_ROWS:
+            return
+        XL = instance.XL
+        try:
+            beta = l2svm_no_bias(kernel_matrix(XL, None, settings.kernel, settings.sigma), yL,
+                                 float(settings.C))
+        except (np.linalg.LinAlgError, ValueError):
+            return
+        scores = kernel_matrix(instance.XU, XL, settings.kernel, settings.sigma) @ beta
+        if not np.all(np.isfinite(scores)):
+            return
+        result.labels, result.decision_values = self.round_fallback(scores, instance, settings)
+        result.info["labels_from"] = "supervised SVM"
+        note = ("the labels are the supervised SVM's on the labeled rows (no labeling of "
+                f"{self.name} yet)")
+        result.message = f"{result.message}; {note}" if result.message else note
+
+    def round_fallback(self, scores: np.ndarray, instance: Instance,
+                       settings: Settings) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, scores) of the unlabeled rows from real scores: with the count balance the
+        P highest scores are +1, else the signs. The SDP family, which takes groups, rounds with
+        them instead (:func:`s3vm.formulations.families.conic.round_scores`)."""
+        scores = np.asarray(scores, dtype=float)
+        if settings.balance == "count":
+            labels = -np.ones(scores.size, dtype=int)
+            labels[np.argsort(-scores, kind="stable")[:settings.positive_count(instance)]] = 1
+            return labels, scores
+        return np.where(scores >= 0, 1, -1).astype(int), scores
+
     def backend(self, profile):
         """The backend that solves this formulation's models for ``profile`` (resolved before
         the clock starts: importing a solver library is not charged to the solve)."""
@@ -407,6 +472,14 @@ class Formulation(ABC):
 
     def _write(self, model, path: str, fmt: str) -> None:  # pragma: no cover - per family
         raise NotImplementedError
+
+
+#: (formulation, solver) pairs whose missing preferred solver was already reported.
+_INSTALL_HINTS_GIVEN: set = set()
+
+#: The most labeled rows for which a solve stopped without labels computes the supervised
+#: SVM's (well under a second at this size, inside the time limit's tolerance).
+SUPERVISED_FALLBACK_ROWS = 500
 
 
 def progress_seconds() -> float:

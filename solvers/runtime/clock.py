@@ -56,6 +56,8 @@ class Clock:
         self._cancels: list = []
         self._progress: dict = {}
         self.last_line = self.start
+        # perf_counter() until which a last step after the stop may run (see finishing()).
+        self._finishing_until: Optional[float] = None
 
     @property
     def seconds(self) -> float:
@@ -66,6 +68,8 @@ class Clock:
 
         After :meth:`stop`, :data:`MIN_CALL_SECONDS`: a solver call made then returns at once.
         """
+        if self._finishing_until is not None:
+            return max(self._finishing_until - time.perf_counter(), MIN_CALL_SECONDS)
         if self.stop_reason is not None:
             return MIN_CALL_SECONDS
         if self.limit is None:
@@ -92,7 +96,11 @@ class Clock:
             elif reason == INTERRUPTED and self.signal is None:
                 # A signal after the time limit still decides the exit status.
                 self.signal = signal
-            cancels = list(self._cancels)
+            # The limit reached during a last step (finishing()) leaves it its own short budget:
+            # the search had already ended at the limit, and the supervisor's stop often comes
+            # a moment later (a child process hears it through a pipe). A signal still cancels.
+            finishing = self._finishing_until is not None and reason != INTERRUPTED
+            cancels = [] if finishing else list(self._cancels)
         for cancel in cancels:
             try:
                 cancel()
@@ -114,7 +122,7 @@ class Clock:
         it is called at once if the solve is already stopped."""
         with self._lock:
             self._cancels.append(cancel)
-            stopped = self.stop_reason is not None
+            stopped = self.stop_reason is not None and self._finishing_until is None
         try:
             if stopped:
                 cancel()
@@ -122,6 +130,23 @@ class Clock:
         finally:
             with self._lock:
                 self._cancels.remove(cancel)
+
+    @contextmanager
+    def finishing(self, seconds: float) -> Iterator["Clock"]:
+        """A last short step after the solve stopped or ran out of time, such as the decision
+        values of the best labeling found (one LP at a fixed labeling): its solver calls get up
+        to ``seconds`` from now, and are not cancelled at once for a stop that came before.
+
+        A signal that comes during the step still cancels its solver calls; the time limit
+        reached then does not (the step's calls are held to ``seconds`` instead). The step
+        must fit in the supervisor's grace period after the limit or the signal
+        (:mod:`s3vm.solvers.runtime.supervisor`), or the worker is abandoned without its result.
+        """
+        self._finishing_until = time.perf_counter() + max(float(seconds), 0.0)
+        try:
+            yield self
+        finally:
+            self._finishing_until = None
 
     # -- progress --------------------------------------------------------------------------
     def report(self, **fields) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tomllib
 
-from s3vm.cli.parser import inputs, number, read_data
+from s3vm.cli.parser import PROG, inputs, number, read_data
 from s3vm.data.resources import shipped_instance
 from s3vm.selection import select_parameters
 from s3vm.solvers.runtime.files import atomic_output, check_not_input, check_writable
@@ -44,12 +45,20 @@ def run(args, out) -> int:
     chosen = select_parameters(instance, folds=args.folds,
                                seed=None if args.file_order else args.seed,
                                convention=args.convention)
+    if chosen.folds < args.folds:
+        print(f"{PROG}: note: {chosen.folds} folds instead of {args.folds}: the smaller class "
+              f"has {chosen.folds} labeled points", file=sys.stderr)
+    note = chosen.edge_note()
+    if note is not None:
+        print(f"{PROG}: warning: {note}", file=sys.stderr)
     if args.output is not None:
         _write_selected(args, chosen)
+        print(f"wrote {args.output}", file=sys.stderr)
     if args.json:
         print(json.dumps({**chosen.settings(), "options": chosen.options(),
                           "convention": chosen.convention, "seed": chosen.seed,
-                          "accuracy": chosen.accuracy, "flags": chosen.flags()}), file=out)
+                          "accuracy": chosen.accuracy, "folds": chosen.folds,
+                          "flags": chosen.flags()}), file=out)
     else:
         accuracy = ", ".join(f"{k} {acc:.4f} at C = {c:.6g}" for k, (acc, c)
                              in chosen.accuracy.items())

@@ -19,6 +19,7 @@ from typing import ClassVar
 from s3vm.core.formulation import Formulation
 from s3vm.core.options import Option
 from s3vm.solvers.bnb.driver import NODE_SELECTIONS
+from s3vm.solvers.runtime.clock import Stopped
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.files import check_writable
 
@@ -123,6 +124,30 @@ class BranchAndBoundFormulation(Formulation):
         """Formulation-specific entries of ``Result.info`` after the search (none here)."""
         return {}
 
+    def _classifier_at(self, problem, labels, clock, result) -> None:
+        """Decision values and primal parts at the best labeling into ``result``.
+
+        After a time limit or a signal these are one more bound-model solve at a fixed labeling
+        (an LP for bb-mip): it is given a share of the supervisor's grace period
+        (:meth:`s3vm.solvers.runtime.clock.Clock.finishing`), so that a stopped search keeps its
+        trace, node count and decision values; when even that is cut short the labels stand
+        without decision values.
+        """
+        if not (clock.stopped or clock.expired()):
+            result.decision_values = problem.decision_values(labels)
+            result.primal = self.result_primal(problem, labels)
+            return
+        from s3vm.solvers.runtime.supervisor import INTERRUPT_GRACE, time_limit_grace
+
+        share = 0.5 * (INTERRUPT_GRACE if clock.interrupted
+                       else time_limit_grace(clock.limit or 0.0))
+        with clock.finishing(share):
+            try:
+                result.decision_values = problem.decision_values(labels)
+                result.primal = self.result_primal(problem, labels)
+            except Stopped:
+                result.decision_values, result.primal = None, {}
+
     def run(self, instance, settings, backend, profile, clock, result):
         """Search the labeling problem; the clock (and the time limit) includes building it."""
         from s3vm.solvers.bnb.driver import search, write_graphml
@@ -160,8 +185,7 @@ class BranchAndBoundFormulation(Formulation):
         result.nodes, result.message = found.nodes, found.message
         if found.labels is not None:
             result.labels = found.labels
-            result.decision_values = problem.decision_values(found.labels)
-            result.primal = self.result_primal(problem, found.labels)
+            self._classifier_at(problem, found.labels, clock, result)
         result.info.update({
             "incumbent_source": found.incumbent_source, "open_nodes": found.open_nodes,
             "build_seconds": build_seconds, "search_seconds": found.seconds - build_seconds,

@@ -75,6 +75,11 @@ class ConicFormulation(Formulation):
         finally:
             built.model.dispose()
 
+    def round_fallback(self, scores: np.ndarray, instance: Instance,
+                       settings: Settings) -> tuple[np.ndarray, np.ndarray]:
+        """As the relaxation's own scores are rounded: groups and the balance count met."""
+        return round_scores(scores, instance, settings)
+
     def labels_from(self, built: ConicModel, instance: Instance,
                     settings: Settings) -> tuple[np.ndarray, np.ndarray]:
         """(labels, scores) of the unlabeled points from a solved relaxation (see

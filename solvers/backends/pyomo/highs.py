@@ -125,13 +125,27 @@ class HighsSession(Session):
             h.changeObjectiveSense(highspy.ObjSense.kMaximize)
         self.h = h
         self.clock = current()
+        self.cancel_requested = False
         if self.clock is not None:
-            # Interrupt callbacks: cancelSolve() (a time limit, a signal) reaches the solver
-            # between iterations, and a MIP reports its bounds to the progress line.
-            h.HandleUserInterrupt = True
+            # Interrupt callbacks: a stop of the clock (a time limit, a signal) reaches the
+            # solver between iterations, and a MIP reports its bounds to the progress line.
+            # Not highspy's cancelSolve(): its flag is reset only by highspy's own threaded
+            # solve, so after one cancel every later run() of the session stopped at once
+            # (the decision values of a search stopped by a signal, say).
+            h.cbSimplexInterrupt += self._interrupt
+            h.cbIpmInterrupt += self._interrupt
+            h.cbMipInterrupt += self._interrupt
             if self.is_mip:
                 h.cbMipInterrupt += self._report_mip
         self.setup_seconds = time.perf_counter() - start
+
+    def _cancel(self) -> None:
+        self.cancel_requested = True
+
+    def _interrupt(self, event) -> None:
+        # Set both ways: HiGHS keeps the flag of an interrupted run in its callback input, so
+        # without the reset every later run of the session is interrupted at its first check.
+        event.interrupt(self.cancel_requested)
 
     def _report_mip(self, event) -> None:
         """Progress of a MIP solve: HiGHS's incumbent value and dual bound."""
@@ -300,9 +314,15 @@ class HighsSession(Session):
         # The limit of this call: the profile's, or less when the solve's clock has less left
         # (a session re-solves many times under one limit).
         limit = call_limit(self.profile.time_limit)
-        self.h.setOptionValue("time_limit", math.inf if limit is None else float(limit))
+        # HiGHS holds its time limit against the total run time of this Highs object, summed
+        # over every run() of the session, not against this call: the limit given is the
+        # run time so far plus what this call may use (a bare limit would stop a session's
+        # later LPs early, the more so the longer the session has run).
+        self.h.setOptionValue("time_limit", math.inf if limit is None
+                              else self.h.getRunTime() + float(limit))
+        self.cancel_requested = False
         if self.clock is not None:
-            with self.clock.cancellable(self.h.cancelSolve):
+            with self.clock.cancellable(self._cancel):
                 self._run()
         else:
             self._run()
@@ -340,6 +360,9 @@ class HighsSession(Session):
         iterations = max(0, int(info.simplex_iteration_count)) + \
             max(0, int(info.ipm_iteration_count))
         nodes = int(info.mip_node_count) if self.is_mip and info.mip_node_count >= 0 else None
+        # A cancel from the clock at its limit reads "Interrupted by user" in HiGHS.
+        message = "time limit reached" if state == "time_limit" else \
+            self.h.modelStatusToString(status)
         return Outcome(status=state, objective=objective, bound=bound, iterations=iterations,
                        nodes=nodes, seconds=time.perf_counter() - start,
-                       message=self.h.modelStatusToString(status), has_solution=has_solution)
+                       message=message, has_solution=has_solution)
