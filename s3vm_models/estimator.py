@@ -31,6 +31,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from s3vm.solvers.errors import InputError
 
+from s3vm.core.problems import INDUCTIVE_RULES
 from s3vm.inductive import predictor
 
 #: The settings the estimator takes as parameters, with the class defaults of :class:`Settings`.
@@ -92,9 +93,8 @@ def _check_convention(y: np.ndarray, marker) -> None:
 
 def _has_solution(result, rule: str) -> bool:
     """Whether ``result`` holds the labels and the primal part the inductive rule reads."""
-    from s3vm.inductive import _PRIMAL_KEY
-
-    return result.labels is not None and (result.primal or {}).get(_PRIMAL_KEY[rule]) is not None
+    key = INDUCTIVE_RULES[rule]
+    return result.labels is not None and (result.primal or {}).get(key) is not None
 
 
 def _raise_for_failure(result) -> None:
