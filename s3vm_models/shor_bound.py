@@ -48,7 +48,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .output_space import BOX_TOL, compute_box, labeling_qp, mean_rhs, project_box
+from .output_space import (BOX_TOL, compute_box, flip_search, labeling_qp, mean_rhs,
+                           project_box)
 from .shor import (FacialReduction, RowList, add_rlt, base_rows, certified_value,
                    repair_diagonal, rlt_array, separate_rlt, standard_form)
 from .solvers.bnb.problem import LabelingProblem, NodeBound
@@ -142,6 +143,7 @@ class OutputSpaceData:
         A = np.linalg.inv(self.Kp)
         self.Cm = 0.25 * (A + A.T)
         self.M = 2.0 * self.Kp
+        self.Mdiag = np.diag(self.M).copy()
         self.a = np.r_[np.zeros(self.l), np.ones(self.u)]
         self.balance = balance
         self.rhs = mean_rhs(self.yL, self.u) if balance == "mean" else None
@@ -266,6 +268,7 @@ class ShorBoundProblem(LabelingProblem):
         self.vbest: Optional[np.ndarray] = None
         self.box_ub = math.inf        # the UB the current root box was computed with
         self._values: dict = {}
+        self._searched: dict = {}     # start labeling -> (value, v) of the local search
         self.log: list = []
         self.stats = {"sdp": 0, "sdp_seconds": 0.0, "sdp_cpu": 0.0, "box_seconds": 0.0,
                       "heuristic_seconds": 0.0, "cuts": 0, "rounds": 0, "root_bound": None,
@@ -358,25 +361,60 @@ class ShorBoundProblem(LabelingProblem):
             return None
         return found["labels"], found["value"], "svm-rounding"
 
+    def _starts(self, x: np.ndarray) -> list:
+        """Labelings of U to search from, given relaxed (or SVM) outputs x: under the count its
+        P largest; else the signs, and under the mean balance also the labeling with the count
+        the balance would have at |v| = 1 (the (rhs + u) / 2 largest), which lets the rounding
+        reach another count than the signs'."""
+        d = self.data
+        xu = x[d.l:]
+        if d.positives is not None:
+            return [labels_count(xu, d.positives)]
+        starts = [np.where(xu >= 0, 1.0, -1.0)]
+        if d.rhs is not None:
+            P = int(round(0.5 * (d.rhs + d.u)))
+            if 0 < P < d.u:
+                starts.append(labels_count(xu, P))
+        return starts
+
+    def _search_from(self, y_u: np.ndarray):
+        """(value, v) of the local optimum reached from the labeling y_u of U (cached by the
+        start: roundings repeat from round to round): 2-opt (their run_heuristic) then
+        single flips, or swaps under the count (:func:`s3vm.output_space.flip_search`)."""
+        d = self.data
+        key = np.asarray(y_u > 0).tobytes()
+        hit = self._searched.get(key)
+        if hit is not None:
+            return hit
+        movable = np.r_[np.zeros(d.l, dtype=bool), np.ones(d.u, dtype=bool)]
+        a = d.a if d.rhs is not None else None
+        y = d.full(y_u)
+        if d.positives is None:
+            _, v = d.qp(y)
+            if v is not None:
+                v = two_opt(d.Cm, v, movable, d.qp)
+                y = d.full(np.where(v[d.l:] >= 0, 1.0, -1.0))
+        value, v, y = flip_search(d.Cm, d.Mdiag, y, movable, a, d.rhs,
+                                  keep_count=d.positives is not None)
+        if len(self._searched) > 10000:
+            self._searched.clear()
+        self._searched[key] = (value, v)
+        return value, v
+
     def _heuristic(self, x: np.ndarray, found: dict):
-        """Round x, the labeling's QP, 2-opt, QP (their run_heuristic): (whether UB fell, the
-        outputs v of the labeling reached, or None)."""
+        """The incumbent heuristic from relaxed outputs x: a local search from each of
+        :meth:`_starts` (:meth:`_search_from`); (whether UB fell, the outputs v of the best
+        labeling reached, or None)."""
         d = self.data
         t0 = time.perf_counter()
-        improved, v_out = False, None
-        if d.positives is not None:
-            y = labels_count(x[d.l:], d.positives)
-            _, v_out = d.qp(d.full(y))
-            improved = self._offer(y, v_out, found)
-        else:
-            y = d.full(np.where(x[d.l:] >= 0, 1.0, -1.0))
-            value, v = d.qp(y)
-            if v is not None:
-                movable = np.r_[np.zeros(d.l, dtype=bool), np.ones(d.u, dtype=bool)]
-                v = two_opt(d.Cm, v, movable, d.qp)
-                value, v_out = d.qp(d.full(np.where(v[d.l:] >= 0, 1.0, -1.0)))
-                if v_out is not None:
-                    improved = self._offer(v_out[d.l:], v_out, found)
+        improved, v_out, best = False, None, math.inf
+        for y_u in self._starts(x):
+            value, v = self._search_from(y_u)
+            if v is None:
+                continue
+            improved |= self._offer(np.where(v[d.l:] >= 0, 1, -1), v, found)
+            if value < best:
+                best, v_out = value, v
         self.stats["heuristic_seconds"] += time.perf_counter() - t0
         return improved, v_out
 
