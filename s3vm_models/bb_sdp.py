@@ -52,9 +52,11 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         Under ``--balance count``: the labels lifted into the SDP with the count and its
         products, or the count left to the driver (docs/formulations.md#bb-sdp).
     mean_products : bool
-        Under ``--balance mean``: the balance's products with every output, by facial reduction.
+        Under ``--balance mean``: the balance's products with every output, by facial reduction
+        (default; their code's ``add_product_constraints``).
     sdp_tol : float
-        The SDP solver's accuracy.
+        The SDP solver's accuracy away from the incumbent (:class:`s3vm.shor_bound.ShorOptions`
+        tightens it near the incumbent and where the certificate loses).
     node_selection, rel_gap, abs_gap, node_limit, log_every, tree_file
         See :class:`BranchAndBoundFormulation`; node selection defaults to best-first.
     """
@@ -90,9 +92,11 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         Option("count_bound", "choice", "lifted", "with --balance count: labels lifted "
                "into the SDP, or the count left to the search", choices=COUNT_BOUNDS,
                group=SDP_GROUP),
-        Option("mean_products", "bool", False, "with --balance mean: the balance times "
-               "every output, by facial reduction", group=SDP_GROUP),
-        Option("sdp_tol", "float", 1e-7, "the SDP solver's accuracy", minimum=0.0,
+        Option("mean_products", "bool", True, "with --balance mean: the balance times "
+               "every output, by facial reduction (--no-mean-products: the balance's row "
+               "alone)", group=SDP_GROUP),
+        Option("sdp_tol", "float", 1e-5, "the SDP solver's accuracy away from the incumbent "
+               "(1e-7 near it, finer where the certificate loses)", minimum=0.0,
                open_min=True, maximum=0.1, group=SDP_GROUP),
     )
 
@@ -106,7 +110,8 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         return ShorOptions(cut_factor=self.cut_factor, max_rounds=self.max_rounds,
                            rel_tol=self.round_tol, branching=self.branching,
                            count_bound=self.count_bound, products=self.mean_products,
-                           tolerance=self.sdp_tol)
+                           tolerance=self.sdp_tol,
+                           tolerance_near=min(self.sdp_tol, ShorOptions.tolerance_near))
 
     def labeling_problem(self, instance, settings, backend, profile):
         """A :class:`s3vm.shor_bound.ShorBoundProblem` for ``instance``."""

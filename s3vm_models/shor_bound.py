@@ -50,8 +50,9 @@ import numpy as np
 
 from .output_space import (BOX_TOL, compute_box, flip_search, labeling_qp, mean_rhs,
                            project_box)
-from .shor import (FacialReduction, RowList, add_rlt, base_rows, certified_value,
-                   repair_diagonal, rlt_array, separate_rlt, standard_form)
+from .shor import (FacialReduction, IncumbentScale, RowList, add_rlt, base_rows,
+                   certified_value, incumbent_certificate, repair_diagonal, rlt_array,
+                   separate_rlt, standard_form)
 from .solvers.bnb.problem import LabelingProblem, NodeBound
 
 TOL_P = 1e-5   # primal activity of a row in the dual tightening (their TOL_P)
@@ -75,7 +76,23 @@ class ShorOptions:
     max_rounds : int
         [max_cutting_plane_iter = 30].
     tolerance : float
-        The SDP solver's accuracy (SDPA's epsilonStar/epsilonDash, SCS's eps).
+        The SDP solver's accuracy (SDPA's epsilonStar/epsilonDash, SCS's eps) away from the
+        incumbent.
+    tolerance_near : float
+        The accuracy once the node's bound is within ``near`` (relative) of the incumbent,
+        where the bound's last digits decide whether the node is pruned.
+    near : float
+    cert_loss : float
+        A solve is repeated 100 times more accurately (twice at most) when its certificate
+        falls short of the dual value b'y by more than this fraction of |b'y|.
+    hide_upper : bool
+        Leave out the rows V_ii <= umd_i until the solution violates one (they are almost
+        never active; they only bound the trace).
+    lambda_star : bool
+        Start SDPA at the scale of the objective, lambdaStar = max(1, mean diag Cm).
+    incumbent_certificate : bool
+        Certify also by the incumbent-relative bound (:func:`s3vm.shor.incumbent_certificate`)
+        and keep the larger.
     branching : {"rank", "fractional"}
         Their rule 2, or the most fractional free point (their rule 0).
     heuristic, tighten, box, cuts : bool
@@ -91,7 +108,13 @@ class ShorOptions:
     min_violation: float = -1e-2
     rel_tol: float = 1e-3
     max_rounds: int = 30
-    tolerance: float = 1e-7
+    tolerance: float = 1e-5
+    tolerance_near: float = 1e-7
+    near: float = 1e-2
+    cert_loss: float = 1e-4
+    hide_upper: bool = True
+    lambda_star: bool = True
+    incumbent_certificate: bool = True
     branching: str = "rank"
     heuristic: bool = True
     tighten: bool = True
@@ -272,7 +295,8 @@ class ShorBoundProblem(LabelingProblem):
         self.log: list = []
         self.stats = {"sdp": 0, "sdp_seconds": 0.0, "sdp_cpu": 0.0, "box_seconds": 0.0,
                       "heuristic_seconds": 0.0, "cuts": 0, "rounds": 0, "root_bound": None,
-                      "root_seconds": None, "root_rounds": None, "sdp_failures": 0}
+                      "root_seconds": None, "root_rounds": None, "sdp_failures": 0,
+                      "sdp_escalations": 0, "upper_rows_shown": 0}
         d = self.data
         N = d.n + 1 + (d.u if self._lifted else 0)
         self.Ct = np.zeros((N, N))
@@ -288,6 +312,14 @@ class ShorBoundProblem(LabelingProblem):
             a[0] = -d.rhs
             a[1 + d.l:d.n + 1] = 1.0
             self.fr = FacialReduction.for_vector(a)
+        self.scale = None
+        if self.options.incumbent_certificate:
+            # B = C~ + E_00 (+ the labels' diagonal, lifted): factored once per instance.
+            fixed = np.r_[0, np.arange(d.n + 1, N)] if self._lifted else np.array([0])
+            self.scale = IncumbentScale.build(self.Ct, fixed, self.fr)
+        self.hints = {}
+        if self.options.lambda_star:
+            self.hints = {"sdpa": {"lambdaStar": max(1.0, float(np.mean(np.diag(d.Cm))))}}
         self._start = time.perf_counter()
 
     @property
@@ -497,11 +529,12 @@ class ShorBoundProblem(LabelingProblem):
         return labels
 
     # -- one node -----------------------------------------------------------------------------------
-    def _rows(self, L, U, lmd, umd, cuts) -> RowList:
+    def _rows(self, L, U, lmd, umd, cuts, upper=None) -> RowList:
         d = self.data
         N = self.Ct.shape[0]
         use_bal = d.rhs is not None and self.fr is None
-        rows = base_rows(N, d.n, np.arange(d.l, d.n), d.rhs if use_bal else None, L, U, lmd, umd)
+        rows = base_rows(N, d.n, np.arange(d.l, d.n), d.rhs if use_bal else None, L, U, lmd, umd,
+                         upper)
         add_rlt(rows, cuts, L, U)
         if self._lifted:
             self._lift_rows(rows, L, U)
@@ -537,8 +570,23 @@ class ShorBoundProblem(LabelingProblem):
         rows.add("yv", np.hstack([p, z, z]), np.hstack([q, p, q]), np.array([[1.0, -1.0, 1.0]]),
                  np.ones(free.size), False, i=i)                                    # (-1-v)(1-y) >= 0
 
-    def _solve(self, rows: RowList, T: float):
-        """Solve the rows' SDP and certify: (certificate, X in full coordinates) or (None, None)."""
+    def _solve(self, rows: RowList, T: float, tolerance: float):
+        """Solve the rows' SDP and certify: (certificate, X in full coordinates) or (None, None).
+        The certificate is the larger of the trace bound's and the incumbent-relative one; when
+        it loses more than ``cert_loss`` of b'y the SDP is solved again, more accurately."""
+        opt = self.options
+        for attempt in range(3):
+            cert, X = self._solve_once(rows, T, tolerance)
+            if cert is None or not math.isfinite(cert.value):
+                return cert, X
+            loss = cert.dual - cert.value
+            if loss <= opt.cert_loss * max(abs(cert.dual), 1e-12) or tolerance <= 1e-9:
+                break
+            tolerance = max(tolerance * 1e-2, 1e-9)
+            self.stats["sdp_escalations"] += 1
+        return cert, X
+
+    def _solve_once(self, rows: RowList, T: float, tolerance: float):
         from .solvers.backends.conic_standard import StandardConic
 
         A, b, eq = rows.arrays()
@@ -548,8 +596,8 @@ class ShorBoundProblem(LabelingProblem):
             A, Ct = self.fr.reduce(A, self.Ct)
             G = self.fr.G
         c, A_std, b_std, nl = standard_form(A, b, eq, Ct)
-        problem = StandardConic(c, A_std, b_std, l=nl, s=(Ct.shape[0],),
-                                tolerance=self.options.tolerance)
+        problem = StandardConic(c, A_std, b_std, l=nl, s=(Ct.shape[0],), tolerance=tolerance,
+                                hints=self.hints)
         profile = self.profile
         remaining = None if self.clock is None else self.clock.remaining()
         if remaining is not None:
@@ -569,6 +617,10 @@ class ShorBoundProblem(LabelingProblem):
             again = repair_diagonal(Ct, A, b, eq, problem.y, Xs, rows, T)
             if again is not None and again.value > cert.value:
                 cert = again
+        if self.scale is not None and cert.lmin < 0:
+            # Valid for the X with <C~, X> <= UB: the labelings the node's box keeps.
+            cert.value = max(cert.value, incumbent_certificate(cert.Z, cert.dual, self.UB,
+                                                               self.scale))
         X = self.fr.lift(Xs) if self.fr is not None else Xs
         if self.fr is not None:
             Qd = self.fr.Q.toarray()
@@ -592,6 +644,7 @@ class ShorBoundProblem(LabelingProblem):
         lmd = np.ones(n)
         umd = np.maximum(L ** 2, U ** 2)
         kept = {tuple(int(v) for v in c): None for c in cuts}
+        upper = np.zeros(n, dtype=bool) if opt.hide_upper else None
         lb = -math.inf
         last = None
         rounds = 0
@@ -600,9 +653,21 @@ class ShorBoundProblem(LabelingProblem):
             self.stats["rounds"] += 1
             L, U = project_box(L, U)
             umd = np.minimum(umd, np.maximum(L ** 2, U ** 2))
-            rows = self._rows(L, U, lmd, umd, rlt_array(kept))
             T = 1.0 + float(np.sum(umd)) + (d.u if self._lifted else 0.0)
-            cert, X = self._solve(rows, T)
+            near = math.isfinite(lb) and self.UB - lb <= opt.near * abs(self.UB)
+            tolerance = min(opt.tolerance, opt.tolerance_near) if near else opt.tolerance
+            while True:
+                rows = self._rows(L, U, lmd, umd, rlt_array(kept), upper)
+                cert, X = self._solve(rows, T, tolerance)
+                if cert is None or upper is None:
+                    break
+                # A hidden row V_ii <= umd_i that the solution violates joins the node's rows.
+                diag = np.diag(X)[1:n + 1]
+                over = ~upper & (diag > umd + TOL_P * np.maximum(1.0, umd))
+                if not np.any(over):
+                    break
+                upper = upper | over
+                self.stats["upper_rows_shown"] += int(np.sum(over))
             if cert is None:
                 break
             value = cert.value if math.isfinite(cert.value) else -math.inf
