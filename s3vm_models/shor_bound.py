@@ -586,6 +586,22 @@ class ShorBoundProblem(LabelingProblem):
             self.stats["sdp_escalations"] += 1
         return cert, X
 
+    def _solve_node(self, L, U, lmd, umd, cuts, upper, T: float, tolerance: float):
+        """One round's SDP: (certificate, X, rows, upper), solved again with any hidden row
+        V_ii <= umd_i that the solution violates (``upper``: the rows shown; None: all)."""
+        n = self.data.n
+        while True:
+            rows = self._rows(L, U, lmd, umd, cuts, upper)
+            cert, X = self._solve(rows, T, tolerance)
+            if cert is None or upper is None:
+                return cert, X, rows, upper
+            diag = np.diag(X)[1:n + 1]
+            over = ~upper & (diag > umd + TOL_P * np.maximum(1.0, umd))
+            if not np.any(over):
+                return cert, X, rows, upper
+            upper = upper | over
+            self.stats["upper_rows_shown"] += int(np.sum(over))
+
     def _solve_once(self, rows: RowList, T: float, tolerance: float):
         from .solvers.backends.conic_standard import StandardConic
 
@@ -656,18 +672,8 @@ class ShorBoundProblem(LabelingProblem):
             T = 1.0 + float(np.sum(umd)) + (d.u if self._lifted else 0.0)
             near = math.isfinite(lb) and self.UB - lb <= opt.near * abs(self.UB)
             tolerance = min(opt.tolerance, opt.tolerance_near) if near else opt.tolerance
-            while True:
-                rows = self._rows(L, U, lmd, umd, rlt_array(kept), upper)
-                cert, X = self._solve(rows, T, tolerance)
-                if cert is None or upper is None:
-                    break
-                # A hidden row V_ii <= umd_i that the solution violates joins the node's rows.
-                diag = np.diag(X)[1:n + 1]
-                over = ~upper & (diag > umd + TOL_P * np.maximum(1.0, umd))
-                if not np.any(over):
-                    break
-                upper = upper | over
-                self.stats["upper_rows_shown"] += int(np.sum(over))
+            cert, X, rows, upper = self._solve_node(L, U, lmd, umd, rlt_array(kept), upper, T,
+                                                    tolerance)
             if cert is None:
                 break
             value = cert.value if math.isfinite(cert.value) else -math.inf
