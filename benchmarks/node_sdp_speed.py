@@ -1,7 +1,8 @@
 """Node SDPs of ``bb-sdp``: today's settings against the previous ones, on the same SDPs in one
 run (docs/benchmarks.md, "Node SDPs of bb-sdp").
 
-The node SDPs are captured from a short search (``--nodes`` nodes, the default settings) on
+The node SDPs are captured from a short search (``--nodes`` nodes of at most ``--max-rounds``
+cutting-plane rounds, the default settings otherwise) on
 SDP-S3VM instances in their setting (30% of each class labeled, floor rounding, seed 0, kernel
 and C from :func:`s3vm.selection.select_parameters`, C* = C l / u, no bias, the mean balance
 with its product rows): each round's box, diagonal bounds, cuts and incumbent. Each captured SDP
@@ -33,7 +34,7 @@ import time
 import numpy as np
 
 
-def capture(name: str, nodes: int) -> tuple:
+def capture(name: str, nodes: int, max_rounds: int = 30) -> tuple:
     """(problem factory, list of captured rounds) from a short search on ``name``."""
     from s3vm.api import load
     from s3vm.loaders import load_sdp_instance
@@ -54,6 +55,7 @@ def capture(name: str, nodes: int) -> tuple:
                                      get_profile("sdpa", None, "conic"))
 
     problem = make()
+    problem.options.max_rounds = max_rounds
     rounds = []
     solve_node = problem._solve_node
 
@@ -105,6 +107,8 @@ def main(argv=None) -> int:
     parser.add_argument("--instances", nargs="+", default=["art150", "connectionist", "heart"])
     parser.add_argument("--nodes", type=int, default=3)
     parser.add_argument("--per-instance", type=int, default=6)
+    parser.add_argument("--max-rounds", type=int, default=30,
+                        help="cutting-plane rounds a node of the capturing search")
     args = parser.parse_args(argv)
     from threadpoolctl import threadpool_limits
 
@@ -112,7 +116,7 @@ def main(argv=None) -> int:
     ratios_all, old_all, new_all = [], 0.0, 0.0
     with threadpool_limits(limits=1, user_api="blas"):
         for name in args.instances:
-            make, rounds, meta = capture(name, args.nodes)
+            make, rounds, meta = capture(name, args.nodes, args.max_rounds)
             pick = np.unique(np.linspace(0, len(rounds) - 1, args.per_instance).round().astype(int))
             ratios, losses, t_old, t_new = [], [], 0.0, 0.0
             for k in pick:

@@ -84,12 +84,16 @@ class ShorOptions:
     near : float
     cert_loss : float
         A solve is repeated 100 times more accurately (twice at most) when its certificate
-        falls short of the dual value b'y by more than this fraction of |b'y|.
+        falls short of the dual value b'y by more than this fraction of |b'y| and by more
+        than a tenth of the gap UB - certificate (a loss that cannot change a decision is
+        kept).
     hide_upper : bool
         Leave out the rows V_ii <= umd_i until the solution violates one (they are almost
         never active; they only bound the trace).
     lambda_star : bool
-        Start SDPA at the scale of the objective, lambdaStar = max(1, mean diag Cm).
+        Start SDPA at lambdaStar = max(1, mean diag Cm) instead of its default 100 (off: on
+        the benchmark's nodes it saved iterations on some instances and cost them, or failed,
+        on others; docs/benchmarks.md).
     incumbent_certificate : bool
         Certify also by the incumbent-relative bound (:func:`s3vm.shor.incumbent_certificate`)
         and keep the larger.
@@ -113,7 +117,7 @@ class ShorOptions:
     near: float = 1e-2
     cert_loss: float = 1e-4
     hide_upper: bool = True
-    lambda_star: bool = True
+    lambda_star: bool = False
     incumbent_certificate: bool = True
     branching: str = "rank"
     heuristic: bool = True
@@ -580,7 +584,9 @@ class ShorBoundProblem(LabelingProblem):
             if cert is None or not math.isfinite(cert.value):
                 return cert, X
             loss = cert.dual - cert.value
-            if loss <= opt.cert_loss * max(abs(cert.dual), 1e-12) or tolerance <= 1e-9:
+            gap = self.UB - cert.value
+            if loss <= opt.cert_loss * max(abs(cert.dual), 1e-12) or loss <= 0.1 * gap \
+                    or tolerance <= 1e-9:
                 break
             tolerance = max(tolerance * 1e-2, 1e-9)
             self.stats["sdp_escalations"] += 1
