@@ -21,7 +21,10 @@ and overall: the median of the per-SDP ratios old / new seconds, the ratio of th
 largest relative loss of the new certificate against the old one (negative: the new is higher).
 
     .venv/bin/python benchmarks/node_sdp_speed.py --instances art150 connectionist heart \\
-        --nodes 3 --per-instance 6
+        --nodes 2 --max-rounds 3 --per-instance 4
+
+With ``--incumbents`` it prints instead the starting incumbent of each instance (value, number
+of positive labels, CPU seconds).
 """
 
 from __future__ import annotations
@@ -102,6 +105,30 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def incumbents(names) -> None:
+    """The starting incumbent of ``bb-sdp`` (the supervised SVM's outputs rounded and improved
+    by the heuristic) on each instance in the same setting: one JSON line each, with the
+    number of positive labels and the CPU seconds."""
+    from s3vm.api import load
+    from s3vm.loaders import load_sdp_instance
+    from s3vm.registry import get_formulation
+    from s3vm.selection import select_parameters
+    from s3vm.settings import Settings
+    from s3vm.solvers.profiles import get_profile
+    from s3vm.solvers.registry import get_backend
+
+    for name in names:
+        instance = load(load_sdp_instance(name, 0.3, seed=0, rounding="floor"))[0]
+        settings = Settings(**select_parameters(instance).settings())
+        problem = get_formulation("bb-sdp").labeling_problem(
+            instance, settings, get_backend("sdpa", "conic"), get_profile("sdpa", None, "conic"))
+        t0 = time.process_time()
+        labels, value, _ = problem.initial_incumbent()
+        print(json.dumps({"instance": name, "value": value,
+                          "positives": int(np.sum(labels == 1)),
+                          "cpu": time.process_time() - t0}), flush=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--instances", nargs="+", default=["art150", "connectionist", "heart"])
@@ -109,8 +136,15 @@ def main(argv=None) -> int:
     parser.add_argument("--per-instance", type=int, default=6)
     parser.add_argument("--max-rounds", type=int, default=30,
                         help="cutting-plane rounds a node of the capturing search")
+    parser.add_argument("--incumbents", action="store_true",
+                        help="print the starting incumbent of each instance instead")
     args = parser.parse_args(argv)
     from threadpoolctl import threadpool_limits
+
+    if args.incumbents:
+        with threadpool_limits(limits=1, user_api="blas"):
+            incumbents(args.instances)
+        return 0
 
     print(json.dumps({"load": os.getloadavg(), "started": time.strftime("%H:%M:%S")}), flush=True)
     ratios_all, old_all, new_all = [], 0.0, 0.0
