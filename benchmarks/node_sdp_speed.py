@@ -11,10 +11,10 @@ seconds of the process and of SDPA's child processes, the machine being shared):
 
 - ``old``: the node loop's previous settings: SDPA's default lambdaStar, tolerance 1e-7, every
   row V_ii <= umd_i in the model, the trace-bound certificate alone;
-- ``new``: lambdaStar = max(1, mean diag Cm), tolerance 1e-5 (1e-7 where the search had reached
-  within 1% of the incumbent), the rows V_ii <= umd_i hidden until violated, the larger of the
+- ``new``: tolerance 1e-5 (1e-7 where the search had reached within 1% of the incumbent), the
+  rows V_ii <= umd_i hidden but those the search had seen violated, the larger of the
   trace-bound and incumbent-relative certificates, a more accurate re-solve when the certificate
-  loses more than 1e-4 of b'y.
+  loses more than 1e-4 of b'y and a tenth of the gap.
 
 It prints one JSON line per SDP (seconds and certified bound of each) and a summary per instance
 and overall: the median of the per-SDP ratios old / new seconds, the ratio of the totals, and the
@@ -65,6 +65,7 @@ def capture(name: str, nodes: int, max_rounds: int = 30) -> tuple:
     def recording(L, U, lmd, umd, cuts, upper, T, tolerance):
         rounds.append({"L": L.copy(), "U": U.copy(), "lmd": lmd.copy(), "umd": umd.copy(),
                        "cuts": np.array(cuts), "T": T, "tolerance": tolerance,
+                       "upper": None if upper is None else upper.copy(),
                        "UB": problem.UB})
         return solve_node(L, U, lmd, umd, cuts, upper, T, tolerance)
 
@@ -86,7 +87,7 @@ def solve(make, r: dict, new: bool) -> tuple[float, float, int]:
                                       products=problem.options.products)
         problem.scale, problem.hints = None, {}
     problem.UB = r["UB"]
-    upper = np.zeros(r["L"].size, dtype=bool) if new else None
+    upper = r["upper"] if new else None
     tolerance = r["tolerance"] if new else 1e-7
     t0 = cpu_seconds()
     cert, _, _, _ = problem._solve_node(r["L"], r["U"], r["lmd"], r["umd"], r["cuts"], upper,

@@ -137,6 +137,7 @@ class ShorState:
     cuts: np.ndarray
     vbest: Optional[np.ndarray] = None
     bound: float = -math.inf
+    upper: Optional[np.ndarray] = None     # the rows V_ii <= umd_i shown (hide_upper)
 
 
 @dataclass
@@ -483,12 +484,14 @@ class ShorBoundProblem(LabelingProblem):
         if not root and first_free is not None and self._expired():
             # Out of time: no SDP for this child (the driver bounds both children of a node it
             # expands); its parent's bound holds for its subtree.
-            state = ShorState(L, U, cuts, vbest, bound=parent_bound)
+            state = ShorState(L, U, cuts, vbest, bound=parent_bound, upper=parent_state.upper)
             node = NodeBound(value=parent_bound, state=state)
             node.branch_index, node.first_label = first_free
             self.log.append(NodeLog(partial.copy(), parent_bound, self.UB, 0))
             return node
-        value, state, branch = self._evaluate(partial, L, U, cuts, vbest, found)
+        upper = None if root else parent_state.upper
+        value, state, branch = self._evaluate(partial, L, U, cuts, vbest, found,
+                                              None if upper is None else upper.copy())
         value = max(value, parent_bound)
         state.bound = value
         node = NodeBound(value=value, state=state)
@@ -593,20 +596,19 @@ class ShorBoundProblem(LabelingProblem):
         return cert, X
 
     def _solve_node(self, L, U, lmd, umd, cuts, upper, T: float, tolerance: float):
-        """One round's SDP: (certificate, X, rows, upper), solved again with any hidden row
-        V_ii <= umd_i that the solution violates (``upper``: the rows shown; None: all)."""
-        n = self.data.n
-        while True:
-            rows = self._rows(L, U, lmd, umd, cuts, upper)
-            cert, X = self._solve(rows, T, tolerance)
-            if cert is None or upper is None:
-                return cert, X, rows, upper
-            diag = np.diag(X)[1:n + 1]
-            over = ~upper & (diag > umd + TOL_P * np.maximum(1.0, umd))
-            if not np.any(over):
-                return cert, X, rows, upper
-            upper = upper | over
-            self.stats["upper_rows_shown"] += int(np.sum(over))
+        """One round's SDP: (certificate, X, rows, upper) with ``upper`` (the rows
+        V_ii <= umd_i shown; None: all) grown by those the solution violates, for the next
+        round. The round's certificate is valid either way (module docstring of
+        :mod:`s3vm.shor`: T bounds the trace of every X of the full relaxation, and the hidden
+        rows' multipliers are zero); a violated row only means this round's SDP was weaker."""
+        rows = self._rows(L, U, lmd, umd, cuts, upper)
+        cert, X = self._solve(rows, T, tolerance)
+        if cert is None or upper is None:
+            return cert, X, rows, upper
+        diag = np.diag(X)[1:self.data.n + 1]
+        over = ~upper & (diag > umd + TOL_P * np.maximum(1.0, umd))
+        self.stats["upper_rows_shown"] += int(np.sum(over))
+        return cert, X, rows, upper | over
 
     def _solve_once(self, rows: RowList, T: float, tolerance: float):
         from .solvers.backends.conic_standard import StandardConic
@@ -649,7 +651,7 @@ class ShorBoundProblem(LabelingProblem):
             cert.Z = Qd @ cert.Z @ Qd.T
         return cert, X
 
-    def _evaluate(self, partial, L, U, cuts, vbest, found):
+    def _evaluate(self, partial, L, U, cuts, vbest, found, upper=None):
         """Their sdp_cut_and_tighten for one node: (bound, state, (branch index, first label))."""
         d, opt = self.data, self.options
         n = d.n
@@ -666,7 +668,10 @@ class ShorBoundProblem(LabelingProblem):
         lmd = np.ones(n)
         umd = np.maximum(L ** 2, U ** 2)
         kept = {tuple(int(v) for v in c): None for c in cuts}
-        upper = np.zeros(n, dtype=bool) if opt.hide_upper else None
+        if not opt.hide_upper:
+            upper = None
+        elif upper is None:
+            upper = np.zeros(n, dtype=bool)
         lb = -math.inf
         last = None
         rounds = 0
@@ -678,8 +683,10 @@ class ShorBoundProblem(LabelingProblem):
             T = 1.0 + float(np.sum(umd)) + (d.u if self._lifted else 0.0)
             near = math.isfinite(lb) and self.UB - lb <= opt.near * abs(self.UB)
             tolerance = min(opt.tolerance, opt.tolerance_near) if near else opt.tolerance
+            shown = None if upper is None else int(upper.sum())
             cert, X, rows, upper = self._solve_node(L, U, lmd, umd, rlt_array(kept), upper, T,
                                                     tolerance)
+            grew = upper is not None and int(upper.sum()) > shown
             if cert is None:
                 break
             value = cert.value if math.isfinite(cert.value) else -math.inf
@@ -724,9 +731,10 @@ class ShorBoundProblem(LabelingProblem):
                             break
                 self.stats["cuts"] += added
             rel = improvement / previous if previous > 0 and math.isfinite(previous) else math.inf
-            if rel < opt.rel_tol or rounds >= opt.max_rounds:
+            # A round whose SDP missed violated rows is not a reason to stop.
+            if (rel < opt.rel_tol and not grew) or rounds >= opt.max_rounds:
                 break
-        state = ShorState(L, U, rlt_array(kept), vbest)
+        state = ShorState(L, U, rlt_array(kept), vbest, upper=upper)
         if last is None:
             return lb, state, self._first_free(partial)
         done = self._completion(partial, L, U)
