@@ -15,8 +15,9 @@ Full labelings are scored exactly: the squared-hinge SVM without bias (:mod:`s3v
 ``none`` and ``count``, the labeling's QP under ``mean`` (:mod:`s3vm.output_space`). ``s3vm export
 -f bb-sdp`` writes the root relaxation (the box of the starting incumbent, no cuts) as CBF or PTF
 through its MOSEK Fusion twin (:mod:`s3vm.fusion.shor`); :meth:`BranchAndBoundSDP.build_cvxpy`
-gives the same model in CVXPY. With facial reduction (the lifted count, ``--mean-products``)
-both are written in the reduced coordinates X = Q Xr Q', as the search solves them.
+gives the same model in CVXPY. With facial reduction (the lifted count, the mean balance's
+product rows) both are written in the reduced coordinates X = Q Xr Q', as the search solves
+them.
 """
 
 from __future__ import annotations

@@ -2,17 +2,22 @@
 (Piccialli, Schwiddessen and Sudoso 2024; docs/formulations.md#bb-sdp).
 
 A node of the driver is a partial labeling of U; here it also carries a box L <= v <= U on the
-outputs (inherited from its parent, tightened at the node) and a list of RLT cuts (inherited,
-re-instantiated with the node's box). Its evaluation (their ``sdp_cut_and_tighten``) repeats:
+outputs (inherited from its parent, tightened at the node), a list of RLT cuts (inherited,
+re-instantiated with the node's box) and the rows V_ii <= umd_i shown to the SDP (hidden until a
+solution violates one). Its evaluation (their ``sdp_cut_and_tighten``) repeats:
 
 1. build the relaxation's rows (:mod:`s3vm.shor`) and solve it (a standard-form SDP backend:
    SDPA, SCS, Clarabel);
 2. certify: the bound of the round is the value of a dual feasible point rebuilt from the
-   solver's multipliers (never the solver's primal value); with SCS also a second certificate
-   with the diagonal multipliers refitted (:func:`s3vm.shor.repair_diagonal`), the larger kept;
+   solver's multipliers (never the solver's primal value), the larger of the trace bound's and
+   the incumbent-relative one (:func:`s3vm.shor.incumbent_certificate`); with SCS also a
+   certificate with the diagonal multipliers refitted (:func:`s3vm.shor.repair_diagonal`); a
+   solve whose certificate loses much of b'y is repeated more accurately (:class:`ShorOptions`);
 3. heuristic: round the relaxed outputs, solve the labeling's QP, improve by 2-opt moves that
-   keep the balance, QP again (their ``run_heuristic``); a better labeling lowers the incumbent
-   UB and the box is recomputed from it (2n convex QCQPs, :func:`s3vm.output_space.compute_box`);
+   keep the balance (their ``run_heuristic``), then by single label flips (swaps under the
+   count) with the QP re-solved (:func:`s3vm.output_space.flip_search`), from each of a few
+   roundings; a better labeling lowers the incumbent UB and the box is recomputed from it (2n
+   convex QCQPs, :func:`s3vm.output_space.compute_box`);
 4. dual box tightening (reduced-cost fixing with this round's certificate: an active row with
    multiplier d bounds its slack by (UB - bound) / d for every labeling better than UB);
 5. cuts: drop those with |multiplier| < 1e-4, add at most ``cut_factor`` n of the most violated
