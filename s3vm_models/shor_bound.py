@@ -606,6 +606,11 @@ class ShorBoundProblem(LabelingProblem):
         round. The round's certificate is valid either way (module docstring of
         :mod:`s3vm.shor`: T bounds the trace of every X of the full relaxation, and the hidden
         rows' multipliers are zero); a violated row only means this round's SDP was weaker."""
+        if len(cuts) == 0:
+            # Without RLT rows nothing else bounds V_ii, and such an SDP is cheap: all shown.
+            rows = self._rows(L, U, lmd, umd, cuts)
+            cert, X = self._solve(rows, T, tolerance)
+            return cert, X, rows, upper
         rows = self._rows(L, U, lmd, umd, cuts, upper)
         cert, X = self._solve(rows, T, tolerance)
         if cert is None or upper is None:
