@@ -66,7 +66,7 @@ def capture(name: str, nodes: int, max_rounds: int = 30) -> tuple:
         rounds.append({"L": L.copy(), "U": U.copy(), "lmd": lmd.copy(), "umd": umd.copy(),
                        "cuts": np.array(cuts), "T": T, "tolerance": tolerance,
                        "upper": None if upper is None else upper.copy(),
-                       "UB": problem.UB})
+                       "UB": problem.UB, "finest": problem._finest})
         return solve_node(L, U, lmd, umd, cuts, upper, T, tolerance)
 
     problem._solve_node = recording
@@ -87,6 +87,7 @@ def solve(make, r: dict, new: bool) -> tuple[float, float, int]:
                                       products=problem.options.products)
         problem.scale, problem.hints = None, {}
     problem.UB = r["UB"]
+    problem._finest = r["finest"]
     upper = r["upper"] if new else None
     tolerance = r["tolerance"] if new else 1e-7
     t0 = cpu_seconds()

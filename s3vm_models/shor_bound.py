@@ -91,7 +91,7 @@ class ShorOptions:
         A solve is repeated 100 times more accurately (twice at most) when its certificate
         falls short of the dual value b'y by more than this fraction of |b'y| and by more
         than a tenth of the gap UB - certificate (a loss that cannot change a decision is
-        kept).
+        kept); the instance's later solves start at that accuracy.
     hide_upper : bool
         Leave out the rows V_ii <= umd_i until the solution violates one (they are almost
         never active; they only bound the trace).
@@ -322,6 +322,7 @@ class ShorBoundProblem(LabelingProblem):
             a[0] = -d.rhs
             a[1 + d.l:d.n + 1] = 1.0
             self.fr = FacialReduction.for_vector(a)
+        self._finest = math.inf      # the finest accuracy a solve of this instance needed
         self.scale = None
         if self.options.incumbent_certificate:
             # B = C~ + E_00 (+ the labels' diagonal, lifted): factored once per instance.
@@ -587,6 +588,8 @@ class ShorBoundProblem(LabelingProblem):
         The certificate is the larger of the trace bound's and the incumbent-relative one; when
         it loses more than ``cert_loss`` of b'y the SDP is solved again, more accurately."""
         opt = self.options
+        # An instance whose SDPs needed a finer accuracy once needs it again: start there.
+        tolerance = min(tolerance, self._finest)
         for attempt in range(3):
             cert, X = self._solve_once(rows, T, tolerance)
             if cert is None or not math.isfinite(cert.value):
@@ -597,6 +600,7 @@ class ShorBoundProblem(LabelingProblem):
                     or tolerance <= 1e-9:
                 break
             tolerance = max(tolerance * 1e-2, 1e-9)
+            self._finest = tolerance
             self.stats["sdp_escalations"] += 1
         return cert, X
 
