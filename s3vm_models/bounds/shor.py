@@ -2,17 +2,22 @@
 (Piccialli, Schwiddessen and Sudoso 2024; docs/formulations.md#bb-sdp).
 
 A node of the driver is a partial labeling of U; here it also carries a box L <= v <= U on the
-outputs (inherited from its parent, tightened at the node) and a list of RLT cuts (inherited,
-re-instantiated with the node's box). Its evaluation (their ``sdp_cut_and_tighten``) repeats:
+outputs (inherited from its parent, tightened at the node), a list of RLT cuts (inherited,
+re-instantiated with the node's box) and the rows V_ii <= umd_i shown to the SDP (hidden until a
+solution violates one). Its evaluation (their ``sdp_cut_and_tighten``) repeats:
 
 1. build the relaxation's rows (:mod:`s3vm.models.shor_relaxation`) and solve it (a standard-form SDP backend:
    SDPA, SCS, Clarabel);
 2. certify: the bound of the round is the value of a dual feasible point rebuilt from the
-   solver's multipliers (never the solver's primal value); with SCS also a second certificate
-   with the diagonal multipliers refitted (:func:`s3vm.models.shor_relaxation.repair_diagonal`), the larger kept;
+   solver's multipliers (never the solver's primal value), the larger of the trace bound's and
+   the incumbent-relative one (:func:`s3vm.models.shor_relaxation.incumbent_certificate`); with SCS also a
+   certificate with the diagonal multipliers refitted (:func:`s3vm.models.shor_relaxation.repair_diagonal`); a
+   solve whose certificate loses much of b'y is repeated more accurately (:class:`ShorOptions`);
 3. heuristic: round the relaxed outputs, solve the labeling's QP, improve by 2-opt moves that
-   keep the balance, QP again (their ``run_heuristic``); a better labeling lowers the incumbent
-   UB and the box is recomputed from it (2n convex QCQPs, :func:`s3vm.models.output_space.compute_box`);
+   keep the balance (their ``run_heuristic``), then by single label flips (swaps under the
+   count) with the QP re-solved (:func:`s3vm.models.output_space.flip_search`), from each of a few
+   roundings; a better labeling lowers the incumbent UB and the box is recomputed from it (2n
+   convex QCQPs, :func:`s3vm.models.output_space.compute_box`);
 4. dual box tightening (reduced-cost fixing with this round's certificate: an active row with
    multiplier d bounds its slack by (UB - bound) / d for every labeling better than UB);
 5. cuts: drop those with |multiplier| < 1e-4, add at most ``cut_factor`` n of the most violated
@@ -48,10 +53,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from s3vm.models.output_space import BOX_TOL, compute_box, labeling_qp, mean_rhs, project_box
-from s3vm.models.shor_relaxation import (FacialReduction, RowList, add_rlt, base_rows,
-                                         certified_value, repair_diagonal, rlt_array, separate_rlt,
-                                         standard_form)
+from s3vm.models.output_space import (BOX_TOL, compute_box, flip_search, labeling_qp, mean_rhs,
+                                      project_box)
+from s3vm.models.shor_relaxation import (FacialReduction, IncumbentScale, RowList, add_rlt,
+                                         base_rows, certified_value, incumbent_certificate,
+                                         repair_diagonal, rlt_array, separate_rlt, standard_form)
 from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound
 
 TOL_P = 1e-5   # primal activity of a row in the dual tightening (their TOL_P)
@@ -75,7 +81,27 @@ class ShorOptions:
     max_rounds : int
         [max_cutting_plane_iter = 30].
     tolerance : float
-        The SDP solver's accuracy (SDPA's epsilonStar/epsilonDash, SCS's eps).
+        The SDP solver's accuracy (SDPA's epsilonStar/epsilonDash, SCS's eps) away from the
+        incumbent.
+    tolerance_near : float
+        The accuracy once the node's bound is within ``near`` (relative) of the incumbent,
+        where the bound's last digits decide whether the node is pruned.
+    near : float
+    cert_loss : float
+        A solve is repeated 100 times more accurately (twice at most) when its certificate
+        falls short of the dual value b'y by more than this fraction of |b'y| and by more
+        than a tenth of the gap UB - certificate (a loss that cannot change a decision is
+        kept); the instance's later solves start at that accuracy.
+    hide_upper : bool
+        Leave out the rows V_ii <= umd_i until the solution violates one (they are almost
+        never active; they only bound the trace).
+    lambda_star : bool
+        Start SDPA at lambdaStar = max(1, mean diag Cm) instead of its default 100 (off: on
+        the benchmark's nodes it saved iterations on some instances and cost them, or failed,
+        on others; docs/benchmarks.md).
+    incumbent_certificate : bool
+        Certify also by the incumbent-relative bound (:func:`s3vm.models.shor_relaxation.incumbent_certificate`)
+        and keep the larger.
     branching : {"rank", "fractional"}
         Their rule 2, or the most fractional free point (their rule 0).
     heuristic, tighten, box, cuts : bool
@@ -91,7 +117,13 @@ class ShorOptions:
     min_violation: float = -1e-2
     rel_tol: float = 1e-3
     max_rounds: int = 30
-    tolerance: float = 1e-7
+    tolerance: float = 1e-5
+    tolerance_near: float = 1e-7
+    near: float = 1e-2
+    cert_loss: float = 1e-4
+    hide_upper: bool = True
+    lambda_star: bool = False
+    incumbent_certificate: bool = True
     branching: str = "rank"
     heuristic: bool = True
     tighten: bool = True
@@ -110,6 +142,7 @@ class ShorState:
     cuts: np.ndarray
     vbest: Optional[np.ndarray] = None
     bound: float = -math.inf
+    upper: Optional[np.ndarray] = None     # the rows V_ii <= umd_i shown (hide_upper)
 
 
 @dataclass
@@ -143,6 +176,7 @@ class OutputSpaceData:
         A = np.linalg.inv(self.Kp)
         self.Cm = 0.25 * (A + A.T)
         self.M = 2.0 * self.Kp
+        self.Mdiag = np.diag(self.M).copy()
         self.a = np.r_[np.zeros(self.l), np.ones(self.u)]
         self.balance = balance
         self.rhs = mean_rhs(self.yL, self.u) if balance == "mean" else None
@@ -267,10 +301,12 @@ class ShorBoundProblem(LabelingProblem):
         self.vbest: Optional[np.ndarray] = None
         self.box_ub = math.inf        # the UB the current root box was computed with
         self._values: dict = {}
+        self._searched: dict = {}     # start labeling -> (value, v) of the local search
         self.log: list = []
         self.stats = {"sdp": 0, "sdp_seconds": 0.0, "sdp_cpu": 0.0, "box_seconds": 0.0,
                       "heuristic_seconds": 0.0, "cuts": 0, "rounds": 0, "root_bound": None,
-                      "root_seconds": None, "root_rounds": None, "sdp_failures": 0}
+                      "root_seconds": None, "root_rounds": None, "sdp_failures": 0,
+                      "sdp_escalations": 0, "upper_rows_shown": 0}
         d = self.data
         N = d.n + 1 + (d.u if self._lifted else 0)
         self.Ct = np.zeros((N, N))
@@ -286,6 +322,15 @@ class ShorBoundProblem(LabelingProblem):
             a[0] = -d.rhs
             a[1 + d.l:d.n + 1] = 1.0
             self.fr = FacialReduction.for_vector(a)
+        self._finest = math.inf      # the finest accuracy a solve of this instance needed
+        self.scale = None
+        if self.options.incumbent_certificate:
+            # B = C~ + E_00 (+ the labels' diagonal, lifted): factored once per instance.
+            fixed = np.r_[0, np.arange(d.n + 1, N)] if self._lifted else np.array([0])
+            self.scale = IncumbentScale.build(self.Ct, fixed, self.fr)
+        self.hints = {}
+        if self.options.lambda_star:
+            self.hints = {"sdpa": {"lambdaStar": max(1.0, float(np.mean(np.diag(d.Cm))))}}
         self._start = time.perf_counter()
 
     @property
@@ -328,7 +373,7 @@ class ShorBoundProblem(LabelingProblem):
 
     # -- a pool's copies of the problem (s3vm.solvers.bnb.pool) ------------------------------------
     _COUNTERS = ("sdp", "sdp_seconds", "sdp_cpu", "box_seconds", "heuristic_seconds", "cuts",
-                 "rounds", "sdp_failures")
+                 "rounds", "sdp_failures", "sdp_escalations", "upper_rows_shown")
 
     def notify_incumbent(self, labels: np.ndarray, value: float) -> None:
         """The driver's incumbent (found by another worker): its value is the UB of the box
@@ -382,25 +427,60 @@ class ShorBoundProblem(LabelingProblem):
             return None
         return found["labels"], found["value"], "svm-rounding"
 
+    def _starts(self, x: np.ndarray) -> list:
+        """Labelings of U to search from, given relaxed (or SVM) outputs x: under the count its
+        P largest; else the signs, and under the mean balance also the labeling with the count
+        the balance would have at |v| = 1 (the (rhs + u) / 2 largest), which lets the rounding
+        reach another count than the signs'."""
+        d = self.data
+        xu = x[d.l:]
+        if d.positives is not None:
+            return [labels_count(xu, d.positives)]
+        starts = [np.where(xu >= 0, 1.0, -1.0)]
+        if d.rhs is not None:
+            P = int(round(0.5 * (d.rhs + d.u)))
+            if 0 < P < d.u:
+                starts.append(labels_count(xu, P))
+        return starts
+
+    def _search_from(self, y_u: np.ndarray):
+        """(value, v) of the local optimum reached from the labeling y_u of U (cached by the
+        start: roundings repeat from round to round): 2-opt (their run_heuristic) then
+        single flips, or swaps under the count (:func:`s3vm.models.output_space.flip_search`)."""
+        d = self.data
+        key = np.asarray(y_u > 0).tobytes()
+        hit = self._searched.get(key)
+        if hit is not None:
+            return hit
+        movable = np.r_[np.zeros(d.l, dtype=bool), np.ones(d.u, dtype=bool)]
+        a = d.a if d.rhs is not None else None
+        y = d.full(y_u)
+        if d.positives is None:
+            _, v = d.qp(y)
+            if v is not None:
+                v = two_opt(d.Cm, v, movable, d.qp)
+                y = d.full(np.where(v[d.l:] >= 0, 1.0, -1.0))
+        value, v, y = flip_search(d.Cm, d.Mdiag, y, movable, a, d.rhs,
+                                  keep_count=d.positives is not None)
+        if len(self._searched) > 10000:
+            self._searched.clear()
+        self._searched[key] = (value, v)
+        return value, v
+
     def _heuristic(self, x: np.ndarray, found: dict):
-        """Round x, the labeling's QP, 2-opt, QP (their run_heuristic): (whether UB fell, the
-        outputs v of the labeling reached, or None)."""
+        """The incumbent heuristic from relaxed outputs x: a local search from each of
+        :meth:`_starts` (:meth:`_search_from`); (whether UB fell, the outputs v of the best
+        labeling reached, or None)."""
         d = self.data
         t0 = time.perf_counter()
-        improved, v_out = False, None
-        if d.positives is not None:
-            y = labels_count(x[d.l:], d.positives)
-            _, v_out = d.qp(d.full(y))
-            improved = self._offer(y, v_out, found)
-        else:
-            y = d.full(np.where(x[d.l:] >= 0, 1.0, -1.0))
-            value, v = d.qp(y)
-            if v is not None:
-                movable = np.r_[np.zeros(d.l, dtype=bool), np.ones(d.u, dtype=bool)]
-                v = two_opt(d.Cm, v, movable, d.qp)
-                value, v_out = d.qp(d.full(np.where(v[d.l:] >= 0, 1.0, -1.0)))
-                if v_out is not None:
-                    improved = self._offer(v_out[d.l:], v_out, found)
+        improved, v_out, best = False, None, math.inf
+        for y_u in self._starts(x):
+            value, v = self._search_from(y_u)
+            if v is None:
+                continue
+            improved |= self._offer(np.where(v[d.l:] >= 0, 1, -1), v, found)
+            if value < best:
+                best, v_out = value, v
         self.stats["heuristic_seconds"] += time.perf_counter() - t0
         return improved, v_out
 
@@ -433,12 +513,14 @@ class ShorBoundProblem(LabelingProblem):
         if not root and first_free is not None and self._expired():
             # Out of time: no SDP for this child (the driver bounds both children of a node it
             # expands); its parent's bound holds for its subtree.
-            state = ShorState(L, U, cuts, vbest, bound=parent_bound)
+            state = ShorState(L, U, cuts, vbest, bound=parent_bound, upper=parent_state.upper)
             node = NodeBound(value=parent_bound, state=state)
             node.branch_index, node.first_label = first_free
             self.log.append(NodeLog(partial.copy(), parent_bound, self.UB, 0))
             return node
-        value, state, branch = self._evaluate(partial, L, U, cuts, vbest, found)
+        upper = None if root else parent_state.upper
+        value, state, branch = self._evaluate(partial, L, U, cuts, vbest, found,
+                                              None if upper is None else upper.copy())
         value = max(value, parent_bound)
         state.bound = value
         node = NodeBound(value=value, state=state)
@@ -483,11 +565,12 @@ class ShorBoundProblem(LabelingProblem):
         return labels
 
     # -- one node -----------------------------------------------------------------------------------
-    def _rows(self, L, U, lmd, umd, cuts) -> RowList:
+    def _rows(self, L, U, lmd, umd, cuts, upper=None) -> RowList:
         d = self.data
         N = self.Ct.shape[0]
         use_bal = d.rhs is not None and self.fr is None
-        rows = base_rows(N, d.n, np.arange(d.l, d.n), d.rhs if use_bal else None, L, U, lmd, umd)
+        rows = base_rows(N, d.n, np.arange(d.l, d.n), d.rhs if use_bal else None, L, U, lmd, umd,
+                         upper)
         add_rlt(rows, cuts, L, U)
         if self._lifted:
             self._lift_rows(rows, L, U)
@@ -523,8 +606,48 @@ class ShorBoundProblem(LabelingProblem):
         rows.add("yv", np.hstack([p, z, z]), np.hstack([q, p, q]), np.array([[1.0, -1.0, 1.0]]),
                  np.ones(free.size), False, i=i)                                    # (-1-v)(1-y) >= 0
 
-    def _solve(self, rows: RowList, T: float):
-        """Solve the rows' SDP and certify: (certificate, X in full coordinates) or (None, None)."""
+    def _solve(self, rows: RowList, T: float, tolerance: float):
+        """Solve the rows' SDP and certify: (certificate, X in full coordinates) or (None, None).
+        The certificate is the larger of the trace bound's and the incumbent-relative one; when
+        it loses more than ``cert_loss`` of b'y the SDP is solved again, more accurately."""
+        opt = self.options
+        # An instance whose SDPs needed a finer accuracy once needs it again: start there.
+        tolerance = min(tolerance, self._finest)
+        for attempt in range(3):
+            cert, X = self._solve_once(rows, T, tolerance)
+            if cert is None or not math.isfinite(cert.value):
+                return cert, X
+            loss = cert.dual - cert.value
+            gap = self.UB - cert.value
+            if loss <= opt.cert_loss * max(abs(cert.dual), 1e-12) or loss <= 0.1 * gap \
+                    or tolerance <= 1e-9:
+                break
+            tolerance = max(tolerance * 1e-2, 1e-9)
+            self._finest = tolerance
+            self.stats["sdp_escalations"] += 1
+        return cert, X
+
+    def _solve_node(self, L, U, lmd, umd, cuts, upper, T: float, tolerance: float):
+        """One round's SDP: (certificate, X, rows, upper) with ``upper`` (the rows
+        V_ii <= umd_i shown; None: all) grown by those the solution violates, for the next
+        round. The round's certificate is valid either way (module docstring of
+        :mod:`s3vm.models.shor_relaxation`: T bounds the trace of every X of the full relaxation, and the hidden
+        rows' multipliers are zero); a violated row only means this round's SDP was weaker."""
+        if len(cuts) == 0:
+            # Without RLT rows nothing else bounds V_ii, and such an SDP is cheap: all shown.
+            rows = self._rows(L, U, lmd, umd, cuts)
+            cert, X = self._solve(rows, T, tolerance)
+            return cert, X, rows, upper
+        rows = self._rows(L, U, lmd, umd, cuts, upper)
+        cert, X = self._solve(rows, T, tolerance)
+        if cert is None or upper is None:
+            return cert, X, rows, upper
+        diag = np.diag(X)[1:self.data.n + 1]
+        over = ~upper & (diag > umd + TOL_P * np.maximum(1.0, umd))
+        self.stats["upper_rows_shown"] += int(np.sum(over))
+        return cert, X, rows, upper | over
+
+    def _solve_once(self, rows: RowList, T: float, tolerance: float):
         from s3vm.solvers.backends.conic_standard import StandardConic
 
         A, b, eq = rows.arrays()
@@ -534,8 +657,8 @@ class ShorBoundProblem(LabelingProblem):
             A, Ct = self.fr.reduce(A, self.Ct)
             G = self.fr.G
         c, A_std, b_std, nl = standard_form(A, b, eq, Ct)
-        problem = StandardConic(c, A_std, b_std, l=nl, s=(Ct.shape[0],),
-                                tolerance=self.options.tolerance)
+        problem = StandardConic(c, A_std, b_std, l=nl, s=(Ct.shape[0],), tolerance=tolerance,
+                                hints=self.hints)
         profile = self.profile
         remaining = None if self.clock is None else self.clock.remaining()
         if remaining is not None:
@@ -555,13 +678,17 @@ class ShorBoundProblem(LabelingProblem):
             again = repair_diagonal(Ct, A, b, eq, problem.y, Xs, rows, T)
             if again is not None and again.value > cert.value:
                 cert = again
+        if self.scale is not None and cert.lmin < 0:
+            # Valid for the X with <C~, X> <= UB: the labelings the node's box keeps.
+            cert.value = max(cert.value, incumbent_certificate(cert.Z, cert.dual, self.UB,
+                                                               self.scale))
         X = self.fr.lift(Xs) if self.fr is not None else Xs
         if self.fr is not None:
             Qd = self.fr.Q.toarray()
             cert.Z = Qd @ cert.Z @ Qd.T
         return cert, X
 
-    def _evaluate(self, partial, L, U, cuts, vbest, found):
+    def _evaluate(self, partial, L, U, cuts, vbest, found, upper=None):
         """Their sdp_cut_and_tighten for one node: (bound, state, (branch index, first label))."""
         d, opt = self.data, self.options
         n = d.n
@@ -578,6 +705,10 @@ class ShorBoundProblem(LabelingProblem):
         lmd = np.ones(n)
         umd = np.maximum(L ** 2, U ** 2)
         kept = {tuple(int(v) for v in c): None for c in cuts}
+        if not opt.hide_upper:
+            upper = None
+        elif upper is None:
+            upper = np.zeros(n, dtype=bool)
         lb = -math.inf
         last = None
         rounds = 0
@@ -586,9 +717,13 @@ class ShorBoundProblem(LabelingProblem):
             self.stats["rounds"] += 1
             L, U = project_box(L, U)
             umd = np.minimum(umd, np.maximum(L ** 2, U ** 2))
-            rows = self._rows(L, U, lmd, umd, rlt_array(kept))
             T = 1.0 + float(np.sum(umd)) + (d.u if self._lifted else 0.0)
-            cert, X = self._solve(rows, T)
+            near = math.isfinite(lb) and self.UB - lb <= opt.near * abs(self.UB)
+            tolerance = min(opt.tolerance, opt.tolerance_near) if near else opt.tolerance
+            shown = None if upper is None else int(upper.sum())
+            cert, X, rows, upper = self._solve_node(L, U, lmd, umd, rlt_array(kept), upper, T,
+                                                    tolerance)
+            grew = upper is not None and int(upper.sum()) > shown
             if cert is None:
                 break
             value = cert.value if math.isfinite(cert.value) else -math.inf
@@ -633,9 +768,10 @@ class ShorBoundProblem(LabelingProblem):
                             break
                 self.stats["cuts"] += added
             rel = improvement / previous if previous > 0 and math.isfinite(previous) else math.inf
-            if rel < opt.rel_tol or rounds >= opt.max_rounds:
+            # A round whose SDP missed violated rows is not a reason to stop.
+            if (rel < opt.rel_tol and not grew) or rounds >= opt.max_rounds:
                 break
-        state = ShorState(L, U, rlt_array(kept), vbest)
+        state = ShorState(L, U, rlt_array(kept), vbest, upper=upper)
         if last is None:
             return lb, state, self._first_free(partial)
         done = self._completion(partial, L, U)

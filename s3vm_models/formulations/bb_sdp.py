@@ -15,8 +15,9 @@ Full labelings are scored exactly: the squared-hinge SVM without bias (:mod:`s3v
 ``none`` and ``count``, the labeling's QP under ``mean`` (:mod:`s3vm.models.output_space`). ``s3vm export
 -f bb-sdp`` writes the root relaxation (the box of the starting incumbent, no cuts) as CBF or PTF
 through its MOSEK Fusion twin (:mod:`s3vm.models.fusion.shor`); :meth:`BranchAndBoundSDP.build_cvxpy`
-gives the same model in CVXPY. With facial reduction (the lifted count, ``--mean-products``)
-both are written in the reduced coordinates X = Q Xr Q', as the search solves them.
+gives the same model in CVXPY. With facial reduction (the lifted count, the mean balance's
+product rows) both are written in the reduced coordinates X = Q Xr Q', as the search solves
+them.
 """
 
 from __future__ import annotations
@@ -52,9 +53,11 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         Under ``--balance count``: the labels lifted into the SDP with the count and its
         products, or the count left to the driver (docs/formulations.md#bb-sdp).
     mean_products : bool
-        Under ``--balance mean``: the balance's products with every output, by facial reduction.
+        Under ``--balance mean``: the balance's products with every output, by facial reduction
+        (default; their code's ``add_product_constraints``).
     sdp_tol : float
-        The SDP solver's accuracy.
+        The SDP solver's accuracy away from the incumbent (:class:`s3vm.bounds.shor.ShorOptions`
+        tightens it near the incumbent and where the certificate loses).
     workers : int, optional
         Node SDPs solved at once, each in a forked process (:mod:`s3vm.solvers.bnb.pool`; the
         children of ``workers // 2`` nodes a step). None: every core, fewer when ``workers``
@@ -100,9 +103,11 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         Option("count_bound", "choice", "lifted", "with --balance count: labels lifted "
                "into the SDP, or the count left to the search", choices=COUNT_BOUNDS,
                group=SDP_GROUP),
-        Option("mean_products", "bool", False, "with --balance mean: the balance times "
-               "every output, by facial reduction", group=SDP_GROUP),
-        Option("sdp_tol", "float", 1e-7, "the SDP solver's accuracy", minimum=0.0,
+        Option("mean_products", "bool", True, "with --balance mean: the balance times "
+               "every output, by facial reduction (--no-mean-products: the balance's row "
+               "alone)", group=SDP_GROUP),
+        Option("sdp_tol", "float", 1e-5, "the SDP solver's accuracy away from the incumbent "
+               "(1e-7 near it, finer where the certificate loses)", minimum=0.0,
                open_min=True, maximum=0.1, group=SDP_GROUP),
         Option("workers", "int", None, "bound the children of nodes in this many processes "
                "at once (default: all cores, fewer when memory is short; 1: one after the "
@@ -121,7 +126,8 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         return ShorOptions(cut_factor=self.cut_factor, max_rounds=self.max_rounds,
                            rel_tol=self.round_tol, branching=self.branching,
                            count_bound=self.count_bound, products=self.mean_products,
-                           tolerance=self.sdp_tol)
+                           tolerance=self.sdp_tol,
+                           tolerance_near=min(self.sdp_tol, ShorOptions.tolerance_near))
 
     def labeling_problem(self, instance, settings, backend, profile):
         """A :class:`s3vm.bounds.shor.ShorBoundProblem` for ``instance``."""

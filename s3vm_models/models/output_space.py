@@ -63,7 +63,8 @@ def inverse_half(Kp: np.ndarray, bias: bool = False) -> np.ndarray:
 
 # -- the labeling QP --------------------------------------------------------------------------
 def labeling_qp(Cm: np.ndarray, y: np.ndarray, a: Optional[np.ndarray] = None,
-                rhs: Optional[float] = None, max_iter: int = 200):
+                rhs: Optional[float] = None, max_iter: int = 200,
+                active: Optional[np.ndarray] = None):
     """min v'Cm v  s.t.  y_i v_i >= 1 (all i),  a'v = rhs (when ``a`` is given).
 
     A primal-dual active-set method on z = y o v >= 1 (Hintermueller, Ito and Kunisch's
@@ -90,7 +91,7 @@ def labeling_qp(Cm: np.ndarray, y: np.ndarray, a: Optional[np.ndarray] = None,
         if not ((pos and neg) or (pos and rhs >= at_one - 1e-12)
                 or (neg and rhs <= at_one + 1e-12)):
             return math.inf, None
-    act = np.zeros(n, dtype=bool)
+    act = np.zeros(n, dtype=bool) if active is None else np.asarray(active, dtype=bool).copy()
     for it in range(max_iter):
         free = np.flatnonzero(~act)
         fixed = np.flatnonzero(act)
@@ -148,6 +149,108 @@ def _labeling_qp_conic(Cm, y, a, rhs):
         return math.inf, None
     vv = y * np.maximum(y * v.value, 1.0)
     return float(vv @ Cm @ vv), vv
+
+
+# -- local search over labelings (the incumbent heuristic of bb-sdp) ----------------------------
+#: Moves a step of :func:`flip_search` re-solves exactly (the best by their estimated change).
+SEARCH_CANDIDATES = 4
+#: A point with y_i v_i below 1 + this sits on the margin.
+MARGIN_TOL = 1e-9
+
+
+def _move_estimates(Cm, Mdiag, y, v, a):
+    """Estimated change of v'Cm v when point j's label flips (v_j to -y_j, the other margin),
+    for every j: (estimate, step). The linear term is the Lagrangian's gradient (the balance's
+    multiplier read off the points off the margin, whose gradient is mu a_i / 2 alone); the
+    curvature averages two extremes, every other output held (Cm_jj) and every other output free
+    (1 / (Cm^-1)_jj = 1 / M_jj). The exact re-solve decides; this only ranks."""
+    g = Cm @ v
+    if a is not None:
+        off = (a > 0) & (y * v > 1.0 + MARGIN_TOL)
+        mu = float(np.median(2.0 * g[off])) if np.any(off) else 0.0
+        g = g - 0.5 * mu * a
+    step = -y - v
+    curv = 0.5 * (np.diag(Cm) + 1.0 / Mdiag)
+    return 2.0 * g * step + curv * step * step, step
+
+
+def flip_search(Cm: np.ndarray, Mdiag: np.ndarray, y: np.ndarray, movable: np.ndarray,
+                a: Optional[np.ndarray] = None, rhs: Optional[float] = None,
+                keep_count: bool = False, candidates: int = SEARCH_CANDIDATES,
+                max_moves: Optional[int] = None):
+    """Best-improvement local search over labelings from ``y``, every labeling scored by its QP
+    (:func:`labeling_qp`, with the balance row a'v = rhs when ``a`` is given).
+
+    A move flips one movable label (the number of positive labels changes: the move the 2-opt
+    of Piccialli et al. (2024) cannot make, since it keeps the sum of the outputs), or with
+    ``keep_count`` swaps a positive and a negative label (the count balance). Each step ranks
+    every move by a vectorised estimate of its change (:func:`_move_estimates`; for a swap the
+    two flips' estimates plus their coupling 2 d_i d_j Cm_ij), re-solves the ``candidates`` best
+    exactly (warm-started at the current margin set) and takes the best that improves; it stops
+    when none does or after ``max_moves`` moves (default: the number of movable points). The
+    value falls at every move, so the search ends.
+
+    Parameters
+    ----------
+    Cm : ndarray (n, n)
+        1/2 K'^-1.
+    Mdiag : ndarray (n,)
+        The diagonal of Cm^-1 (= 2 K').
+    y : ndarray (n,)
+        A full labeling (+1/-1).
+    movable : ndarray of bool (n,)
+        The labels the search may change (the unlabeled points, less any a node fixed).
+    a, rhs
+        The mean balance's row, or None.
+    keep_count : bool
+        Swaps instead of flips.
+
+    Returns
+    -------
+    value : float
+        The QP's value at the labeling reached (inf when no labeling was feasible).
+    v : ndarray or None
+        Its outputs.
+    y : ndarray
+        The labeling reached.
+    """
+    y = np.asarray(y, dtype=float).copy()
+    value, v = labeling_qp(Cm, y, a, rhs)
+    if v is None:
+        return math.inf, None, y
+    idx = np.flatnonzero(movable)
+    limit = idx.size if max_moves is None else int(max_moves)
+    for _ in range(limit):
+        est, step = _move_estimates(Cm, Mdiag, y, v, a)
+        if keep_count:
+            pos, neg = idx[y[idx] > 0], idx[y[idx] < 0]
+            if pos.size == 0 or neg.size == 0:
+                break
+            pair = (est[pos][:, None] + est[neg][None, :]
+                    + 2.0 * np.outer(step[pos], step[neg]) * Cm[np.ix_(pos, neg)])
+            k = min(candidates, pair.size)
+            flat = np.argpartition(pair.ravel(), k - 1)[:k]
+            flat = flat[np.argsort(pair.ravel()[flat], kind="stable")]
+            moves = [(pos[f // neg.size], neg[f % neg.size]) for f in flat]
+        else:
+            order = idx[np.argsort(est[idx], kind="stable")[:candidates]]
+            moves = [(j,) for j in order]
+        margin = y * v <= 1.0 + MARGIN_TOL
+        best = None
+        for move in moves:
+            move = list(move)
+            y2 = y.copy()
+            y2[move] = -y2[move]
+            act = margin.copy()
+            act[move] = True
+            val2, v2 = labeling_qp(Cm, y2, a, rhs, active=act)
+            if v2 is not None and val2 < value - 1e-10 * max(1.0, abs(value)) \
+                    and (best is None or val2 < best[0]):
+                best = (val2, v2, y2)
+        if best is None:
+            break
+        value, v, y = best
+    return value, v, y
 
 
 # -- the exact objective with the mean balance (bb, bb-sdp, l2-miqp share it) --------------------

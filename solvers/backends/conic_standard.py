@@ -30,8 +30,8 @@ Backends (``--solver NAME`` for the problem class ``conic``):
 
 Options of the profile go to the solver unchanged (SDPA: ``epsilonStar``, ``epsilonDash``,
 ``maxIteration``, ``lambdaStar``; SCS: ``eps_abs``, ``eps_rel``, ``max_iters``; Clarabel its
-settings' names); ``StandardConic.tolerance`` sets each solver's main accuracy when the profile
-does not.
+settings' names); ``StandardConic.tolerance`` sets each solver's main accuracy and
+``StandardConic.hints`` a solver's own options when the profile does not.
 """
 
 from __future__ import annotations
@@ -67,6 +67,9 @@ class StandardConic:
     tolerance : float, optional
         The accuracy asked of the solver (its main stopping tolerance) unless the profile sets
         the solver's own option.
+    hints : dict, optional
+        Options for one solver, keyed by the backend's name (``{"sdpa": {"lambdaStar": 3.0}}``):
+        what the caller knows of the problem's scale; the profile's options override them.
 
     Attributes (after a solve)
     --------------------------
@@ -84,6 +87,7 @@ class StandardConic:
     l: int = 0
     s: tuple = ()
     tolerance: Optional[float] = None
+    hints: dict = field(default_factory=dict)
     x: Optional[np.ndarray] = None
     y: Optional[np.ndarray] = None
     info: dict = field(default_factory=dict)
@@ -188,6 +192,7 @@ class SdpaDirectBackend(StandardConicBackend):
         if problem.tolerance is not None:
             options.update(epsilonStar=float(problem.tolerance),
                            epsilonDash=float(problem.tolerance))
+        options.update(problem.hints.get(self.name, {}))
         options.update(profile.options)
         if profile.verbose:
             options["print"] = "display"
