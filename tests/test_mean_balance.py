@@ -177,9 +177,10 @@ def test_select_with_fewer_labeled_points_of_a_class_than_folds(capsys):
 
 
 def test_select_warns_at_the_edge_of_its_grid_and_says_what_it_wrote(capsys, tmp_path):
-    # heart's unscaled features: C = 0.01, the smallest of the grid, chosen without a word.
+    # heart's unscaled features, folds in file order: C = 0.01, the smallest of the grid,
+    # chosen without a word.
     path = tmp_path / "heart-selected.toml"
-    status = cli.main(["select", "heart", "-o", str(path)])
+    status = cli.main(["select", "heart", "--file-order", "-o", str(path)])
     out, err = capsys.readouterr()
     assert status == 0, err
     assert "--C 0.01 " in out
