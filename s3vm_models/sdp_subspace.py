@@ -280,7 +280,7 @@ class SubspaceFamily(ConicFormulation):
             f"the subspace of dimension d = {self.dim} holds no label matrix that meets the "
             f"balance count P = {P}, but the problem has labelings that do: the labels are the "
             f"spectral scores Gamma[U, i+] of Gamma = V V' (M = I) rounded to the count; raise --dim (at most "
-            f"{instance.label_map().size}) or use sdp for the relaxation")
+            f"{instance.label_map().size}), use sdp for the relaxation, or --balance none")
         if note:
             result.info["objective_note"] = note
 
