@@ -56,7 +56,7 @@ class BennettDemirizMIP(PyomoFormulation):
         result.decision_values = data.B @ w - g
         result.primal = {"w": w, "b": -g, "y": np.maximum(0.0, 1.0 - data.d * (data.A @ w - g)),
                          "d": (labels > 0).astype(float)}
-        result.info["max_M"] = float(max(model.big_m.extract_values().values()))
+        result.info["max_M"] = float(max(model.big_m.extract_values().values(), default=0.0))
         model.bd_result = (result, value)
 
     def objective_bounds(self, model, outcome):

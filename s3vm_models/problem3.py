@@ -343,10 +343,12 @@ def exact_result_check(result, value: Optional[float], model_objective: Optional
     result.info["mip_objective"] = model_objective
     result.info["solver_bound"] = bound
     if value is None:
-        result.message = ("the LP of the returned labels did not solve: the objective is the "
-                          "solver's, under its tolerances")
+        # (at a time limit the clock may leave no time for it: the limit's message stays)
+        result.info["objective_note"] = ("the LP of the returned labels did not solve: the "
+                                         "objective is the solver's, under its tolerances")
         if result.status == "optimal":
             result.status = "feasible"
+            result.message = result.info["objective_note"]
         return model_objective, bound
     if result.status == "optimal" and (
             bound is None or value - bound > OPTIMALITY_GAP * max(1.0, abs(value))):
