@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 
@@ -34,11 +36,112 @@ def l2_svm_value(K, y, C, bias: bool) -> float:
 
 
 def l2_objective(instance, settings, labels_U) -> float:
-    """J(y_U) of Problem 1 from its definition: the squared-hinge SVM of :func:`l2_svm_value` on
-    the instance's kernel (:func:`dense_kernel`) with ``labels_U`` on the unlabeled rows, C on
-    labeled and C* on unlabeled rows."""
-    K = dense_kernel(instance.X, settings.kernel, settings.sigma)
-    y = instance.label.astype(float)
-    y[instance.unlabeled] = labels_U
-    C = np.where(instance.label != 0, settings.C, settings.C_unlabeled)
-    return float(l2_svm_value(K, y, C, bool(settings.bias)))
+    """J(y_U) of Problem 1 from its definition (:class:`L2Reference`) with ``labels_U`` on the
+    unlabeled rows, C on labeled and C* on unlabeled rows."""
+    return L2Reference(instance, settings)(labels_U)
+
+# -- Problem 3 (docs/formulations.md#bd-mip): the LP of one labeling, and all of them ---------
+def problem3_columns(instance, kernel: str, sigma: float):
+    """(A, d, B): the columns of Problem 3 for the labeled and unlabeled points (rbf: kernel
+    values against every point) and the labeled labels."""
+    X = np.asarray(instance.X, dtype=float)
+    if kernel == "rbf":
+        X = dense_kernel(X, "rbf", sigma)
+    labeled = instance.label != 0
+    return X[labeled], instance.label[labeled].astype(float), X[~labeled]
+
+
+def problem3_labeling_lp(A, d, B, signs, mu, nu):
+    """(optimum, w, g) of the LP of Problem 3 with unlabeled point j on side signs[j], written
+    from the math as dense matrices in the variables (w, g, y, z, q) and solved by
+    scipy.optimize.linprog:
+
+        min  e'y + mu e'z + nu e'q
+        s.t. D(A w - e g) + y >= e,  -z <= w <= z,  s_j (B_j w - g) + q_j >= 1,  y, z, q >= 0.
+
+    The feasibility and optimality tolerances are 1e-10, so that the costs mu and nu of 1e-9
+    to 1e5 stay above them."""
+    from scipy.optimize import linprog
+
+    A, B, d, signs = (np.asarray(v, dtype=float) for v in (A, B, d, signs))
+    l, p = A.shape
+    u = B.shape[0]
+    c = np.concatenate([np.zeros(p + 1), np.ones(l), mu * np.ones(p), nu * np.ones(u)])
+    zl, zp, zu = np.zeros((l, p)), np.zeros((p, l)), np.zeros((u, l))
+    rows = [
+        np.hstack([-d[:, None] * A, d[:, None], -np.eye(l), zl, np.zeros((l, u))]),
+        np.hstack([np.eye(p), np.zeros((p, 1)), zp, -np.eye(p), np.zeros((p, u))]),
+        np.hstack([-np.eye(p), np.zeros((p, 1)), zp, -np.eye(p), np.zeros((p, u))]),
+        np.hstack([-signs[:, None] * B, signs[:, None], zu, np.zeros((u, p)), -np.eye(u)]),
+    ]
+    b = np.concatenate([-np.ones(l), np.zeros(2 * p), -np.ones(u)])
+    bounds = [(None, None)] * (p + 1) + [(0, None)] * (l + p + u)
+    res = linprog(c, A_ub=np.vstack(rows), b_ub=b, bounds=bounds, method="highs",
+                  options={"primal_feasibility_tolerance": 1e-10,
+                           "dual_feasibility_tolerance": 1e-10})
+    assert res.status == 0, res.message
+    return float(res.fun), res.x[:p], float(res.x[p])
+
+
+def labelings(u: int, positives=None):
+    """Every labeling in {-1, +1}^u (with exactly ``positives`` +1 when given), as arrays."""
+    for signs in itertools.product((-1, 1), repeat=u):
+        signs = np.array(signs)
+        if positives is None or int(np.sum(signs == 1)) == positives:
+            yield signs
+
+
+def problem3_values(instance, settings) -> dict:
+    """{labeling (tuple): its LP optimum} over every labeling that meets the settings' count."""
+    A, d, B = problem3_columns(instance, settings.kernel, settings.sigma)
+    P = settings.positive_count(instance) if settings.balance == "count" else None
+    return {tuple(s): problem3_labeling_lp(A, d, B, s, settings.mu, settings.nu)[0]
+            for s in labelings(instance.u, P)}
+
+
+# -- Problem 1 (S3VM-L2, docs/formulations.md#problem-1) from the primal -----------------------
+class L2Reference:
+    """J(y) of S3VM-L2 at full labelings, from the primal in factor form, with or without the
+    mean balance (docs/formulations.md#balance): with K = G G' and an output o_i = f_i + e_i,
+
+        J(y) = min 1/2 |c|^2 + sum_i C_i e_i^2   s.t.  f = G c (+ b),  y o (f + e) >= 1
+                                                      [sum_{j in U} (f_j + e_j) = u mean(y_L)],
+
+    one CVXPY problem with the labels as a parameter, solved by Clarabel at each labeling (the
+    code under test works in output space, with Newton or active-set steps, or hands a MIQP to
+    SCIP). Without the mean row the slack e_i may be taken >= 0 on the side of y_i, so this is
+    the squared hinge. J is inf at a labeling that cannot meet the balance."""
+
+    def __init__(self, instance, settings):
+        import cvxpy as cp
+
+        n = instance.n
+        K = dense_kernel(instance.X, settings.kernel, settings.sigma)
+        C = np.where(instance.label != 0, settings.C, settings.C_unlabeled).astype(float)
+        w, V = np.linalg.eigh(K)
+        G = V * np.sqrt(np.maximum(w, 0.0))
+        self.y = cp.Parameter(n)
+        c, e = cp.Variable(G.shape[1]), cp.Variable(n)
+        f = G @ c
+        if settings.bias:
+            f = f + cp.Variable()
+        out = f + e
+        constraints = [cp.multiply(self.y, out) >= 1]
+        if settings.balance == "mean":
+            yL = instance.label[instance.labeled].astype(float)
+            constraints.append(cp.sum(out[instance.unlabeled]) == instance.u * yL.mean())
+        self.problem = cp.Problem(
+            cp.Minimize(0.5 * cp.sum_squares(c) + cp.sum(cp.multiply(C, cp.square(e)))),
+            constraints)
+        self.instance = instance
+
+    def __call__(self, labels_U) -> float:
+        y = self.instance.label.astype(float)
+        y[self.instance.unlabeled] = labels_U
+        self.y.value = y
+        self.problem.solve(solver="CLARABEL")
+        return float(self.problem.value) if self.problem.status == "optimal" else np.inf
+
+    def all_values(self, positives=None) -> dict:
+        """{labeling (tuple): J} over every labeling (with exactly ``positives`` +1)."""
+        return {tuple(s): self(s) for s in labelings(self.instance.u, positives)}

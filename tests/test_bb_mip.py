@@ -20,8 +20,8 @@ import json
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
-from scipy.optimize import linprog
 
+from reference import problem3_columns, problem3_labeling_lp
 from s3vm import api, cli
 from s3vm.data.instance import Instance
 from s3vm.solvers.errors import InputError
@@ -38,34 +38,12 @@ RTOL = 1e-6
 # -- the independent reference ---------------------------------------------------------------
 
 def columns(instance, kernel, sigma):
-    """(A, B): the columns of Problem 3 for labeled and unlabeled points (rbf: kernel values
-    against every point, k = exp(-|x - z|^2 / (2 sigma^2)))."""
-    X = np.asarray(instance.X, dtype=float)
-    if kernel == "rbf":
-        sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
-        X = np.exp(-sq / (2.0 * sigma ** 2))
-    return X[instance.label != 0], X[instance.label == 0]
+    """(A, B): the columns of Problem 3 for labeled and unlabeled points."""
+    A, _, B = problem3_columns(instance, kernel, sigma)
+    return A, B
 
 
-def labeling_lp(A, d, B, signs, mu, nu):
-    """(optimum, w, g) of the LP of Problem 3 with unlabeled point j on side signs[j]."""
-    l, p = A.shape
-    u = B.shape[0]
-    nvar = p + 1 + l + p + u
-    c = np.concatenate([np.zeros(p + 1), np.ones(l), mu * np.ones(p), nu * np.ones(u)])
-    zl, zp, zu = np.zeros((l, p)), np.zeros((p, l)), np.zeros((u, l))
-    rows = [
-        np.hstack([-d[:, None] * A, d[:, None], -np.eye(l), zl, np.zeros((l, u))]),
-        np.hstack([np.eye(p), np.zeros((p, 1)), zp, -np.eye(p), np.zeros((p, u))]),
-        np.hstack([-np.eye(p), np.zeros((p, 1)), zp, -np.eye(p), np.zeros((p, u))]),
-        np.hstack([-signs[:, None] * B, signs[:, None], zu, np.zeros((u, p)), -np.eye(u)]),
-    ]
-    b = np.concatenate([-np.ones(l), np.zeros(2 * p), -np.ones(u)])
-    bounds = [(None, None)] * (p + 1) + [(0, None)] * (l + p + u)
-    res = linprog(c, A_ub=np.vstack(rows), b_ub=b, bounds=bounds, method="highs")
-    assert res.status == 0, res.message
-    assert res.x.shape == (nvar,)
-    return float(res.fun), res.x[:p], float(res.x[p])
+labeling_lp = problem3_labeling_lp
 
 
 def enumerate_optimum(instance, settings):

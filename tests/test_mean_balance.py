@@ -15,7 +15,6 @@ MIQP to SCIP).
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 
 import numpy as np
@@ -25,41 +24,23 @@ from s3vm import api, cli
 from s3vm.data.generators import noisy_linear, two_moons
 from s3vm.selection import penalty_grid, select_parameters, stratified_folds
 from s3vm.core.settings import Settings
-from reference import dense_kernel
+from reference import L2Reference
 
 cp = pytest.importorskip("cvxpy")
 RTOL = 1e-6
 
 
-class MeanReference:
+class MeanReference(L2Reference):
+    """J_mean at every labeling (:class:`reference.L2Reference` with the mean row), and the
+    least."""
+
     def __init__(self, instance, settings):
-        n = instance.n
-        K = dense_kernel(instance.X, settings.kernel, settings.sigma)
-        C = np.where(instance.label != 0, settings.C, settings.C_unlabeled).astype(float)
-        w, V = np.linalg.eigh(K)
-        G = V * np.sqrt(np.maximum(w, 0.0))
-        self.y = cp.Parameter(n)
-        c, e = cp.Variable(G.shape[1]), cp.Variable(n)
-        f = G @ c
-        if settings.bias:
-            f = f + cp.Variable()
-        out = f + e
-        yL = instance.label[instance.labeled].astype(float)
-        self.problem = cp.Problem(
-            cp.Minimize(0.5 * cp.sum_squares(c) + cp.sum(cp.multiply(C, cp.square(e)))),
-            [cp.multiply(self.y, out) >= 1, cp.sum(out[instance.unlabeled]) == instance.u * yL.mean()])
-        self.instance = instance
-        self.values = {}
-        for signs in itertools.product((-1, 1), repeat=instance.u):
-            self.values[signs] = self.J(np.array(signs))
+        super().__init__(instance, settings)
+        self.values = self.all_values()
         self.best = min(self.values.values())
 
     def J(self, labels_U):
-        y = self.instance.label.astype(float)
-        y[self.instance.unlabeled] = labels_U
-        self.y.value = y
-        self.problem.solve(solver="CLARABEL")
-        return float(self.problem.value) if self.problem.status == "optimal" else np.inf
+        return self(labels_U)
 
 
 CASES = {

@@ -148,12 +148,39 @@ def test_subspace_labels_read_the_column_of_a_positive_point(small):
     assert np.all(np.diag(Gamma) <= 1 + 1e-6)
 
 
-def test_balance_out_of_reach_of_a_small_subspace_is_infeasible(small):
-    """sum_U Gamma[j, i+] = 2P - u may be out of reach of V M V' when d is small."""
+@pytest.mark.parametrize("solver", ["clarabel", "psd-barrier"])
+@pytest.mark.parametrize("name", ["sdp-subspace", "sdp-lowrank"])
+def test_balance_out_of_reach_of_a_small_subspace_is_not_called_infeasible(small, name, solver):
+    """sum_U Gamma[j, i+] = 2P - u may be out of reach of V M V' when d is small; labelings
+    with P positives exist all the same, so the status is not ``infeasible``: the labels of
+    the rounded spectral scores, the count met, and a message that the subspace failed."""
     common = dict(kernel="rbf", sigma=SIGMA, C=1.0, balance="count")
-    for name in ("sdp-subspace", "sdp-lowrank"):
-        res = api.solve(small, name, solver="clarabel", options={"dim": 1}, **common)
-        assert res.status == "infeasible" and res.labels is None
+    P = Settings(**common).positive_count(small)
+    res = api.solve(small, name, solver=solver, options={"dim": 1}, **common)
+    assert res.status == "feasible" and res.lower_bound is None
+    assert int(np.sum(res.labels == 1)) == P
+    assert "subspace" in res.message and "--dim" in res.message
+    y = small.label.astype(float)
+    y[small.unlabeled] = res.labels
+    K = kernel_matrix(small.X, None, "rbf", SIGMA)
+    assert rel(res.objective, svm_dual_value(K, y, np.ones(small.n))[0]) < 1e-6
+
+
+@pytest.mark.parametrize("dim", [1, 2, 4, 8])
+@pytest.mark.parametrize("name", ["sdp-subspace", "sdp-lowrank"])
+def test_a_count_that_fixes_every_label_is_solved_at_every_dim(small, enumerated, name, dim):
+    """P = 0 and P = u leave one labeling: the optimum, whatever the subspace (it was called
+    infeasible at every --dim, while sdp solved it)."""
+    common = dict(kernel="rbf", sigma=SIGMA, C=1.0, balance="count")
+    for P, side in ((0, -1), (small.u, 1)):
+        res = api.solve(small, name, options={"dim": dim}, positives=P, **common)
+        assert res.status == "optimal", res.message
+        assert np.all(res.labels == side)
+        expected = next(v for labels, v in enumerated[False] if np.all(labels == side))
+        assert rel(res.objective, expected) < 1e-6 and res.lower_bound == res.objective
+        # the full relaxation agrees: its interval closes on the same value
+        full = api.solve(small, "sdp", solver="clarabel", positives=P, **common)
+        assert rel(full.objective, expected) < 1e-5
 
 
 # -- sdp-lowrank -------------------------------------------------------------------------

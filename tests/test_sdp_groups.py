@@ -334,3 +334,69 @@ def test_an_all_zero_group_column_is_no_constraint(capsys, tmp_path, small):
     data = write_grouped_csv(tmp_path / "nogroups.csv", small, np.zeros(small.n, dtype=int))
     assert cli.main(["solve", data, "-f", "rlp", "--json"]) == 0
     capsys.readouterr()
+
+
+# -- group ids are read exactly or refused ----------------------------------------------------
+def write_group_cells(path, inst: Instance, cells: dict) -> str:
+    """The instance as CSV with the group column written as the given text (row -> cell)."""
+    rows = ["x1,x2,label,group"]
+    for i in range(inst.n):
+        rows.append(f"{float(inst.X[i, 0])!r},{float(inst.X[i, 1])!r},{int(inst.label[i])},"
+                    f"{cells.get(i, '0')}")
+    path.write_text("\n".join(rows) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("formulation", ["sdp", "sdp-lowrank"])
+@pytest.mark.parametrize("ids", [("1e19", "-1e19"), ("10000000000000000000", "-2e19"),
+                                 ("9223372036854775808", "-5")])
+def test_group_ids_beyond_int64_exit_2_with_one_line(capsys, tmp_path, small, formulation, ids):
+    """Such ids once wrapped to the same int64 (1e19 and 2e19 alike) and put rows on one side."""
+    unl = small.unlabeled
+    data = write_group_cells(tmp_path / "huge.csv", small, {unl[0]: ids[0], unl[1]: ids[1]})
+    status = cli.main(["solve", data, "-f", formulation, "--json"])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("s3vm: error:") and "group" in lines[0]
+    assert f"row {unl[0] + 1}" in lines[0] or f"row {unl[1] + 1}" in lines[0]
+
+
+def test_group_ids_beyond_2_to_the_53_are_read_exactly(capsys, tmp_path, small):
+    """2^53 + 1 and 2^53 are one float: read as floats, +(2^53 + 1) and -2^53 were one group
+    on two sides; they are two groups, and +-(2^53 + 1) stays one group on two sides."""
+    unl = small.unlabeled
+    big = 2 ** 53
+    data = write_group_cells(tmp_path / "exact.csv", small,
+                             {unl[0]: str(big + 1), unl[1]: str(-big), unl[2]: str(big + 1),
+                              unl[3]: str(-(big + 1))})
+    group = read_csv(data).group
+    assert group[unl[0]] == big + 1 and group[unl[1]] == -big
+    assert group[unl[3]] == -(big + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        status = cli.main(["solve", data, "-f", "sdp", "--kernel", "rbf", "--sigma", str(SIGMA),
+                           "--solver", "clarabel", "--json"])
+    out, _ = capsys.readouterr()
+    assert status == 0
+    import json
+    labels = np.asarray(json.loads(out)["labels"])
+    position = {row: k for k, row in enumerate(unl)}
+    y = np.asarray(small.label, dtype=int).copy()
+    y[unl] = labels
+    with_ids = Instance(small.X, small.label, small.truth, group, small.feature_names)
+    assert meets_groups(with_ids, y)
+    assert labels[position[unl[0]]] == labels[position[unl[2]]] == -labels[position[unl[3]]]
+
+
+@pytest.mark.parametrize("group, message", [
+    ([10 ** 19], "2^63"),
+    (np.array([2 ** 63], dtype=np.uint64), "2^63"),
+    ([2.0 ** 60], "2^53"),
+    ([1.5], "integers"),
+])
+def test_in_memory_group_ids_that_cannot_be_kept_exactly_are_input_errors(small, group, message):
+    column = np.zeros(small.n, dtype=object if isinstance(group, list) else np.asarray(group).dtype)
+    column[small.unlabeled[0]] = group[0]
+    with pytest.raises(InputError, match=message.replace("^", r"\^")):
+        Instance(small.X, small.label, small.truth, column, small.feature_names)

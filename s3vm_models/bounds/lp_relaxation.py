@@ -16,9 +16,12 @@ LP relaxation of the same model with
 Every completion of the node is a feasible point of this LP, so its optimum is a lower bound on
 the MIP over the node's subtree. When the LP's free d_j come out integral, the LP solution is
 feasible for the MIP at that labeling and attains the bound: the labeling is optimal in the
-subtree and is returned as a candidate incumbent. With all d fixed the LP is the one of a single
-labeling (the big-M side is slack at every optimum, :func:`s3vm.models.problem3.big_m`), so
-:meth:`LPRelaxationProblem.objective` is the MIP objective of that labeling.
+subtree and is returned as a candidate incumbent, valued by its own LP. A labeling's value
+(:meth:`LPRelaxationProblem.objective`, the leaves and the incumbents) is the LP of that labeling
+without big-M (:class:`s3vm.models.problem3.LabelingLP`), a second session on a model of its own: the
+relaxation's "integral" d_j are integral only up to the LP's tolerance, and d_j = 1e-7 relaxes a
+row by 1e-7 M_j, which with M_j = 1e7 (mu = 1e-6) frees the point; a value read off such a
+solution lay below every labeling's, became the incumbent and pruned the optimum.
 
 The model is relaxed once (the binaries' domain becomes [0, 1]) and solved through a persistent
 session (:class:`s3vm.solvers.backends.pyomo.highs.HighsSession` by default): moving from one node to the
@@ -74,11 +77,16 @@ class LPRelaxationProblem(LabelingProblem):
     """
 
     def __init__(self, model, backend, profile, positives: Optional[int] = None):
+        import pyomo.environ as pyo
+        from s3vm.models.problem3 import LabelingLP
+
         relax_binaries(model)
         self.model = model
         self.u = len(model.U)
         self.positives = positives
         self.session = backend.session(model, profile)
+        self.labeling_lp = LabelingLP(model.problem_data, pyo.value(model.mu),
+                                      pyo.value(model.cost_r[0]), backend, profile)
         # The fixing the model holds now (+1: d = 1, -1: d = 0, 0: free), so that a node changes
         # only the binaries that differ from the last node solved.
         self._fixed = np.zeros(self.u, dtype=int)
@@ -129,22 +137,29 @@ class LPRelaxationProblem(LabelingProblem):
         d = self.relaxed_sides()
         node = NodeBound(value=value, state=value)
         if not free.size:
-            node.labels, node.labels_value = np.asarray(partial, dtype=int).copy(), lp_value
+            labels = np.asarray(partial, dtype=int).copy()
+            node.labels, node.labels_value = labels, self.objective(labels)
             return node
         fractionality = np.minimum(d[free], 1.0 - d[free])
         if fractionality.max() <= INTEGRALITY_TOL:
             labels = np.asarray(partial, dtype=int).copy()
             labels[free] = np.where(d[free] > 0.5, 1, -1)
-            node.labels, node.labels_value = labels, lp_value
+            node.labels, node.labels_value = labels, self.objective(labels)
         # Most fractional binary: the LP is least sure of it, and both children move the bound.
         j = int(free[np.argmax(fractionality)])
         node.branch_index = j
         node.first_label = 1 if d[j] >= 0.5 else -1
         return node
 
+    def _solve_labeling(self, labels: np.ndarray):
+        outcome = self.labeling_lp.solve(labels)
+        self.lp_solves += 1
+        self.lp_iterations += outcome.iterations or 0
+        return outcome
+
     def objective(self, labels: np.ndarray) -> float:
-        """The MIP objective at a full labeling: the LP with every binary fixed."""
-        outcome = self._solve(labels)
+        """The MIP objective at a full labeling: the labeling's own LP, without big-M."""
+        outcome = self._solve_labeling(labels)
         if outcome.status == "infeasible":
             return float("inf")
         if outcome.status == "time_limit":
@@ -177,13 +192,11 @@ class LPRelaxationProblem(LabelingProblem):
         from s3vm.models.problem3 import unlabeled_scores
 
         self.objective(labels)
-        return unlabeled_scores(self.model)
+        return unlabeled_scores(self.labeling_lp.model)
 
     def primal(self, labels: np.ndarray) -> dict:
         """w, b and the labeled slacks of the MIP's solution at ``labels``."""
         from s3vm.models.problem3 import primal_values
 
         self.objective(labels)
-        out = primal_values(self.model)
-        out.pop("d", None)
-        return out
+        return primal_values(self.labeling_lp.model)

@@ -19,6 +19,63 @@ from s3vm.solvers.errors import InputError
 
 RESERVED_COLUMNS = ("label", "truth", "group")
 
+#: The largest group id magnitude: ids are kept as int64, and two rows share a group exactly when
+#: their ids are equal.
+GROUP_ID_MAX = 2 ** 63 - 1
+#: Every integer up to this magnitude is a float; beyond it neighbouring integers share one.
+_FLOAT_EXACT = 2 ** 53
+
+
+def _group_id(value) -> int:
+    """One group id as an exact Python int; ValueError with the reason when it is none."""
+    from decimal import Decimal, InvalidOperation
+
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError("group ids are integers")
+    if isinstance(value, (int, np.integer)):
+        number = int(value)
+    elif isinstance(value, (float, np.floating)):
+        if not np.isfinite(value) or value != np.round(value):
+            raise ValueError("group ids are integers")
+        if abs(value) > _FLOAT_EXACT:
+            raise ValueError("a float cannot hold a group id beyond 2^53 exactly (neighbouring "
+                             "integers share its value): give the ids as integers")
+        number = int(value)
+    else:
+        try:
+            exact = Decimal(str(value).strip())
+        except InvalidOperation:
+            raise ValueError("group ids are integers") from None
+        if not exact.is_finite() or exact != exact.to_integral_value():
+            raise ValueError("group ids are integers")
+        number = int(exact)
+    if abs(number) > GROUP_ID_MAX:
+        raise ValueError("group ids lie within +-(2^63 - 1), the ids s3vm keeps exactly")
+    return number
+
+
+def group_ids(values, first_row: int = 0, where: str = "") -> np.ndarray:
+    """The ``group`` column as int64 ids, each read exactly, or an :class:`InputError`.
+
+    Text (a CSV cell) is read as a decimal number, so ``10000000000000000001`` stays itself;
+    integers are taken as they are; a float is taken only up to 2^53, beyond which it cannot
+    tell two ids apart. An id beyond int64 is refused rather than wrapped or rounded: 1e19 and
+    2e19 once both became the same int64, and two rows that had to take opposite labels took
+    the same. Rows are numbered from ``first_row`` in messages.
+    """
+    arr = np.asarray(values)
+    if arr.ndim == 1 and arr.dtype.kind == "i":
+        return arr.astype(np.int64)
+    flat = arr.ravel().tolist() if arr.dtype.kind != "O" else list(arr.ravel())
+    out = np.empty(len(flat), dtype=np.int64)
+    for row, value in enumerate(flat):
+        try:
+            out[row] = _group_id(value)
+        except ValueError as exc:
+            raise InputError(f"{where}column 'group' has {value!s} in row {row + first_row}: "
+                             f"{exc}") from None
+    return out.reshape(arr.shape)
+
 
 @dataclass(frozen=True, eq=False)
 class Instance:
@@ -66,11 +123,9 @@ class Instance:
         group = None
         if self.group is not None:
             group = np.asarray(self.group)
-            if group.shape != (n,) or not np.all(np.isfinite(group.astype(float))):
+            if group.shape != (n,):
                 raise InputError("column 'group' must hold one finite integer per row")
-            if np.any(group != np.round(group)):
-                raise InputError("column 'group' must hold integers")
-            group = group.astype(np.int64)
+            group = group_ids(group)
             check_groups(label, group, first_row=0)
         names = tuple(self.feature_names) or tuple(f"x{j}" for j in range(X.shape[1]))
         if len(names) != X.shape[1]:
@@ -412,7 +467,8 @@ def read_csv(path: str, name: Optional[str] = None) -> Instance:
     if not os.path.isfile(path):
         raise InputError(f"data file not found: {path}")
     try:
-        frame = pd.read_csv(path, skipinitialspace=True)
+        # The group ids as text, so that ids beyond 2^53 are read exactly (group_ids).
+        frame = pd.read_csv(path, skipinitialspace=True, dtype={"group": str})
     except pd.errors.EmptyDataError:
         raise InputError(f"{path}: the file is empty") from None
     except ImportError:
@@ -495,11 +551,9 @@ def frame_instance(frame, name: str = "frame", where: str = "") -> Instance:
                     f"{path}: column '{column}' has {numeric[column][row]:g} in row {row + 1}: "
                     f"allowed values are {', '.join(str(a) for a in allowed)}")
     if "group" in numeric:
-        group = numeric["group"]
-        if np.any(group != np.round(group)):
-            row = int(np.flatnonzero(group != np.round(group))[0])
-            raise InputError(f"{path}: column 'group' has {group[row]:g} in row {row + 1}: "
-                             "group ids are integers")
+        # The cells themselves, not their float values: a float merges ids beyond 2^53.
+        group = group_ids(frame["group"].to_numpy(), first_row=1, where=f"{path}: ")
+        numeric["group"] = group
         check_groups(numeric["label"], group, first_row=1, where=f"{path}: ")
     features = [c for c in frame.columns if c not in RESERVED_COLUMNS]
     if not features:

@@ -8,6 +8,13 @@ Mangasarian 2001 write it; Problem 3 of docs/formulations.md#bd-mip):
 
 d_j = 1 labels unlabeled point j as +1. Its optimum is the minimum over labelings of the LP that
 keeps only the chosen side's constraint; M comes from :func:`problem3.big_m`.
+
+The reported objective, decision values and primal are those of the returned labeling's own LP
+(:class:`problem3.LabelingLP`, no M), not the MIP solver's numbers: a MIP solver accepts a binary
+within its integrality tolerance (1e-6 for HiGHS) of 0 or 1, and d_j = 1e-7 relaxes a row by
+1e-7 M_j, which with M_j = 1e7 (mu = 1e-6) frees the point entirely. The status is ``optimal``
+only when the solver's bound closes the gap to that exact objective (docs/reliability.md,
+the tolerance policy); otherwise ``feasible``, with a message that says why.
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from s3vm.solvers.errors import InputError
-from s3vm.models.problem3 import Problem3Data, build_problem3, primal_values, unlabeled_scores
+from s3vm.models.problem3 import (Problem3Data, build_problem3, exact_result_check, labeling_value,
+                                  primal_values)
 from s3vm.formulations.families.pyomo import PyomoFormulation
 
 
@@ -39,7 +47,19 @@ class BennettDemirizMIP(PyomoFormulation):
                               unlabeled="mip", nu=settings.nu, positives=positives)
 
     def fill(self, result, model, instance, settings):
-        primal = primal_values(model)
-        result.primal = primal
-        result.decision_values = unlabeled_scores(model)
-        result.labels = np.where(primal["d"] > 0.5, 1, -1).astype(int)
+        labels = np.where(primal_values(model)["d"] > 0.5, 1, -1).astype(int)
+        data = model.problem_data
+        value, w, g = labeling_value(data, labels, settings.mu, settings.nu)
+        if value is None:  # the labeling's LP did not solve: keep the MIP's own point
+            primal = primal_values(model)
+            w, g = primal["w"], -primal["b"]
+        result.labels = labels
+        result.decision_values = data.B @ w - g
+        result.primal = {"w": w, "b": -g, "y": np.maximum(0.0, 1.0 - data.d * (data.A @ w - g)),
+                         "d": (labels > 0).astype(float)}
+        result.info["max_M"] = float(max(model.big_m.extract_values().values(), default=0.0))
+        model.bd_result = (result, value)
+
+    def objective_bounds(self, model, outcome):
+        result, value = model.bd_result
+        return exact_result_check(result, value, outcome.objective, outcome.bound)

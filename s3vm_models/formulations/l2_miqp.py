@@ -65,6 +65,7 @@ from s3vm.core.options import Option
 from s3vm.models.output_space import inverse_half, labeling_qp, mean_rhs, s3vm_objective
 from s3vm.formulations.families.pyomo import PyomoFormulation
 from s3vm.models.pyomo_tools import hstack_blocks, matrix_constraint, var_list
+from s3vm.solvers.bnb.problem import labels_by_outputs
 from s3vm.models.svm_dual import psd_factor
 
 FORMS = ("bigm", "sos1")
@@ -197,28 +198,62 @@ def labeling_upper_bound(data: L2Data, max_rounds: int = 20) -> float:
     return best
 
 
+def mean_balanced_count(u: int, rhs: float) -> int:
+    """A count of positives whose labelings all meet the mean balance when any labeling does.
+
+    A labeling with both signs among the unlabeled points meets sum_j o_j = rhs for every rhs
+    (an output on the +1 side may grow, one on the -1 side fall, without bound), so for u >= 2
+    any count in 1..u - 1 does; the one nearest (u + rhs) / 2 gives the mean of the labels that
+    rhs asks of the outputs. With u = 1 the balance reads o = rhs, met by the side of rhs only
+    when |rhs| >= 1.
+    """
+    nearest = int(round((u + rhs) / 2.0))
+    if u >= 2:
+        return min(max(nearest, 1), u - 1)
+    return 1 if rhs > 0 else 0
+
+
 def mean_upper_bound(data: L2Data, max_rounds: int = 20) -> float:
     """An upper bound on min_y J_mean(y) (the mean balance): J_mean, the output-space QP of
-    :mod:`s3vm.models.output_space`, at each labeling the alternating minimisation of
-    :func:`labeling_upper_bound` visits (and at the labels by sign of the ridge fit), the least.
-    inf when none meets the balance."""
+    :mod:`s3vm.models.output_space`, at labelings that meet the balance, the least.
+
+    The candidates are the labelings the alternating minimisation of
+    :func:`labeling_upper_bound` visits (starting from the labels by sign of the ridge fit) and,
+    at each supervised solve, the labeling that gives the :func:`mean_balanced_count` largest
+    outputs +1. The visited labelings alone may all have one sign (the unbalanced optimum of a
+    one-sided data set), which no output can balance; the count's labeling meets the balance
+    whenever any labeling does, so the result is finite unless the problem is infeasible (inf).
+    Using an unbalanced bound instead would be wrong: J_mean >= J, so big-M bounds from it cut
+    off every balanced optimum.
+    """
     G = np.vstack([data.GL, data.GU])
     K = G @ G.T
     l, u = len(data.yL), len(data.GU)
     C = data.C_all
     Cm = inverse_half(K + np.diag(0.5 / C), data.bias)
     a = np.r_[np.zeros(l), np.ones(u)]
+    positives = mean_balanced_count(u, data.mean_rhs)
     _, labels = heuristic_upper_bound(data)
+    values: dict = {}   # J_mean per labeling, each QP solved once
+    visited = set()
+
+    def value(labels_U):
+        key = labels_U.tobytes()
+        if key not in values:
+            values[key] = labeling_qp(Cm, np.concatenate([data.yL, labels_U]), a,
+                                      data.mean_rhs)[0]
+        return values[key]
+
     best = np.inf
-    seen = set()
     for _ in range(max_rounds):
-        key = labels.tobytes()
-        if key in seen:
+        if labels.tobytes() in visited:
             break
-        seen.add(key)
-        best = min(best, labeling_qp(Cm, np.concatenate([data.yL, labels]), a, data.mean_rhs)[0])
+        visited.add(labels.tobytes())
+        best = min(best, value(labels))
         solution = squared_hinge_svm(K, np.concatenate([data.yL, labels]), C, data.bias)
-        labels = _unlabeled_loss(solution.outputs[l:], None)[1]
+        outputs = solution.outputs[l:]
+        best = min(best, value(labels_by_outputs(outputs, positives)))
+        labels = _unlabeled_loss(outputs, None)[1]
     return best
 
 
@@ -305,7 +340,9 @@ def build_l2_miqp(data: L2Data, form: str = "bigm", upper: Optional[float] = Non
     if upper is None:
         upper = mean_upper_bound(data) if mean else labeling_upper_bound(data)
         if not np.isfinite(upper):
-            upper = labeling_upper_bound(data)  # no labeling meets the balance: infeasible
+            # No labeling meets the balance (u = 1 with |rhs| < 1): the model is infeasible
+            # whatever its bounds, which only need to be finite.
+            upper = labeling_upper_bound(data)
     bounds = big_m(data, upper)
     GL, GU, yL = data.GL, data.GU, data.yL
     l, r = GL.shape

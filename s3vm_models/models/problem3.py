@@ -122,6 +122,55 @@ def big_m(data: Problem3Data, mu: float, nu: float, upper: Optional[float] = Non
     return 1.0 + np.abs(data.B).max(axis=1) * W + G + 1e-6 * (1.0 + G)
 
 
+def _best_labels(data: Problem3Data, w: np.ndarray, g: float,
+                 positives: Optional[int]) -> np.ndarray:
+    """The labeling :func:`objective_at` charges at (w, g): each point on its cheaper side, or
+    the ``positives`` points that gain most from +1."""
+    fU = data.B @ w - g
+    gain = np.maximum(0.0, 1.0 - fU) - np.maximum(0.0, 1.0 + fU)
+    if positives is None:
+        return np.where(gain <= 0, 1, -1)
+    labels = -np.ones(fU.size, dtype=int)
+    labels[np.argsort(gain, kind="stable")[:positives]] = 1
+    return labels
+
+
+def lp_upper_bound(data: Problem3Data, mu: float, nu: float, positives: Optional[int] = None,
+                   rounds: int = 10) -> float:
+    """An upper bound on the MIP optimum: the least LP value of the labelings that alternating
+    minimisation visits, at most :func:`heuristic_upper_bound`.
+
+    Start from the 1-norm SVM on the labeled points (the :class:`LabelingLP` with every
+    unlabeled point left out), label the unlabeled points best for its (w, g), solve that
+    labeling's LP, relabel, until the labeling repeats (no step raises the value). Each value
+    is attained by a labeling, so it bounds the optimum above, and big-M values from it
+    (:func:`big_m`) shrink with it: M grows like the bound over mu, and the solver's integrality
+    tolerance times M is how far a nearly integral binary may relax a row. The LPs go to HiGHS;
+    when one does not solve, the heuristic's bound stands.
+    """
+    best = heuristic_upper_bound(data, mu, nu, positives)
+    if mu <= 0 or not data.B.shape[0]:
+        return best
+    from s3vm.solvers.profiles import get_profile
+    from s3vm.solvers.registry import get_backend
+
+    lp = LabelingLP(data, mu, nu, get_backend(None, "lp"), get_profile(problem_class="lp"))
+    labels = np.zeros(data.B.shape[0], dtype=int)
+    seen = set()
+    for _ in range(rounds):
+        outcome = lp.solve(labels)
+        if outcome.status != "optimal" or outcome.objective is None:
+            break
+        if labels.all():
+            best = min(best, float(outcome.objective))
+        w, g = solution_wg(lp.model)
+        labels = _best_labels(data, w, g, positives)
+        if labels.tobytes() in seen:
+            break
+        seen.add(labels.tobytes())
+    return best
+
+
 def build_problem3(data: Problem3Data, *, mu: Optional[float], unlabeled: Optional[str] = None,
                    nu: float = 1.0, positives: Optional[int] = None,
                    M: Optional[np.ndarray] = None):
@@ -140,7 +189,7 @@ def build_problem3(data: Problem3Data, *, mu: Optional[float], unlabeled: Option
         MIP only: exactly this many unlabeled points labeled +1.
     M : ndarray, optional
         MIP only: big-M per unlabeled point; by default :func:`big_m` with the upper bound of
-        :func:`heuristic_upper_bound`.
+        :func:`lp_upper_bound`.
 
     Returns
     -------
@@ -186,7 +235,7 @@ def build_problem3(data: Problem3Data, *, mu: Optional[float], unlabeled: Option
         if unlabeled == "mip":
             if M is None:
                 mu_ = mu if mu is not None else 0.0
-                M = big_m(data, mu_, nu, heuristic_upper_bound(data, mu_, nu, positives))
+                M = big_m(data, mu_, nu, lp_upper_bound(data, mu_, nu, positives))
             M = np.broadcast_to(np.asarray(M, dtype=float), (u,))
             m.d = pyo.Var(m.U, within=pyo.Binary, initialize=0)
             m.big_m = pyo.Param(m.U, initialize=dict(enumerate(M.tolist())))
@@ -207,6 +256,110 @@ def build_problem3(data: Problem3Data, *, mu: Optional[float], unlabeled: Option
 
     m.obj = pyo.Objective(expr=sum(objective_terms), sense=pyo.minimize)
     return m
+
+
+#: HiGHS options of :class:`LabelingLP`: feasibility tolerances well below the smallest costs
+#: the settings admit (mu, nu >= 1e-9 times the unit cost of a labeled slack).
+HIGHS_TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+
+class LabelingLP:
+    """The LP of Problem 3 at one labeling, without big-M, re-solved for labeling after labeling.
+
+    The model is :func:`build_problem3` with ``unlabeled="lp"``: both sides' rows of every
+    unlabeled point, with mutable costs. Labeling point j +1 charges nu to r_j and nothing to
+    s_j, so s_j absorbs the other side's row at no cost (and the same the other way round); a
+    point left at 0 costs nothing on either side and drops out, which is the LP of the labeled
+    points and the fixed ones only. Its optimum at a full labeling is the MIP objective of that
+    labeling exactly, with no M in any row: the MIP's integrality tolerance, which lets a binary
+    of 1e-7 relax a row by 1e-7 M, has nothing to act on, so this is the value a result reports
+    for its labels. Only costs change between solves, so a persistent session re-solves from the
+    last basis.
+
+    Parameters
+    ----------
+    data : Problem3Data
+    mu, nu : float
+    backend : s3vm.solvers.backends.base.Backend
+        An LP backend.
+    profile : s3vm.solvers.profiles.SolverProfile
+    """
+
+    def __init__(self, data: Problem3Data, mu: float, nu: float, backend, profile):
+        self.model = build_problem3(data, mu=mu, unlabeled="lp", nu=nu)
+        self.nu = float(nu)
+        if backend.name == "highs":
+            # HiGHS's default tolerances (1e-7) are absolute: with mu = 1e-9 the costs of the
+            # 1-norm lie below them and a warm re-solve stops up to 20 % above the optimum,
+            # where a 1e-10 tolerance agrees with a cold solve to 1e-14.
+            profile = profile.updated(options={**HIGHS_TIGHT, **profile.options})
+        self.session = backend.session(self.model, profile)
+
+    def solve(self, labels: np.ndarray):
+        """Solve at ``labels`` (+1, -1, or 0 for a point left out); the session's Outcome, with
+        w and g loaded into :attr:`model` when it has a solution."""
+        labels = np.asarray(labels)
+        cost_r, cost_s = self.model.cost_r, self.model.cost_s
+        for j, label in enumerate(labels.tolist()):
+            cost_r[j] = self.nu if label > 0 else 0.0
+            cost_s[j] = self.nu if label < 0 else 0.0
+        return self.session.resolve()
+
+
+def labeling_value(data: Problem3Data, labels: np.ndarray, mu: float, nu: float,
+                   backend=None, profile=None):
+    """(objective, w, g) of Problem 3 at one full labeling by :class:`LabelingLP` (HiGHS by
+    default); objective is None when the LP does not solve to optimality."""
+    if backend is None:
+        from s3vm.solvers.profiles import get_profile
+        from s3vm.solvers.registry import get_backend
+
+        backend, profile = get_backend(None, "lp"), get_profile(problem_class="lp")
+    lp = LabelingLP(data, mu, nu, backend, profile)
+    outcome = lp.solve(labels)
+    if outcome.status != "optimal" or outcome.objective is None:
+        return None, None, None
+    w, g = solution_wg(lp.model)
+    return float(outcome.objective), w, g
+
+
+#: The tolerance of ``optimal`` for the Bennett-Demiriz MIP (docs/reliability.md): the exact
+#: objective of the returned labels less the proven bound is at most this times
+#: max(1, |objective|), the gap of docs/formulations.md#reported.
+OPTIMALITY_GAP = 1e-6
+
+
+def exact_result_check(result, value: Optional[float], model_objective: Optional[float],
+                       bound: Optional[float]) -> tuple:
+    """(objective, lower bound) of a Bennett-Demiriz result whose objective is ``value``, the
+    exact LP value of its labels (:func:`labeling_value`), and the status that goes with them.
+
+    The solver's ``model_objective`` and ``bound`` come from the big-M model under its
+    tolerances. Status ``optimal`` stays only when ``bound`` is within :data:`OPTIMALITY_GAP` of
+    ``value``; otherwise the solver's optimum rested on a point that relaxes some big-M row by
+    its tolerances (or its bound is off), and the result says so: ``feasible``, with the exact
+    objective and the solver's numbers in ``info``.
+    """
+    result.info["mip_objective"] = model_objective
+    result.info["solver_bound"] = bound
+    if value is None:
+        # (at a time limit the clock may leave no time for it: the limit's message stays)
+        result.info["objective_note"] = ("the LP of the returned labels did not solve: the "
+                                         "objective is the solver's, under its tolerances")
+        if result.status == "optimal":
+            result.status = "feasible"
+            result.message = result.info["objective_note"]
+        return model_objective, bound
+    if result.status == "optimal" and (
+            bound is None or value - bound > OPTIMALITY_GAP * max(1.0, abs(value))):
+        result.status = "feasible"
+        result.message = (
+            f"inaccurate: the solver's optimum {model_objective:.6g} is below {value:.6g}, the "
+            f"exact objective of its labels, by more than the gap tolerance; its integrality "
+            f"and feasibility tolerances acting on the big-M values (up to "
+            f"{float(np.max(result.info.get('max_M', 0.0))):.3g}) relaxed some rows: mu or nu "
+            f"is at an extreme scale (docs/reliability.md, the tolerance policy)")
+    return value, bound
 
 
 def build_problem3_dual(data: Problem3Data, *, mu: Optional[float],

@@ -189,8 +189,92 @@ class SubspaceFamily(ConicFormulation):
                 return get_backend(name, self.problem_class)
         return None
 
+    def determined_labels(self, instance: Instance, settings: Settings) -> Optional[np.ndarray]:
+        """The one labeling the constraints allow when they fix every label, else None.
+
+        The count P = 0 or P = u makes every unlabeled point -1 or +1, and groups tied to the
+        labeled points fix the rest (no free representative): then there is nothing to relax,
+        and the subspace, whose Gamma = V M V' need not reach that labeling's y y' (nor has
+        an interior point there for psd-barrier), must not decide. An empty array means that
+        the fixed labels contradict the count or a group.
+        """
+        u = instance.u
+        count = settings.positive_count(instance) if settings.balance == "count" else None
+        if count in (0, u):
+            scores = np.full(u, 1.0 if count == u else -1.0)
+        elif instance.label_map().size == 1:
+            scores = np.zeros(u)
+        else:
+            return None
+        labels, _ = round_scores(scores, instance, settings)
+        y = instance.label.astype(int).copy()
+        y[instance.unlabeled] = labels
+        lm = instance.label_map()
+        meets = all(len(set((y * lm.sign)[lm.rep == k])) <= 1 for k in range(lm.size))
+        if (count is not None and int(np.sum(labels == 1)) != count) or not meets:
+            return np.zeros(0, dtype=int)
+        return labels
+
+    def _solve_determined(self, instance, settings, labels, result) -> None:
+        """The result of a labeling the constraints fix: its D(y), proven optimal."""
+        if labels.size == 0 and instance.u:
+            result.status = "infeasible"
+            result.message = ("no labeling meets the balance count with the labels and groups "
+                              "of the data: choose another --positives, or --balance none")
+            return
+        y = instance.label.astype(float)
+        y[instance.unlabeled] = labels
+        value, alpha, note = self.supervised_value(instance, settings, y)
+        if value is None or not np.isfinite(value):
+            result.status = "error"
+            result.message = ("the constraints fix every label, and the supervised SVM at "
+                              "those labels did not solve (D(y) is not finite)")
+            return
+        result.status = "optimal"
+        result.labels, result.decision_values = labels, labels.astype(float)
+        result.objective = result.lower_bound = value
+        result.primal = {"alpha": alpha, "relaxation_value": None}
+        result.iterations = 0
+        result.message = ("the balance count and the groups fix every label: no SDP was "
+                          "solved, the objective is D(y) of that labeling")
+        if note:
+            result.info["objective_note"] = note
+
+    def _round_instead(self, instance, settings, result) -> None:
+        """After the subspace problem turned out infeasible for a count that labelings meet:
+        the labels of Gamma = V V' (M = I) rounded to the count, and the status ``feasible``
+        with a message that the subspace, not the problem, is infeasible."""
+        scores = subspace_scores(self.basis(instance), np.eye(self.dim), instance, "gamma")
+        labels, scores = round_scores(scores, instance, settings)
+        P = settings.positive_count(instance)
+        if int(np.sum(labels == 1)) != P:
+            return  # the groups keep the count out of the rounding's reach: said as it was
+        y = instance.label.astype(float)
+        y[instance.unlabeled] = labels
+        value, alpha, note = self.supervised_value(instance, settings, y)
+        if value is None or not np.isfinite(value):
+            return
+        result.status = "feasible"
+        result.labels, result.decision_values, result.objective = labels, scores, value
+        result.lower_bound = None
+        result.primal = {"alpha": alpha, "relaxation_value": None}
+        result.message = (
+            f"the subspace of dimension d = {self.dim} holds no label matrix that meets the "
+            f"balance count P = {P}, but the problem has labelings that do: the labels are the "
+            f"spectral scores Gamma[U, i+] of Gamma = V V' (M = I) rounded to the count; raise --dim (at most "
+            f"{instance.label_map().size}), use sdp for the relaxation, or --balance none")
+        if note:
+            result.info["objective_note"] = note
+
     def run(self, instance, settings, backend, profile, clock, result):
+        labels = self.determined_labels(instance, settings)
+        if labels is not None:
+            self._solve_determined(instance, settings, labels, result)
+            return
         super().run(instance, settings, backend, profile, clock, result)
+        if (result.status == "infeasible" and settings.balance == "count"
+                and not settings.hard_margin and not clock.stopped):
+            self._round_instead(instance, settings, result)
         fallback = result.info.get("solver_fallback")
         if fallback:
             result.solver = fallback["to"]
