@@ -235,9 +235,13 @@ class Formulation(ABC):
         return MEMORY_ADVICE.get(self.problem_class, MEMORY_ADVICE["svm"])
 
     # -- the pipeline ----------------------------------------------------------------------
-    def solve(self, instance: Instance, settings: Settings, profile) -> Result:
+    def solve(self, instance: Instance, settings: Settings, profile, *,
+              started: Optional[float] = None) -> Result:
         """Check, resolve the solver, run the family's step on a clock that starts before the
         model is built, and return the completed :class:`~s3vm.solvers.results.Result`.
+
+        ``started`` (a ``time.perf_counter()`` value) makes the clock count from an earlier
+        moment, when the data began to be read: the time limit then covers reading too.
 
         The step runs under :func:`~s3vm.solvers.supervisor.supervise`: the time limit holds
         even inside a step that cannot be cut short (the result is then what the step reported
@@ -246,13 +250,13 @@ class Formulation(ABC):
         line) stops the solve and raises :class:`~s3vm.solvers.supervisor.Interrupted` carrying
         the best result so far.
         """
-        self.check(instance, settings)
         limit = profile.time_limit
         if limit is not None and not (limit > 0 and math.isfinite(limit)):
             # profiles check this; a duck-typed one may not
             raise InputError(f"time limit must be > 0 (seconds), got {limit}")
+        clock = Clock(limit, start=started)  # the checks below scan X: they count too
+        self.check(instance, settings)
         backend = self.backend(profile)
-        clock = Clock(limit)
 
         def work() -> Optional[Result]:
             result = Result(formulation=self.name, solver=backend.name, status="error")

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import sys
+import time
 import warnings
 from typing import Optional, Sequence
 
@@ -263,6 +264,12 @@ def _data(args):
     return instance, settings
 
 
+def _started(args) -> Optional[float]:
+    """When the command began (``time.perf_counter()``): its time limit counts from there, so
+    that reading the data, scaling it and checking the input count too."""
+    return getattr(args, "started", None)
+
+
 def _cmd_solve(args, out) -> int:
     from . import api
 
@@ -271,7 +278,7 @@ def _cmd_solve(args, out) -> int:
         result = api.solve(instance, args.formulation, settings, solver=args.solver,
                            profile=args.profile, time_limit=args.time_limit,
                            options=_formulation_options(args), verbose=args.verbose,
-                           inputs=_inputs(args), **_overrides(args))
+                           inputs=_inputs(args), started=_started(args), **_overrides(args))
     except Interrupted as exc:
         if exc.result is not None:
             _print_solve(args, out, instance, exc.result)
@@ -303,7 +310,8 @@ def _cmd_compare(args, out) -> int:
         rows = api.compare(instance, names, settings, solver=args.solver, profile=args.profile,
                            time_limit=args.time_limit, options=_formulation_options(args),
                            per_formulation=_per_formulation(args.per_formulation),
-                           verbose=args.verbose, inputs=_inputs(args), **_overrides(args))
+                           verbose=args.verbose, inputs=_inputs(args), started=_started(args),
+                           **_overrides(args))
     except Interrupted as exc:
         if exc.results:
             _print_compare(args, out, instance, exc.results)
@@ -499,7 +507,7 @@ def _cmd_plot(args, out) -> int:
         rows = api.compare(instance, names, settings, solver=args.solver, profile=args.profile,
                            time_limit=args.time_limit, options=_formulation_options(args),
                            per_formulation=_per_formulation(args.per_formulation),
-                           verbose=args.verbose, **_overrides(args))
+                           verbose=args.verbose, started=_started(args), **_overrides(args))
         results = [r for r, _ in rows]
         figure = (plots.boundaries(instance, results) if args.kind == "boundary"
                   else plots.search_trace(results))
@@ -623,6 +631,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 args = build_parser().parse_args(argv)
             except SystemExit as exc:  # --help and --version print and stop: a success
                 return int(exc.code or 0)
+            args.started = time.perf_counter()
             if not getattr(args, "verbose", False):
                 warnings.simplefilter("ignore")
             handler = _configure_logging(args)
