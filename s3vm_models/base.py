@@ -241,7 +241,8 @@ class Formulation(ABC):
         model is built, and return the completed :class:`~s3vm.solvers.results.Result`.
 
         ``started`` (a ``time.perf_counter()`` value) makes the clock count from an earlier
-        moment, when the data began to be read: the time limit then covers reading too.
+        moment, when the command or API call began: the time limit then covers reading the
+        data, these checks and importing the solver library too, as the caller waits for them.
 
         The step runs under :func:`~s3vm.solvers.supervisor.supervise`: the time limit holds
         even inside a step that cannot be cut short (the result is then what the step reported
@@ -254,9 +255,9 @@ class Formulation(ABC):
         if limit is not None and not (limit > 0 and math.isfinite(limit)):
             # profiles check this; a duck-typed one may not
             raise InputError(f"time limit must be > 0 (seconds), got {limit}")
-        clock = Clock(limit, start=started)  # the checks below scan X: they count too
         self.check(instance, settings)
         backend = self.backend(profile)
+        clock = Clock(limit, start=started)
 
         def work() -> Optional[Result]:
             result = Result(formulation=self.name, solver=backend.name, status="error")
@@ -334,7 +335,8 @@ class Formulation(ABC):
 
     def backend(self, profile):
         """The backend that solves this formulation's models for ``profile`` (resolved before
-        the clock starts: importing a solver library is not charged to the solve)."""
+        the clock is made: importing a solver library is charged to the solve only when the
+        solve counts from an earlier ``started``, as a command's or an API call's does)."""
         from .solvers.registry import get_backend
 
         return get_backend(profile.solver, self.problem_class)

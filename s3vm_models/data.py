@@ -17,6 +17,7 @@ from typing import NamedTuple, Optional, Sequence
 import numpy as np
 
 from .solvers.errors import InputError
+from .solvers.memory import check_array_memory
 
 RESERVED_COLUMNS = ("label", "truth", "group")
 
@@ -531,6 +532,10 @@ def frame_instance(frame, name: str = "frame", where: str = "") -> Instance:
         raise InputError(f"{path}: {exc}") from None
 
 
+#: Peak bytes per value of a LIBSVM file's features read dense: the array, the Instance's
+#: checked float copy and its finiteness mask, and a margin for the checks' temporaries.
+DENSE_READ_BYTES = 24
+
 #: File name endings read as LIBSVM/svmlight files (any other file is CSV).
 SVMLIGHT_SUFFIXES = (".svm", ".libsvm", ".svmlight")
 
@@ -584,6 +589,12 @@ def read_svmlight(path: str, unlabeled: float = 0, name: Optional[str] = None) -
                          f"two are needed (is {unlabeled:g} the unlabeled marker?)")
     label = np.where(unl, 0, np.where(y == high, 1, -1))
     stem = name or os.path.splitext(os.path.basename(path))[0]
+    # The file is sparse and its largest feature index sets the width read dense: an index of
+    # 10^9 would ask for terabytes. The dense array, the Instance's checked copy and the
+    # finiteness mask are held at once.
+    check_array_memory(X.shape[0], X.shape[1], DENSE_READ_BYTES, f"{path}: reading it dense",
+                       f"its feature indices run to {X.shape[1]:,}; number the features "
+                       f"compactly (1 to the number of distinct indices)")
     try:
         return Instance(X.toarray(), label, name=stem,
                         meta={"file": os.path.basename(path), "format": "svmlight",

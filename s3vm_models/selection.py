@@ -30,6 +30,12 @@ import numpy as np
 
 from .kernels import kernel_matrix
 from .solvers.errors import InputError
+from .solvers.memory import check_dense_memory
+
+#: Peak bytes per entry of the l x l kernel of the labeled points (l of them): the kernel, a
+#: fold's training block, K + I/2C scaled by y y', its Cholesky factor and NNLS's copy of it;
+#: measured by ``benchmarks/peak_memory.py --runs estimates`` (docs/benchmarks.md).
+SELECT_BYTES = 64
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,9 @@ def select_parameters(instance, folds: int = 10, cmin: float = 0.01, cmax: float
     yL = instance.label[lab].astype(float)
     if min(np.sum(yL > 0), np.sum(yL < 0)) < 2:
         raise InputError("parameter selection needs at least two labeled points of each class")
+    check_dense_memory(lab.size, SELECT_BYTES, "select",
+                       "select on a sample of the labeled rows (set the label of the others to "
+                       "0), which SDP-S3VM's rule needs no more of", unit="labeled points")
     X = np.asarray(instance.X, dtype=float)
     p = X.shape[1]
     sigma = math.sqrt(p / 2.0)
