@@ -55,14 +55,15 @@ RUNS = {
     # bytes per n^2 entry x n^2, so the three sizes check the declared scaling too. The time
     # limits let each run get past its model build into the solver, where the peak is.
     "estimates": [("sdp", k, n, 90.0, {}) for k in ("linear", "rbf") for n in (300, 600, 900)]
-    + [("sdp-subspace", "rbf", n, 90.0, {"solver": "scs", "dim": 40}) for n in (200, 400, 700)]
-    + [("sdp-subspace", "rbf", n, 60.0, {}) for n in (500, 1000, 1500)]
-    + [("l2-miqp", "linear", n, 60.0, {}) for n in (1000, 2000, 3000)]
-    + [("l2-miqp", "rbf", n, 60.0, {}) for n in (300, 600, 900)]
-    + [(f, "rbf", n, 60.0, {}) for f in ("bd-mip", "vs3vm") for n in (500, 1000, 1500)]
-    + [(f, "linear", n, 60.0, {}) for f in ("bb", "switching") for n in (1000, 2000, 4000)]
-    + [("sdp-lowrank", "linear", n, 60.0, {"graph": "dense"}) for n in (1000, 2000, 4000)]
-    + [("select", "-", n, 120.0, {}) for n in (1000, 2000, 3000)],
+    # the CVXPY model of V M V' has n^2 d^2 coefficients: n = 200 at d = 40 is 1.5 GB
+    + [("sdp-subspace", "rbf", n, 90.0, {"solver": "scs", "dim": 40}) for n in (100, 150, 200)]
+    + [("sdp-lowrank", "linear", n, 45.0, {"graph": "dense"}) for n in (1000, 2000, 4000)]
+    + [("select", "-", n, 120.0, {}) for n in (1000, 2000, 3000)]
+    + [("l2-miqp", "linear", n, 45.0, {}) for n in (1000, 2000, 3000)]
+    + [("l2-miqp", "rbf", n, 45.0, {}) for n in (300, 600, 900)]
+    + [("sdp-subspace", "rbf", n, 45.0, {}) for n in (500, 1000, 1500)]
+    + [(f, "rbf", n, 45.0, {}) for f in ("bd-mip", "vs3vm") for n in (500, 1000, 1500)]
+    + [(f, "linear", n, 45.0, {}) for f in ("bb", "switching") for n in (1000, 2000, 4000)],
 }
 
 
@@ -173,11 +174,16 @@ def guard_estimate(record: dict) -> float:
 
         return SELECT_BYTES * record["n"] ** 2
 
+    from s3vm.base import DENSE_BASE_BYTES
+    from s3vm.solvers.registry import get_backend
+
     options, settings = split_options(record["options"])
     formulation = get_formulation(record["formulation"], **options)
-    settings.pop("solver", None)
-    per_entry = formulation.dense_bytes_per_entry(Settings(kernel=record["kernel"], **settings))
-    return per_entry * record["n"] ** 2
+    solver = settings.pop("solver", None) or formulation.default_solver()
+    backend = get_backend(solver, formulation.problem_class)
+    per_entry = formulation.dense_bytes_per_entry(Settings(kernel=record["kernel"], **settings),
+                                                  backend)
+    return DENSE_BASE_BYTES + per_entry * record["n"] ** 2 if per_entry > 0 else 0
 
 
 def mb(value) -> str:

@@ -42,6 +42,11 @@ ALL_SETTINGS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balanc
                 "mu", "nu")
 
 #: What to do instead, per formulation, when its n x n matrices do not fit.
+#: Bytes a solve with dense matrices needs whatever n, added to the guard's estimate: the
+#: libraries it imports (CVXPY, SCIP, SDPA) and their work space, 120 to 160 MiB measured at
+#: the smallest sizes of docs/benchmarks.md (peak memory).
+DENSE_BASE_BYTES = 256 << 20
+
 MEMORY_ADVICE = {
     "lp": "use --kernel linear (an LP without n x n coefficients) or sdp-lowrank, or fewer points",
     "svm": "use sdp-lowrank (a low-rank kernel factor, no n x n matrix) or fewer points",
@@ -203,8 +208,7 @@ class Formulation(ABC):
             if getattr(settings, key) != value:
                 raise InputError(why)
         instance.require_moderate_features()
-        check_dense_memory(instance.n, self.dense_bytes_per_entry(settings), self.name,
-                           self.memory_advice(settings))
+        self.check_memory(instance, settings)
         if "balance" in self.settings_used and settings.balance not in self.balances:
             raise InputError(f"--balance {settings.balance} does not apply to {self.name} (it "
                              f"takes {', '.join(self.balances)}; the mean balance is S3VM-L2's: "
@@ -221,14 +225,22 @@ class Formulation(ABC):
         if settings.balance == "count":
             settings.positive_count(instance, in_range=not self.unmeetable_count_is_infeasible)
 
-    def dense_bytes_per_entry(self, settings: Settings) -> float:
+    def dense_bytes_per_entry(self, settings: Settings, backend=None) -> float:
         """Peak bytes per entry of an n x n matrix this formulation forms under ``settings``
         (its :attr:`dense_bytes` for the kernel; 0 for none). A formulation whose footprint
-        depends on more than the kernel overrides this."""
+        depends on more than the kernel (its options, the ``backend`` once it is known)
+        overrides this."""
         linear, rbf = self.dense_bytes
         return rbf if settings.kernel == "rbf" else linear
 
-    def memory_advice(self, settings: Settings) -> str:
+    def check_memory(self, instance: Instance, settings: Settings, backend=None) -> None:
+        """The memory guard: refuse an n whose dense matrices (:meth:`dense_bytes_per_entry`,
+        plus :data:`DENSE_BASE_BYTES`) exceed the memory available. Called by :meth:`check`
+        and again by :meth:`solve` once the backend is resolved."""
+        check_dense_memory(instance.n, self.dense_bytes_per_entry(settings, backend), self.name,
+                           self.memory_advice(settings, backend), base=DENSE_BASE_BYTES)
+
+    def memory_advice(self, settings: Settings, backend=None) -> str:
         """What to do instead when the n x n matrices do not fit."""
         if self.problem_class in ("lp", "mip", "miqp"):
             return MEMORY_ADVICE["lp"] if settings.kernel == "rbf" else MEMORY_ADVICE["svm"]
@@ -257,6 +269,7 @@ class Formulation(ABC):
             raise InputError(f"time limit must be > 0 (seconds), got {limit}")
         self.check(instance, settings)
         backend = self.backend(profile)
+        self.check_memory(instance, settings, backend)  # a solver's own model may cost more
         clock = Clock(limit, start=started)
 
         def work() -> Optional[Result]:

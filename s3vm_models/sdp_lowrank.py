@@ -175,17 +175,17 @@ class LowRankSDP(SubspaceFamily):
     #: squared distances and the dense eigensolver's copies (docs/benchmarks.md, peak memory)
     dense_graph_bytes: ClassVar[float] = 64
 
-    def dense_bytes_per_entry(self, settings: Settings) -> float:
+    def dense_bytes_per_entry(self, settings: Settings, backend=None) -> float:
         """No n x n matrix but the spectral step's dense affinity, when ``--graph dense`` asks
         for one (``auto`` takes it only up to 1,000 points)."""
         if self.graph == "dense":
             return self.dense_graph_bytes
-        return super().dense_bytes_per_entry(settings)
+        return super().dense_bytes_per_entry(settings, backend)
 
-    def memory_advice(self, settings: Settings) -> str:
+    def memory_advice(self, settings: Settings, backend=None) -> str:
         if self.graph == "dense":
             return "use --graph knn (a sparse nearest-neighbour graph) or fewer points"
-        return super().memory_advice(settings)
+        return super().memory_advice(settings, backend)
 
     def check(self, instance: Instance, settings: Settings) -> None:
         super().check(instance, settings)

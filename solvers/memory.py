@@ -100,7 +100,7 @@ def _gb(value: float) -> str:
 
 
 def check_dense_memory(n: int, bytes_per_entry: float, what: str, advice: str,
-                       unit: str = "points") -> None:
+                       unit: str = "points", base: float = 0.0) -> None:
     """Raise InputError when ``bytes_per_entry * n^2`` bytes exceed :func:`available_memory`.
 
     Parameters
@@ -116,10 +116,12 @@ def check_dense_memory(n: int, bytes_per_entry: float, what: str, advice: str,
         What to do instead (``"use sdp-lowrank, which forms no n x n matrix"``).
     unit : str
         What n counts, for the message.
+    base : float
+        Bytes the step needs whatever n (the libraries it imports and their work space).
     """
     if bytes_per_entry <= 0:
         return
-    need = float(bytes_per_entry) * float(n) * float(n)
+    need = float(base) + float(bytes_per_entry) * float(n) * float(n)
     free = available_memory()
     if free is not None and need > free:
         raise InputError(f"{what} needs about {_gb(need)} for n = {n} {unit} (n x n matrices), "
