@@ -268,6 +268,13 @@ class Formulation(ABC):
             # profiles check this; a duck-typed one may not
             raise InputError(f"time limit must be > 0 (seconds), got {limit}")
         self.check(instance, settings)
+        if started is not None and Clock(limit, start=started).expired():
+            # Reading the data used the whole limit: no solver library is imported, no model
+            # built, no process forked (each takes seconds on a loaded machine).
+            return self._finish(Result(formulation=self.name, solver=str(profile.solver),
+                                       status="time_limit",
+                                       message="time limit reached while reading the data"),
+                                instance, settings, Clock(limit, start=started))
         backend = self.backend(profile)
         self.check_memory(instance, settings, backend)  # a solver's own model may cost more
         clock = Clock(limit, start=started)
@@ -294,6 +301,11 @@ class Formulation(ABC):
         if clock.interrupted:
             reason = f"interrupted by {signal_name(clock.signal)}"
             result.message = reason + (f" ({result.message})" if result.message else "")
+        return self._finish(result, instance, settings, clock)
+
+    def _finish(self, result: Result, instance: Instance, settings: Settings,
+                clock: Clock) -> Result:
+        """Check ``result``, stamp its time and provenance; raise Interrupted after a signal."""
         check_result(result, instance)
         result.seconds = clock.seconds
         used = [k for k in ALL_SETTINGS if k in self.settings_used or k in self.settings_fixed]

@@ -249,9 +249,9 @@ class SubspaceSDP(SubspaceFamily):
     #: peak bytes per n^2 entry (linear, rbf), measured: the n x n blocks of the subspace model and its CVXPY copies
     dense_bytes: ClassVar[tuple] = (1400, 1400)
     #: and per n^2 d^2 under a CVXPY backend (``--solver scs``, ...): V M V' as an affine
-    #: expression has an n x n block of coefficients for each of M's entries (measured 24 at
-    #: n = 200, d = 40: 1.5 GB; docs/benchmarks.md, peak memory)
-    cvxpy_bytes_per_dim2: ClassVar[float] = 32
+    #: expression has an n x n block of coefficients for each of M's entries (at d = 40: 596 MiB
+    #: at n = 60, 2.1 GiB at n = 150, a slope of 54 bytes; docs/benchmarks.md, peak memory)
+    cvxpy_bytes_per_dim2: ClassVar[float] = 64
 
     def dense_bytes_per_entry(self, settings: Settings, backend=None) -> float:
         """The n x n blocks, and under a CVXPY backend the n^2 d^2 coefficients of V M V'."""
