@@ -42,12 +42,12 @@ PROGRESS_LOG = logging.getLogger("s3vm.progress")
 ALL_SETTINGS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance", "positives",
                 "mu", "nu")
 
-#: What to do instead, per formulation, when its n x n matrices do not fit.
 #: Bytes a solve with dense matrices needs whatever n, added to the guard's estimate: the
 #: libraries it imports (CVXPY, Pyomo, SCIP, SDPA) and their work space, 120 to 160 MiB for
 #: sdp and about 290 MiB for l2-miqp at the smallest sizes of docs/benchmarks.md (peak memory).
 DENSE_BASE_BYTES = 384 << 20
 
+#: What to do instead, per formulation, when its n x n matrices do not fit.
 MEMORY_ADVICE = {
     "lp": "use --kernel linear (an LP without n x n coefficients) or sdp-lowrank, or fewer points",
     "svm": "use sdp-lowrank (a low-rank kernel factor, no n x n matrix) or fewer points",
