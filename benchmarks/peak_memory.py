@@ -14,6 +14,8 @@ Runs (``--runs``, default all):
   guard     sdp at n = 1000 and 2000 (linear): the guard's estimate (bytes per entry x n^2)
             against the measured peak
   bb-sdp    bb-sdp at n = 300 to 1500: its bytes per n^2 entry, the slope between two sizes
+  estimates every dense formulation (and `s3vm select`, `sdp-lowrank --graph dense`) at three
+            small sizes: the guard's estimate against the solve's growth (peak - baseline)
 
     .venv/bin/python benchmarks/peak_memory.py
     .venv/bin/python benchmarks/peak_memory.py --runs guard --no-doc     # one group, no doc
@@ -49,11 +51,25 @@ RUNS = {
     + [("sdp-lowrank", "rbf", n, 300.0, {"rank": 100, "sigma": 3.0}) for n in (10_000, 100_000)],
     "guard": [("sdp", "linear", n, 120.0, {}) for n in (1000, 2000)],
     "bb-sdp": [("bb-sdp", "linear", n, 120.0, {}) for n in (300, 1000, 1500)],
+    # Three sizes per dense path, small enough for a shared 24 GiB machine; each estimate is
+    # bytes per n^2 entry x n^2, so the three sizes check the declared scaling too. The time
+    # limits let each run get past its model build into the solver, where the peak is.
+    "estimates": [("sdp", k, n, 90.0, {}) for k in ("linear", "rbf") for n in (300, 600, 900)]
+    # the CVXPY model of V M V' has n^2 d^2 coefficients: n = 200 at d = 40 is 1.5 GB
+    + [("sdp-subspace", "rbf", n, 90.0, {"solver": "scs", "dim": 40}) for n in (100, 150, 200)]
+    + [("sdp-lowrank", "linear", n, 45.0, {"graph": "dense"}) for n in (1000, 2000, 4000)]
+    + [("select", "-", n, 120.0, {}) for n in (1000, 2000, 3000)]
+    + [("l2-miqp", "linear", n, 45.0, {}) for n in (1000, 2000, 3000)]
+    + [("l2-miqp", "rbf", n, 45.0, {}) for n in (300, 600, 900)]
+    + [("sdp-subspace", "rbf", n, 45.0, {}) for n in (500, 1000, 1500)]
+    + [(f, "rbf", n, 45.0, {}) for f in ("bd-mip", "vs3vm") for n in (500, 1000, 1500)]
+    + [(f, "linear", n, 45.0, {}) for f in ("bb", "switching") for n in (1000, 2000, 4000)],
 }
 
 
-#: Entries of a run's options that are settings (keywords of s3vm.solve), not formulation options.
-SETTING_KEYS = ("sigma",)
+#: Entries of a run's options that are settings or solve keywords (of s3vm.solve), not
+#: formulation options.
+SETTING_KEYS = ("sigma", "solver")
 
 
 def split_options(options: dict) -> tuple[dict, dict]:
@@ -75,6 +91,10 @@ def child(formulation: str, kernel: str, n: int, time_limit: float, options: dic
     import s3vm
     from s3vm.data.generators import gaussian_blobs
 
+    if formulation == "select":  # the parameter selection's kernels over labeled points
+        instance = gaussian_blobs(n=n, p=P, separation=2.0, labeled_fraction=1.0, seed=0)
+        select_child(instance)
+        return
     instance = gaussian_blobs(n=n, p=P, separation=2.0, labeled_fraction=0.1, seed=0)
     baseline = _vm_kib("VmHWM")
     from s3vm.core.registry import get_formulation
@@ -83,7 +103,7 @@ def child(formulation: str, kernel: str, n: int, time_limit: float, options: dic
     options, settings = split_options(options)
     # the memory guard's estimate for this run (bytes per n^2 entry x n^2)
     estimate = get_formulation(formulation, **options).dense_bytes_per_entry(
-        Settings(kernel=kernel)) * n * n
+        Settings(kernel=kernel, **{k: v for k, v in settings.items() if k != "solver"})) * n * n
     start = time.perf_counter()
     status, objective, error, seconds, bound, nodes = None, None, None, None, None, None
     try:
@@ -99,6 +119,32 @@ def child(formulation: str, kernel: str, n: int, time_limit: float, options: dic
                       "baseline_kib": baseline, "estimate_bytes": estimate, "error": error}),
           flush=True)
     # Leave without joining a solve thread the time limit abandoned.
+    os._exit(0)
+
+
+def select_child(instance) -> None:
+    """`s3vm select`'s footprint on every point labeled: the l x l rbf kernel of the labeled
+    points and one fold's squared-hinge SVM (K + I/2C scaled by y y', its Cholesky factor,
+    NNLS), the step whose matrices set the peak; the whole selection repeats it per fold, C and
+    kernel (400 times, hours at l = 3,000 on 2 cores)."""
+    import numpy as np
+    from scipy.optimize import nnls  # noqa: F401  (imported before the baseline)
+
+    from s3vm.core.kernels import kernel_matrix
+    from s3vm.selection import SELECT_BYTES, l2svm_no_bias, stratified_folds
+
+    baseline = _vm_kib("VmHWM")
+    start = time.perf_counter()
+    y = instance.label.astype(float)
+    K = kernel_matrix(np.asarray(instance.X), None, "rbf", (P / 2.0) ** 0.5)
+    train, test = stratified_folds(y, 10)[0]
+    beta = l2svm_no_bias(K[np.ix_(train, train)], y[train], 1.0)
+    np.sign(K[np.ix_(test, train)] @ beta)
+    wall = time.perf_counter() - start
+    print(json.dumps({"status": "done", "objective": None, "solve_seconds": wall,
+                      "seconds": wall, "lower_bound": None, "nodes": None,
+                      "baseline_kib": baseline, "estimate_bytes": SELECT_BYTES * instance.l ** 2,
+                      "error": None}), flush=True)
     os._exit(0)
 
 
@@ -133,12 +179,34 @@ def guard_estimate(record: dict) -> float:
     from s3vm.core.registry import get_formulation
     from s3vm.core.settings import Settings
 
-    formulation = get_formulation(record["formulation"], **split_options(record["options"])[0])
-    return formulation.dense_bytes_per_entry(Settings(kernel=record["kernel"])) * record["n"] ** 2
+    if record["formulation"] == "select":
+        from s3vm.selection import SELECT_BYTES
+
+        return SELECT_BYTES * record["n"] ** 2
+
+    from s3vm.core.formulation import DENSE_BASE_BYTES
+    from s3vm.solvers.registry import get_backend
+
+    options, settings = split_options(record["options"])
+    formulation = get_formulation(record["formulation"], **options)
+    solver = settings.pop("solver", None) or formulation.default_solver()
+    backend = get_backend(solver, formulation.problem_class)
+    per_entry = formulation.dense_bytes_per_entry(Settings(kernel=record["kernel"], **settings),
+                                                  backend)
+    return DENSE_BASE_BYTES + per_entry * record["n"] ** 2 if per_entry > 0 else 0
 
 
 def mb(value) -> str:
     return "-" if value is None else f"{value / 2**20:,.0f}"
+
+
+def _ratio(record: dict) -> str:
+    """The guard's estimate over the solve's growth (peak - baseline): at least 1 when the
+    estimate is safe."""
+    growth = record["peak_bytes"] - record.get("baseline_kib", 0) * 1024
+    if not record.get("estimate_bytes") or not record.get("baseline_kib") or growth <= 0:
+        return "-"
+    return f"{record['estimate_bytes'] / growth:.2f}"
 
 
 def render(records: list, info: dict, load: str, command: Optional[str] = None) -> str:
@@ -168,11 +236,12 @@ def render(records: list, info: dict, load: str, command: Optional[str] = None) 
                      mb(r["peak_bytes"]),
                      mb(r["peak_bytes"] - r["baseline_kib"] * 1024
                         if r.get("baseline_kib") else None),
-                     mb(r.get("estimate_bytes")) if r.get("estimate_bytes") else "-"])
+                     mb(r.get("estimate_bytes")) if r.get("estimate_bytes") else "-",
+                     _ratio(r)])
     body.append(table(["formulation", "kernel", "n", "limit (s)", "status", "solve (s)",
                        "child's wall (s)",
                        "baseline (MiB)", "peak (MiB)", "peak - baseline (MiB)",
-                       "guard's estimate (MiB)"], rows))
+                       "guard's estimate (MiB)", "estimate / growth"], rows))
     errors = [f"- {r['formulation']} {r['kernel']} n = {r['n']:,}: {r['error']}"
               for r in records if r.get("error")]
     if errors:

@@ -11,6 +11,7 @@ read one ignores it. An explicit setting is meant: a formulation that cannot hon
 from __future__ import annotations
 
 import os
+import time
 from typing import Iterable, Optional, Union
 
 import numpy as np
@@ -107,7 +108,8 @@ def _profile(form, solver: Optional[str], profile: Optional[str], time_limit: Op
 def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
           solver: Optional[str] = None, profile: Optional[str] = None,
           time_limit: Optional[float] = None, options: Optional[dict] = None,
-          verbose: bool = False, inputs: Optional[list] = None, **overrides):
+          verbose: bool = False, inputs: Optional[list] = None,
+          started: Optional[float] = None, **overrides):
     """Solve one formulation on one instance.
 
     Parameters
@@ -124,13 +126,18 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
     solver, profile : str, optional
         A solver name or a profile file (see :mod:`s3vm.solvers.profiles`).
     time_limit : float, optional
-        Seconds, model building included; overrides the profile's limit.
+        Seconds, reading the data and building the model included; overrides the profile's
+        limit.
     options : dict, optional
         The formulation's own options (``{"clusters": 3}`` for cvs3vm, ...).
     verbose : bool
         The solver's own log on stderr.
     inputs : list of str, optional
         Files no output file (``tree_file``) may overwrite; default: the files ``data`` names.
+    started : float, optional
+        The ``time.perf_counter()`` value the time limit counts from when the data was read
+        before this call (the command line passes the moment it began reading); default the
+        start of this call.
     **overrides
         Fields of :class:`Settings` given explicitly (``C=10``, ``kernel="rbf"``, ...); None
         values are ignored. One the formulation does not read is an :class:`InputError`.
@@ -144,11 +151,13 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
     s3vm.solvers.runtime.supervisor.Interrupted
         On Ctrl-C (a KeyboardInterrupt): its ``result`` is the best result so far.
     """
+    started = time.perf_counter() if started is None else started
     instance, data_settings = load(data)
     form = get_formulation(formulation, **_options(options))
     _check_outputs(form, _input_files(data, inputs))
     effective = form.settings_for(_base_settings(data_settings, settings), overrides)
-    return form.solve(instance, effective, _profile(form, solver, profile, time_limit, verbose))
+    return form.solve(instance, effective, _profile(form, solver, profile, time_limit, verbose),
+                      started=started)
 
 
 #: Keys of ``per_formulation`` that choose how a formulation is run rather than what it solves.
@@ -226,10 +235,13 @@ def compare(data: Data, formulations: Iterable[str], settings: Optional[Settings
             solver: Optional[str] = None, profile: Optional[str] = None,
             time_limit: Optional[float] = None, options: Optional[dict] = None,
             per_formulation: Optional[dict] = None, verbose: bool = False,
-            inputs: Optional[list] = None, **overrides):
+            inputs: Optional[list] = None, started: Optional[float] = None, **overrides):
     """Solve several formulations on one instance; every input is checked before any solve.
 
-    See :func:`prepare_comparison` for how settings and options reach each formulation.
+    See :func:`prepare_comparison` for how settings and options reach each formulation. Each
+    formulation has its own time limit; the first one's counts from ``started`` (see
+    :func:`solve`; default the start of this call), so reading the data and checking the
+    comparison count against it.
 
     Returns
     -------
@@ -241,6 +253,7 @@ def compare(data: Data, formulations: Iterable[str], settings: Optional[Settings
     s3vm.solvers.runtime.supervisor.Interrupted
         On Ctrl-C: its ``results`` are the rows so far, the interrupted solve's last.
     """
+    started = time.perf_counter() if started is None else started
     instance, prepared = prepare_comparison(data, formulations, settings, options=options,
                                             per_formulation=per_formulation, **overrides)
     files = _input_files(data, inputs)
@@ -252,7 +265,8 @@ def compare(data: Data, formulations: Iterable[str], settings: Optional[Settings
     out = []
     for (form, effective, _), prof in zip(prepared, profiles):
         try:
-            result = form.solve(instance, effective, prof)
+            result = form.solve(instance, effective, prof, started=started)
+            started = None  # the next formulation's limit counts from its own start
         except Interrupted as exc:
             if exc.result is not None:
                 out.append((exc.result, evaluate(instance, exc.result)))

@@ -43,7 +43,12 @@ import numpy as np
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.supervised import l2svm_no_bias
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.memory import check_dense_memory
 
+#: Peak bytes per entry of the l x l kernel of the labeled points (l of them): the kernel, a
+#: fold's training block, K + I/2C scaled by y y', its Cholesky factor and NNLS's copy of it;
+#: measured by ``benchmarks/peak_memory.py --runs estimates`` (docs/benchmarks.md).
+SELECT_BYTES = 64
 
 #: name -> (unlabeled penalty factor f in C* = f C l / u, product rows of the mean balance):
 #: ``paper`` is their parameters.txt, ``code`` the defaults of their get_parameters.
@@ -224,6 +229,9 @@ def select_parameters(instance, folds: int = 10, cmin: float = 0.01, cmax: float
     # A fold without a point of a class trained or tested on nothing of it (an accuracy of
     # NaN, and no C chosen): no more folds than the smaller class has points.
     folds = min(int(folds), smallest)
+    check_dense_memory(lab.size, SELECT_BYTES, "select",
+                       "select on a sample of the labeled rows (set the label of the others to "
+                       "0), which SDP-S3VM's rule needs no more of", unit="labeled points")
     X = np.asarray(instance.X, dtype=float)
     p = X.shape[1]
     sigma = math.sqrt(p / 2.0)

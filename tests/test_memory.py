@@ -92,3 +92,68 @@ def test_the_command_line_refusal_is_exit_2_with_one_line(monkeypatch, capsys):
     out, err = capsys.readouterr()
     assert status == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "sdp-lowrank" in err
+
+
+# -- the paths that form dense arrays outside a formulation's n x n matrices ------------------
+def test_the_dense_graph_of_the_lowrank_path_is_checked(monkeypatch, capsys):
+    lowrank = formulation_class("sdp-lowrank")(graph="dense")
+    assert lowrank.dense_bytes_per_entry(Settings()) > 0
+    # 64 bytes x 2,000^2 = 256 MB against 100 MB: refused, naming the sparse graph
+    monkeypatch.setenv("S3VM_MEMORY_LIMIT", "100M")
+    data = gaussian_blobs(n=2000, p=3, seed=0)
+    with pytest.raises(InputError, match="graph='knn'"):
+        api.solve(data, "sdp-lowrank", options={"graph": "dense"})
+
+
+def test_select_checks_the_kernel_of_its_labeled_points(monkeypatch, tmp_path, capsys):
+    data = gaussian_blobs(n=2000, p=3, labeled_fraction=1.0, seed=0)
+    path = str(tmp_path / "all_labeled.csv")
+    data.to_csv(path)
+    monkeypatch.setenv("S3VM_MEMORY_LIMIT", "100M")  # 64 x 2,000^2 = 256 MB
+    status = cli.main(["select", path])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and "select needs about" in err and "2000 labeled" in err
+
+
+def test_a_libsvm_file_with_a_huge_feature_index_is_refused(tmp_path, capsys):
+    # a feature index of 10^9 on 50 rows would be 400 GB read dense, beyond any machine here
+    path = tmp_path / "huge.svm"
+    path.write_text("".join(f"{1 if i % 2 else -1} 1:0.5 1000000000:1\n" for i in range(40))
+                    + "".join("0 1:0.1 3:0.2\n" for _ in range(10)))
+    status = cli.main(["solve", str(path), "-f", "svm1", "--json"])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and "1,000,000,000" in err and "compactly" in err
+
+
+@pytest.mark.parametrize("generator, params", [
+    ("gaussian_blobs", {"n": 10**6, "p": 10**4}),
+    ("two_moons", {"n_unlabeled_per_class": 10**10}),
+    ("noisy_linear", {"u": 10**6, "p": 10**5}),
+])
+def test_generators_refuse_a_draw_beyond_the_memory(generator, params):
+    from s3vm.data import generators
+
+    with pytest.raises(InputError, match=f"{generator} needs about .* draw fewer"):
+        getattr(generators, generator)(**params)
+
+
+def test_the_subspace_sdp_counts_its_cvxpy_model_when_a_cvxpy_solver_is_named(monkeypatch):
+    # V M V' in CVXPY has an n x n block of coefficients per entry of M: at n = 700 and d = 40
+    # about 51 GB (the default psd-barrier forms none: about 1 GB)
+    from s3vm.solvers.registry import get_backend
+
+    monkeypatch.setenv("S3VM_MEMORY_LIMIT", "4G")
+    data = gaussian_blobs(n=700, p=3, seed=0)
+    form = formulation_class("sdp-subspace")(dim=40)
+    form.check_memory(data, Settings(), get_backend("psd-barrier", "sdp"))  # fits
+    with pytest.raises(InputError, match=r"sdp-subspace needs about 5\d\.\d GB.*psd-barrier"):
+        api.solve(data, "sdp-subspace", solver="scs", options={"dim": 40})
+
+
+def test_the_rbf_sdp_estimate_covers_its_measured_slope():
+    # measured (docs/benchmarks.md, peak memory): 1,180 to 1,290 bytes per n^2 entry at n = 600
+    # and 900 with the rbf kernel, against the 400 declared for both kernels before
+    sdp = formulation_class("sdp")()
+    assert sdp.dense_bytes_per_entry(Settings(kernel="rbf")) >= 1300

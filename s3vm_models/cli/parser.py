@@ -144,6 +144,12 @@ def read_data(args):
     return instance, settings
 
 
+def started(args):
+    """When the command began (``time.perf_counter()``): its time limit counts from there, so
+    that reading the data, scaling it and checking the input count too."""
+    return getattr(args, "started", None)
+
+
 def inputs(args) -> list:
     """The files a command reads (the data, the CSV an instance file names, the profile): no
     output may overwrite them."""

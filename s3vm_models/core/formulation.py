@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from typing import ClassVar, Optional
@@ -44,6 +45,11 @@ PROGRESS_LOG = logging.getLogger("s3vm.progress")
 
 ALL_SETTINGS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance", "positives",
                 "mu", "nu")
+
+#: Bytes a solve with dense matrices needs whatever n, added to the guard's estimate: the
+#: libraries it imports (CVXPY, Pyomo, SCIP, SDPA) and their work space, 120 to 160 MiB for
+#: sdp and about 290 MiB for l2-miqp at the smallest sizes of docs/benchmarks.md (peak memory).
+DENSE_BASE_BYTES = 384 << 20
 
 #: What to do instead, per formulation, when its n x n matrices do not fit.
 MEMORY_ADVICE = {
@@ -254,8 +260,7 @@ class Formulation(ABC):
             if getattr(settings, key) != value:
                 raise InputError(why)
         instance.require_moderate_features()
-        check_dense_memory(instance.n, self.dense_bytes_per_entry(settings), self.name,
-                           self.memory_advice(settings))
+        self.check_memory(instance, settings)
         if "balance" in self.settings_used and settings.balance not in self.balances:
             raise InputError(f"--balance {settings.balance} does not apply to {self.name} (it "
                              f"takes {', '.join(self.balances)}; the mean balance is S3VM-L2's: "
@@ -272,23 +277,38 @@ class Formulation(ABC):
         if settings.balance == "count":
             settings.positive_count(instance, in_range=not self.unmeetable_count_is_infeasible)
 
-    def dense_bytes_per_entry(self, settings: Settings) -> float:
+    def dense_bytes_per_entry(self, settings: Settings, backend=None) -> float:
         """Peak bytes per entry of an n x n matrix this formulation forms under ``settings``
         (its :attr:`dense_bytes` for the kernel; 0 for none). A formulation whose footprint
-        depends on more than the kernel overrides this."""
+        depends on more than the kernel (its options, the ``backend`` once it is known)
+        overrides this."""
         linear, rbf = self.dense_bytes
         return rbf if settings.kernel == "rbf" else linear
 
-    def memory_advice(self, settings: Settings) -> str:
+    def check_memory(self, instance: Instance, settings: Settings, backend=None) -> None:
+        """The memory guard: refuse an n whose dense matrices (:meth:`dense_bytes_per_entry`,
+        plus :data:`DENSE_BASE_BYTES`) exceed the memory available. Called by :meth:`check`
+        and again by :meth:`solve` once the backend is resolved."""
+        check_dense_memory(instance.n, self.dense_bytes_per_entry(settings, backend), self.name,
+                           self.memory_advice(settings, backend), base=DENSE_BASE_BYTES)
+
+    def memory_advice(self, settings: Settings, backend=None) -> str:
         """What to do instead when the n x n matrices do not fit."""
         if self.problem_class in ("lp", "mip", "miqp"):
             return MEMORY_ADVICE["lp"] if settings.kernel == "rbf" else MEMORY_ADVICE["svm"]
         return MEMORY_ADVICE.get(self.problem_class, MEMORY_ADVICE["svm"])
 
     # -- the pipeline ----------------------------------------------------------------------
-    def solve(self, instance: Instance, settings: Settings, profile) -> Result:
+    def solve(self, instance: Instance, settings: Settings, profile, *,
+              started: Optional[float] = None) -> Result:
         """Check, resolve the solver, run the family's step on a clock that starts before the
         model is built, and return the completed :class:`~s3vm.solvers.results.Result`.
+
+        ``started`` (a ``time.perf_counter()`` value) makes the clock count from an earlier
+        moment, when the command or API call began: the time limit then covers reading the
+        data and these checks too, as the caller waits for them (not importing the solver
+        library, which no clock can cut short; the clock skips it). A limit that reading the
+        data used up returns at once, status ``time_limit``.
 
         The step runs under :func:`~s3vm.solvers.runtime.supervisor.supervise`: the time limit holds
         even inside a step that cannot be cut short (the result is then what the step reported
@@ -297,13 +317,26 @@ class Formulation(ABC):
         line) stops the solve and raises :class:`~s3vm.solvers.runtime.supervisor.Interrupted` carrying
         the best result so far.
         """
-        self.check(instance, settings)
         limit = profile.time_limit
         if limit is not None and not (limit > 0 and math.isfinite(limit)):
             # profiles check this; a duck-typed one may not
             raise InputError(f"time limit must be > 0 (seconds), got {limit}")
+        self.check(instance, settings)
+        if started is not None and Clock(limit, start=started).expired():
+            # Reading the data used the whole limit: no solver library is imported, no model
+            # built, no process forked (each takes seconds on a loaded machine).
+            return self._finish(Result(formulation=self.name, solver=str(profile.solver),
+                                       status="time_limit",
+                                       message="time limit reached while reading the data"),
+                                instance, settings, Clock(limit, start=started))
+        importing = time.perf_counter()
         backend = self.backend(profile)
-        clock = Clock(limit)
+        if started is not None:
+            # Importing the solver library is not charged to the solve (a second or two, once
+            # per process, that no clock can cut short): the clock skips it.
+            started += time.perf_counter() - importing
+        self.check_memory(instance, settings, backend)  # a solver's own model may cost more
+        clock = Clock(limit, start=started)
 
         def work() -> Optional[Result]:
             result = Result(formulation=self.name, solver=backend.name, status="error")
@@ -332,6 +365,11 @@ class Formulation(ABC):
         if clock.interrupted:
             reason = f"interrupted by {signal_name(clock.signal)}"
             result.message = reason + (f" ({result.message})" if result.message else "")
+        return self._finish(result, instance, settings, clock)
+
+    def _finish(self, result: Result, instance: Instance, settings: Settings,
+                clock: Clock) -> Result:
+        """Check ``result``, stamp its time and provenance; raise Interrupted after a signal."""
         check_result(result, instance)
         translate = MESSAGES["translate"]
         if result.message and translate is not None and MESSAGES["spelling"] == "python":

@@ -15,8 +15,20 @@ import numpy as np
 
 from s3vm.data.instance import Instance
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.memory import check_array_memory
 
 __all__ = ["two_moons", "gaussian_blobs", "noisy_linear", "select_labeled"]
+
+
+#: Peak bytes per drawn value: the draws, their shuffled copy, the Instance's checked copy and
+#: the temporaries of scaling (noisy_linear holds about six n x p arrays at once).
+DRAWN_BYTES = 48
+
+
+def _check_size(generator: str, rows: int, columns: int) -> None:
+    """Refuse a draw that would not fit in memory before drawing it."""
+    check_array_memory(rows, columns, DRAWN_BYTES, generator,
+                       "draw fewer points or features")
 
 
 def _check_int(value, name: str, minimum: int) -> int:
@@ -157,6 +169,7 @@ def two_moons(n_per_class_labeled: int = 1, n_unlabeled_per_class: int = 50,
     nl = _check_int(n_per_class_labeled, "n_per_class_labeled", 1)
     nu = _check_int(n_unlabeled_per_class, "n_unlabeled_per_class", 0)
     noise = _check_float(noise, "noise")
+    _check_size("two_moons", 2 * (nl + nu), 4)  # angles, two moons and the noise: 4 columns
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     m = nl + nu
     t = rng.uniform(0.0, np.pi, size=(2, m))
@@ -209,6 +222,7 @@ def gaussian_blobs(n: int = 100, p: int = 2, separation: float = 3.0,
         raise InputError("give labeled_fraction or n_labeled_per_class, not both")
     if labeled_fraction is None and n_labeled_per_class is None:
         n_labeled_per_class = 1
+    _check_size("gaussian_blobs", n, p)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     n_pos = (n + 1) // 2
     truth = np.where(np.arange(n) < n_pos, 1, -1).astype(np.int8)
@@ -251,6 +265,7 @@ def noisy_linear(per_class: int = 2, u: int = 10, p: int = 3, noise: float = 1.0
     u = _check_int(u, "u", 1)
     p = _check_int(p, "p", 1)
     noise = _check_float(noise, "noise")
+    _check_size("noisy_linear", 2 * (per_class + u) + 40, p)
     rng = np.random.default_rng(seed)
     while True:  # redraw until both classes have enough points to choose from
         n = 2 * (per_class + u) + 40

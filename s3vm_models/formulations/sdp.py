@@ -60,8 +60,9 @@ class SDPRelaxation(ConicFormulation):
     """
 
     name: ClassVar[str] = "sdp"
-    #: peak bytes per n^2 entry (linear, rbf), measured: the PSD block of size n + 1 and the solver's copies
-    dense_bytes: ClassVar[tuple] = (400, 400)
+    #: peak bytes per n^2 entry (linear, rbf), measured: the PSD block of size n + 1 and the solver's
+    #: copies; rbf 1,180 to 1,290 at n = 600 and 900 (a full-rank K o Gamma in CVXPY)
+    dense_bytes: ClassVar[tuple] = (400, 1400)
     summary: ClassVar[str] = "SDP relaxation of the transductive SVM (De Bie-Cristianini)"
     # SDPA (extra ``sdpa``) is several times faster than SCS on this model and accurate;
     # Clarabel's dense KKT system of the PSD block makes it the slowest here.

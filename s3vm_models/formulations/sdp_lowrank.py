@@ -101,6 +101,22 @@ class LowRankSDP(SubspaceFamily):
                "(0: all at once; default: 1000 beyond 1000 points)", minimum=0),
     )
 
+    #: peak bytes per n^2 entry of ``--graph dense``: the rbf affinity over all points, its
+    #: squared distances and the dense eigensolver's copies (docs/benchmarks.md, peak memory)
+    dense_graph_bytes: ClassVar[float] = 64
+
+    def dense_bytes_per_entry(self, settings: Settings, backend=None) -> float:
+        """No n x n matrix but the spectral step's dense affinity, when ``--graph dense`` asks
+        for one (``auto`` takes it only up to 1,000 points)."""
+        if self.graph == "dense":
+            return self.dense_graph_bytes
+        return super().dense_bytes_per_entry(settings, backend)
+
+    def memory_advice(self, settings: Settings, backend=None) -> str:
+        if self.graph == "dense":
+            return "use --graph knn (a sparse nearest-neighbour graph) or fewer points"
+        return super().memory_advice(settings, backend)
+
     def check(self, instance: Instance, settings: Settings) -> None:
         super().check(instance, settings)
         if self.rank is not None and self.rank > instance.n:

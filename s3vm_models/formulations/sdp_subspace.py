@@ -69,7 +69,24 @@ class SubspaceSDP(SubspaceFamily):
     name: ClassVar[str] = "sdp-subspace"
     #: peak bytes per n^2 entry (linear, rbf), measured: the n x n blocks of the subspace model and its CVXPY copies
     dense_bytes: ClassVar[tuple] = (1400, 1400)
+    #: and per n^2 d^2 under a CVXPY backend (``--solver scs``, ...): V M V' as an affine
+    #: expression has an n x n block of coefficients for each of M's entries (at d = 40: 596 MiB
+    #: at n = 60, 2.1 GiB at n = 150, a slope of 54 bytes; docs/benchmarks.md, peak memory)
+    cvxpy_bytes_per_dim2: ClassVar[float] = 64
     summary: ClassVar[str] = "subspace approximation of the SDP relaxation (Gamma = V M V')"
+
+    def dense_bytes_per_entry(self, settings: Settings, backend=None) -> float:
+        """The n x n blocks, and under a CVXPY backend the n^2 d^2 coefficients of V M V'."""
+        base = super().dense_bytes_per_entry(settings, backend)
+        if getattr(backend, "model_kind", None) == "cvxpy":
+            return base + self.cvxpy_bytes_per_dim2 * self.dim ** 2
+        return base
+
+    def memory_advice(self, settings: Settings, backend=None) -> str:
+        if getattr(backend, "model_kind", None) == "cvxpy":
+            return (f"leave out --solver (psd-barrier forms no CVXPY model), take a smaller "
+                    f"--dim than {self.dim}, or use sdp-lowrank")
+        return super().memory_advice(settings, backend)
 
     def build_cvxpy(self, instance: Instance, settings: Settings,
                     V: Optional[np.ndarray] = None) -> ConicModel:

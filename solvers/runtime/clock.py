@@ -45,10 +45,14 @@ class Clock:
     ----------
     limit : float, optional
         Seconds; None for no limit.
+    start : float, optional
+        The ``time.perf_counter()`` value the clock counts from, when earlier than now (the
+        moment the data began to be read); default now.
     """
 
-    def __init__(self, limit: Optional[float] = None):
-        self.start = time.perf_counter()
+    def __init__(self, limit: Optional[float] = None, start: Optional[float] = None):
+        now = time.perf_counter()
+        self.start = now if start is None else min(float(start), now)
         self.limit = None if limit is None else float(limit)
         self.stop_reason: Optional[str] = None
         self.signal: Optional[int] = None

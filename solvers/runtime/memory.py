@@ -99,7 +99,8 @@ def _gb(value: float) -> str:
     return f"{value / 1e9:.1f} GB" if value >= 1e8 else f"{value / 1e6:.0f} MB"
 
 
-def check_dense_memory(n: int, bytes_per_entry: float, what: str, advice: str) -> None:
+def check_dense_memory(n: int, bytes_per_entry: float, what: str, advice: str,
+                       unit: str = "points", base: float = 0.0) -> None:
     """Raise InputError when ``bytes_per_entry * n^2`` bytes exceed :func:`available_memory`.
 
     Parameters
@@ -113,11 +114,27 @@ def check_dense_memory(n: int, bytes_per_entry: float, what: str, advice: str) -
         Who needs them, for the message (``"sdp"``).
     advice : str
         What to do instead (``"use sdp-lowrank, which forms no n x n matrix"``).
+    unit : str
+        What n counts, for the message.
+    base : float
+        Bytes the step needs whatever n (the libraries it imports and their work space).
     """
     if bytes_per_entry <= 0:
         return
-    need = float(bytes_per_entry) * float(n) * float(n)
+    need = float(base) + float(bytes_per_entry) * float(n) * float(n)
     free = available_memory()
     if free is not None and need > free:
-        raise InputError(f"{what} needs about {_gb(need)} for n = {n} points (n x n matrices), "
+        raise InputError(f"{what} needs about {_gb(need)} for n = {n} {unit} (n x n matrices), "
                          f"more than the {_gb(free)} of memory available: {advice}")
+
+
+def check_array_memory(rows: int, columns: int, bytes_per_entry: float, what: str,
+                       advice: str) -> None:
+    """Raise InputError when a dense ``rows x columns`` array, at ``bytes_per_entry`` bytes per
+    entry (its copies counted), exceeds :func:`available_memory`: data read dense (a LIBSVM
+    file's features) or drawn by a generator, checked before it is formed."""
+    need = float(bytes_per_entry) * float(rows) * float(columns)
+    free = available_memory()
+    if free is not None and need > free:
+        raise InputError(f"{what} needs about {_gb(need)} for {rows:,} x {columns:,} dense "
+                         f"values, more than the {_gb(free)} of memory available: {advice}")

@@ -149,3 +149,37 @@ def _restore() -> None:
     os.dup2(real_fd, 1)
     os.close(real_fd)
     _shared.update(real_fd=None, stream=None, previous=None)
+
+
+@contextmanager
+def quiet_stderr(on: bool = True) -> Iterator[None]:
+    """Send file descriptor 2 to the null device for the duration of a block (when ``on``).
+
+    For a quiet command line (``-q``): solver libraries write errors and warnings to fd 2 from
+    C whatever their log settings (SCIP's error call traces, up to hundreds of lines when an
+    allocation fails, its warnings while a model is created), and a solve's child process
+    inherits the descriptor. The program's own one-line messages are printed after the block.
+    """
+    if not on:
+        yield
+        return
+    try:
+        saved = os.dup(2)
+    except OSError:  # no fd 2 at all: nothing to silence
+        yield
+        return
+    sys.stderr.flush()
+    _flush_c_stdio()
+    sink = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(sink, 2)
+    os.close(sink)
+    try:
+        yield
+    finally:
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        _flush_c_stdio()
+        os.dup2(saved, 2)
+        os.close(saved)

@@ -8,7 +8,7 @@ from s3vm import api, plots
 from s3vm.cli.output import print_compare
 from s3vm.cli.parser import (add_formulation_options, add_per_formulation, add_problem_options,
                              add_solver_options, inputs, overrides, per_formulation, read_data,
-                             typed_options)
+                             started, typed_options)
 from s3vm.solvers.runtime.files import check_not_input
 from s3vm.solvers.runtime.supervisor import Interrupted
 
@@ -37,7 +37,8 @@ def run(args, out) -> int:
         rows = api.compare(instance, names, settings, solver=args.solver, profile=args.profile,
                            time_limit=args.time_limit, options=typed_options(args),
                            per_formulation=per_formulation(args.per_formulation),
-                           verbose=args.verbose, inputs=inputs(args), **overrides(args))
+                           verbose=args.verbose, inputs=inputs(args), started=started(args),
+                           **overrides(args))
     except Interrupted as exc:
         if exc.results:
             print_compare(args, out, instance, exc.results)

@@ -9,7 +9,7 @@ from s3vm.bench.results import read_records
 from s3vm.cli.output import table
 from s3vm.cli.parser import (Parser, add_formulation_options, add_per_formulation,
                              add_problem_options, add_solver_options, inputs, overrides,
-                             per_formulation, read_data, typed_options)
+                             per_formulation, read_data, started, typed_options)
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.results import STATUSES
 from s3vm.solvers.runtime.files import check_not_input
@@ -61,7 +61,7 @@ def run(args, out) -> int:
         rows = api.compare(instance, names, settings, solver=args.solver, profile=args.profile,
                            time_limit=args.time_limit, options=typed_options(args),
                            per_formulation=per_formulation(args.per_formulation),
-                           verbose=args.verbose, **overrides(args))
+                           verbose=args.verbose, started=started(args), **overrides(args))
         results = [r for r, _ in rows]
         figure = (plots.boundaries(instance, results) if args.kind == "boundary"
                   else plots.search_trace(results))

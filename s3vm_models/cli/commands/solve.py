@@ -5,7 +5,7 @@ from __future__ import annotations
 from s3vm import api
 from s3vm.cli.output import print_solve
 from s3vm.cli.parser import (add_formulation_options, add_problem_options, add_solver_options,
-                             inputs, overrides, read_data, typed_options)
+                             inputs, overrides, read_data, started, typed_options)
 from s3vm.solvers.runtime.supervisor import Interrupted
 
 
@@ -26,7 +26,7 @@ def run(args, out) -> int:
         result = api.solve(instance, args.formulation, settings, solver=args.solver,
                            profile=args.profile, time_limit=args.time_limit,
                            options=typed_options(args), verbose=args.verbose,
-                           inputs=inputs(args), **overrides(args))
+                           inputs=inputs(args), started=started(args), **overrides(args))
     except Interrupted as exc:
         if exc.result is not None:
             print_solve(args, out, instance, exc.result)
