@@ -9,6 +9,7 @@ The public API is importable from here; each name is loaded on first use, so tha
     table = s3vm.compare("two_moons", ["vs3vm", "sdp", "bb"])
     s3vm.export("two_moons", "bd-mip", "model.mps")
     heart = s3vm.load_dataset("heart", labeled_fraction=0.1, seed=0)
+    g241c = s3vm.load_ssl_split("g241c", n_labeled=10, split=0)   # a published SSL-book split
     clf = s3vm.S3VMClassifier(formulation="vs3vm").fit(X, y)
 
 Layers: :mod:`s3vm.solvers` (engines, backends, the Result type and the errors; it knows nothing
@@ -30,6 +31,7 @@ _PUBLIC = {
     "load": "s3vm.api",
     "load_instance": "s3vm.settings",
     "load_dataset": "s3vm.loaders",
+    "load_ssl_split": "s3vm.loaders",
     "S3VMClassifier": "s3vm.estimator",
     "Instance": "s3vm.data",
     "Settings": "s3vm.settings",
