@@ -177,7 +177,8 @@ def table(records: list) -> str:
             err = f"{100 * np.mean(errors):.1f} ± {100 * np.std(errors):.1f}" if errors else "-"
             if failed:
                 err += f" ({failed} failed)"
-            cells += [err, f"{np.median([r['seconds'] for r in rows]):.1f}"]
+            seconds = f"{np.median([r['seconds'] for r in rows]):.1f}" if rows else "-"
+            cells += [err if rows else "not run", seconds]
         lines.append(f"| {name} | {n_labeled} | {len(splits)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
