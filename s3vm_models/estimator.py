@@ -97,7 +97,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         Weight of the unlabeled losses (LP/MIP family).
     seed : int, default 0
         Seed of the formulation's randomised steps, for the formulations that have one
-        (cvs3vm, sdp-lowrank, switching's Nystroem landmarks, ...); recorded in
+        (cvs3vm, sdp-lowrank, ...); recorded in
         ``result_.info["options"]``; ignored by the others.
     options : dict or None, default None
         Other options of the formulation (``{"max_lps": 20}`` for vs3vm, ``{"node_limit":
