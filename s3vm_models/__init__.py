@@ -11,6 +11,7 @@ The public API is importable from here; each name is loaded on first use, so tha
     built = s3vm.build("two_moons", "bd-mip")             # its Pyomo model, to change
     result = built.solve(solver="highs")
     heart = s3vm.load_dataset("heart", labeled_fraction=0.1, seed=0)
+    g241c = s3vm.load_ssl_split("g241c", n_labeled=10, split=0)   # a published SSL-book split
     clf = s3vm.S3VMClassifier(formulation="vs3vm").fit(X, y)
 
 Layers: :mod:`s3vm.solvers` (engines, backends, the Result type and the errors; it knows nothing
@@ -34,6 +35,7 @@ _PUBLIC = {
     "Built": "s3vm.built",
     "load_instance": "s3vm.core.settings",
     "load_dataset": "s3vm.data.loaders",
+    "load_ssl_split": "s3vm.data.loaders",
     "S3VMClassifier": "s3vm.estimator",
     "Instance": "s3vm.data.instance",
     "Settings": "s3vm.core.settings",

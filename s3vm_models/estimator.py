@@ -37,6 +37,7 @@ from s3vm.inductive import predictor
 #: The settings the estimator takes as parameters, with the class defaults of :class:`Settings`.
 _SETTING_PARAMS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance",
                    "positives", "mu", "nu")
+_PARAM_ORDER = (*_SETTING_PARAMS, "seed")
 
 
 def _validate_data(estimator, X, y=None, reset=True):
@@ -132,7 +133,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     ----------
     formulation : str, default "switching"
         A name of :func:`s3vm.formulation_names`: ``switching`` (Joachims' label switching, a
-        local minimum of S3VM-L2, fast), ``bb`` (the same problem solved exactly), ``vs3vm``,
+        local minimum of S3VM-L2, fast: 10^4 points in seconds, on a Nystroem factor of the rbf
+        kernel beyond 1,000 points), ``bb`` (the same problem solved exactly), ``vs3vm``,
         ``bd-mip``, ``sdp``, ...; see docs/formulations.md.
     kernel : {"linear", "rbf"}, default "linear"
     sigma : float, default 1.0
@@ -155,7 +157,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         Weight of the unlabeled losses (LP/MIP family).
     seed : int, default 0
         Seed of the formulation's randomised steps, for the formulations that have one
-        (cvs3vm, sdp-lowrank, ...); recorded in ``result_.info["options"]``.
+        (cvs3vm, sdp-lowrank, ...); recorded in
+        ``result_.info["options"]``; ignored by the others.
     options : dict or None, default None
         Other options of the formulation (``{"max_lps": 20}`` for vs3vm, ``{"node_limit":
         1000}`` for bb, ...), as in :func:`s3vm.solve`.
@@ -173,6 +176,10 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     transduction_ : ndarray of shape (n_samples,)
         The label of every training row: the given label of a labeled row, the formulation's
         label of an unlabeled one.
+    ignored_params_ : tuple of str
+        The parameters given a value other than their default that this formulation does not
+        read (or fixes, as bb-sdp fixes ``bias=False``), and so were left out of the fit: a
+        parameter set shared across formulations applies where it can (see Notes).
     result_ : s3vm.Result
         The solve: status, objective, lower bound, gap, seconds, info (instance, settings,
         options, seed, version).
@@ -193,9 +200,33 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    A setting left at its default is a default (a formulation that does not read it ignores
-    it, as an instance file's settings); one given another value must apply, as the keywords of
-    :func:`s3vm.solve` (``balance="count"`` with vs3vm is an error, not silently dropped).
+    **Parameters a formulation does not read are ignored.** The settings parameters (``kernel``
+    to ``nu``) and ``seed`` are shared by all formulations, so that one parameter set serves
+    a grid over ``formulation`` (``GridSearchCV(S3VMClassifier(C=10), {"formulation":
+    ["switching", "vs3vm"]})``). Each family reads its own: the S3VM-L2 family (switching,
+    bb, l2-miqp, bb-sdp) ``kernel, sigma, C, C_star, bias, balance, positives``; the SDP
+    family ``kernel, sigma, C, C_star, hard_margin, balance, positives`` (no bias); the LP/MIP
+    family ``kernel, sigma, mu, nu`` (and the balance where it has one); ``seed`` only where
+    the formulation has a randomised step. A parameter given another value than its default
+    that the formulation does not read is left out of the fit and named in
+    ``ignored_params_``; the settings that were used are in ``result_.info["settings"]``.
+    (:func:`s3vm.solve`, by contrast, refuses a keyword that does not apply.) ``options`` are
+    the formulation's own and are not shared: an option it does not take is an error.
+
+    **predict on the training rows vs transduction_.** ``transduction_`` holds the labels the
+    formulation chose; :meth:`predict` scores with its inductive rule (:mod:`s3vm.inductive`).
+    They may differ on training rows:
+
+    - every family: a labeled row keeps its given label in ``transduction_``; ``predict``
+      may misclassify it (a training error);
+    - the S3VM-L2 family (``expansion``) and the LP/MIP family (``linear``): without a count,
+      an unlabeled row's label is the sign of f (a label against its output would lower the
+      objective), so both agree up to f = 0; under ``balance="count"`` the count can put a
+      row on the other side of f = 0, and they differ there;
+    - the SDP family (``dual``): ``transduction_`` is the SDP's rounded labeling and
+      ``predict`` the supervised SVM without bias trained at it, which can differ on rows
+      inside its margin (two moons, 80 unlabeled rows: 1 to 3 rows). For the training rows
+      of the SDP family, use ``transduction_``.
 
     Examples
     --------
@@ -248,6 +279,21 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
                             type(v) is type(getattr(defaults, k)) and v == getattr(defaults, k)))}
         return base, explicit
 
+    def _applicable(self, cls, explicit: dict) -> tuple[dict, tuple]:
+        """(the given settings the formulation reads, the names of those it does not).
+
+        A parameter set is shared across formulations (a grid over ``formulation``): a
+        setting, or ``seed``, that the formulation does not read, or that it fixes (bb-sdp's
+        bias), is left out rather than refused.
+        """
+        applied = {k: v for k, v in explicit.items()
+                   if k in cls.settings_used and k not in cls.settings_fixed}
+        ignored = [k for k, v in explicit.items() if k not in applied and not (
+            k in cls.settings_fixed and v == cls.settings_fixed[k][0])]
+        if self.seed != 0 and "seed" not in cls.option_table():
+            ignored.append("seed")
+        return applied, tuple(name for name in _PARAM_ORDER if name in ignored)
+
     def _formulation_options(self, cls) -> dict:
         options = dict(self.options or {})
         if not isinstance(self.options, (dict, type(None))):
@@ -255,9 +301,6 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
                              f"{type(self.options).__name__}")
         if "seed" in cls.option_table():
             options.setdefault("seed", self.seed)
-        elif self.seed != 0:
-            raise InputError(f"seed does not apply to formulation {cls.name!r} (it has no "
-                             "randomised step)")
         return options
 
     def fit(self, X, y):
@@ -328,6 +371,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
 
         instance = Instance(X, label, name="fit")
         base, explicit = self._settings()
+        explicit, self.ignored_params_ = self._applicable(cls, explicit)
         options = self._formulation_options(cls)
         if instance.u == 0:
             result, rule = self._fit_supervised(instance, cls, rule, base, explicit)

@@ -145,6 +145,12 @@ def test_ssl_split_matches_published_indices():
     assert sorted(inst.labeled.tolist()) == sorted(idx.tolist())
     with pytest.raises(InputError):
         load_ssl_split("digit1", 50, 0)
+    # Public, as load_dataset: the published splits from the package's top level.
+    import s3vm
+
+    assert "load_ssl_split" in s3vm.__all__ and "load_ssl_split" in dir(s3vm)
+    public = s3vm.load_ssl_split("digit1", n_labeled=10, split=4)
+    assert sorted(public.labeled.tolist()) == sorted(idx.tolist())
     with pytest.raises(InputError):
         load_ssl_split("digit1", 10, 12)
 

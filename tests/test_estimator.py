@@ -165,11 +165,8 @@ def test_bad_input_is_refused_clearly(blobs):
         S3VMClassifier().fit(blobs.X + 1j, y)
     with pytest.raises(InputError, match="unknown formulation|nope"):
         S3VMClassifier("nope").fit(blobs.X, y)
-    # A setting given another value than its default must apply.
-    with pytest.raises(InputError, match="vs3vm has no balance"):
-        S3VMClassifier("vs3vm", balance="count").fit(blobs.X, y)
-    with pytest.raises(InputError, match="seed does not apply"):
-        S3VMClassifier("switching", seed=3).fit(blobs.X, y)
+    with pytest.raises(InputError, match="needs --balance count|balance"):
+        S3VMClassifier("switching", positives=3).fit(blobs.X, y)
     with pytest.raises(InputError, match="sigma= must be > 0"):
         S3VMClassifier(kernel="rbf", sigma=-1.0).fit(blobs.X, y)
     with pytest.raises(ValueError, match="no labeled row"):
@@ -227,3 +224,36 @@ def test_a_relaxation_stopped_before_any_iterate_warns_instead_of_raising(formul
     labeled = y != -1
     assert np.array_equal(clf.transduction_[labeled], y[labeled])
     assert set(clf.predict(moons.X).tolist()) <= {0, 1}
+
+
+def test_one_parameter_set_serves_every_formulation(blobs):
+    # A setting the formulation does not read is left out and named, not refused: C is not
+    # vs3vm's, mu and nu are not switching's, seed is not bb's.
+    y = _sk_targets(blobs)
+    clf = S3VMClassifier("vs3vm", C=10.0, balance="count", seed=3).fit(blobs.X, y)
+    assert clf.ignored_params_ == ("C", "balance", "seed")
+    assert clf.result_.info["settings"].get("C") is None
+    plain = S3VMClassifier("vs3vm").fit(blobs.X, y)
+    np.testing.assert_array_equal(clf.transduction_, plain.transduction_)
+    switching = S3VMClassifier("switching", C=10.0, mu=0.5, nu=2.0).fit(blobs.X, y)
+    assert switching.ignored_params_ == ("mu", "nu")
+    assert switching.result_.info["settings"]["C"] == 10.0
+    # bb-sdp fixes bias=False: given so, it is the formulation's own value, not ignored.
+    small = gaussian_blobs(n=14, p=2, separation=4.0, n_labeled_per_class=2, seed=0)
+    ys = _sk_targets(small)
+    assert S3VMClassifier("bb-sdp", bias=False).fit(small.X, ys).ignored_params_ == ()
+
+
+def test_grid_search_over_formulations(blobs):
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    # Semi-supervised targets; stratified folds keep labeled rows of both classes in each
+    # training fold, and score counts the labeled rows of the test fold.
+    data = gaussian_blobs(n=60, p=3, separation=3.0, n_labeled_per_class=9, seed=4)
+    search = GridSearchCV(S3VMClassifier(C=10.0, mu=0.5),
+                          {"formulation": ["switching", "vs3vm", "bd-mip"]},
+                          cv=StratifiedKFold(3), error_score="raise")
+    search.fit(data.X, _sk_targets(data))
+    assert len(search.cv_results_["mean_test_score"]) == 3
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    assert search.best_estimator_.formulation in ("switching", "vs3vm", "bd-mip")

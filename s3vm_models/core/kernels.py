@@ -40,3 +40,31 @@ def kernel_matrix(X: np.ndarray, Z: Optional[np.ndarray] = None, kernel: str = "
     if kernel == "rbf":
         return np.exp(-rbf_gamma(sigma) * squared_distances(X, Z))
     raise InputError(f"unknown kernel {kernel!r}: choose linear or rbf")
+
+
+def nystroem(X: np.ndarray, sigma: float, rank: int, seed: int = 0, tol: float = 1e-10
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rbf kernel's Nystroem factor (Williams and Seeger 2001): K ~ G G' with
+    G = K[:, landmarks] V.
+
+    Landmarks are a seeded uniform sample of ``rank`` rows (all rows when rank >= n). With
+    K_mm = U S U', V = U S^(-1/2) over the eigenvalues above ``tol`` times the largest.
+
+    Returns
+    -------
+    G : ndarray of shape (n, r')
+    landmarks : ndarray of int, shape (m,)
+    V : ndarray of shape (m, r')
+    """
+    X = np.asarray(X, dtype=float)
+    n = X.shape[0]
+    if rank >= n:
+        landmarks = np.arange(n)
+    else:
+        landmarks = np.sort(np.random.default_rng(seed).choice(n, size=rank, replace=False))
+    Knm = kernel_matrix(X, X[landmarks], "rbf", sigma)
+    Kmm = Knm[landmarks]
+    s, U = np.linalg.eigh((Kmm + Kmm.T) / 2.0)
+    keep = s > tol * max(float(s.max(initial=0.0)), 1e-300)
+    V = U[:, keep] / np.sqrt(s[keep])
+    return Knm @ V, landmarks, V

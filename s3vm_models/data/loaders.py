@@ -387,6 +387,10 @@ def load_ssl_split(name: str, n_labeled: int = 10, split: int = 0,
                    scale: Optional[str] = None) -> Instance:
     """An SSL-book set with the labeled points of one published split.
 
+    The benchmark of Chapelle, Schölkopf and Zien (2006, ch. 21): 12 splits per set with 10 and
+    with 100 labeled points, the ones its tables are measured on (``load_dataset`` draws a
+    labeled subset of its own instead). Public as ``s3vm.load_ssl_split``.
+
     Parameters
     ----------
     name : str
@@ -401,6 +405,13 @@ def load_ssl_split(name: str, n_labeled: int = 10, split: int = 0,
     -------
     Instance
         Exactly ``n_labeled`` labeled points (the split's), the rest unlabeled, ``truth`` for all.
+
+    Examples
+    --------
+    >>> import s3vm
+    >>> inst = s3vm.load_ssl_split("bci", n_labeled=10, split=3)
+    >>> inst.n, inst.l
+    (400, 10)
     """
     _known(name, SSL_SETS, "SSL-book set")
     if n_labeled not in (10, 100) or isinstance(n_labeled, bool):

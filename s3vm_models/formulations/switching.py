@@ -6,16 +6,38 @@ outputs, then alternate retraining and switching labels while that lowers the ob
 the weight of the unlabeled points annealed up to C* (:mod:`s3vm.models.label_switching`). It returns a
 local minimum of J with no bound: status ``feasible``. ``bb`` starts from the same labeling and
 proves or improves it.
+
+Each retraining is an exact squared-hinge SVM, solved in one of two ways:
+
+- on the kernel matrix (Chapelle's primal Newton method in the expansion coefficients,
+  :func:`s3vm.models.l2_svm.squared_hinge_svm`): rbf kernel up to :data:`EXACT_MAX_N` points, or a
+  linear kernel with more features than points;
+- in the primal of features G with K = G G' (Keerthi and DeCoste's 2005 finite Newton method,
+  the inner solver of Sindhwani and Keerthi's 2006 large-scale TSVM,
+  :func:`s3vm.models.l2_svm.squared_hinge_primal`): the linear kernel's G = X (exact), or for rbf
+  beyond :data:`EXACT_MAX_N` points the Nystroem factor on ``rank`` landmarks (Williams and
+  Seeger 2001). Its cost is linear in n (no n x n matrix): 10^4 points take seconds. With
+  Nystroem, J and the decision function are those of the approximate kernel, as
+  ``result.info["kernel"]`` says.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import ClassVar
 
 from s3vm.core.formulation import Formulation
-from s3vm.models.l2_svm import S3VMObjective
+from s3vm.models.l2_svm import FactorObjective, S3VMObjective
 from s3vm.models.label_switching import ANNEAL, label_switching
+from s3vm.core.options import Option
 from s3vm.solvers.errors import InputError
+
+#: rbf kernel: the exact kernel matrix up to this many points, the Nystroem factor beyond
+#: (at 2,000 points the exact path took 4 s to 14 s on a loaded 2-core machine, Nystroem 0.6 s)
+EXACT_MAX_N = 1000
+#: Nystroem landmarks beyond EXACT_MAX_N (two moons, 10^4 points: the same labels as 300)
+DEFAULT_RANK = 500
+LANDMARK_SEED = 0
 
 
 class LabelSwitchingS3VM(Formulation):
@@ -23,22 +45,64 @@ class LabelSwitchingS3VM(Formulation):
     problem: ClassVar[int] = 1
 
     name: ClassVar[str] = "switching"
-    #: peak bytes per n^2 entry (linear, rbf), measured: K and the active sets' factors
+    #: peak bytes per n^2 entry (linear, rbf), measured: K and the active sets' factors (on
+    #: the paths that form K; see :meth:`dense_bytes_per_entry`)
     dense_bytes: ClassVar[tuple] = (48, 48)
     summary: ClassVar[str] = ("S3VM-L2 by annealed label switching (Joachims' TSVM, squared "
                               "hinge): a local minimum, no bound")
     problem_class: ClassVar[str] = "svm"
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "balance",
                                       "positives")
+    options: ClassVar[tuple] = (
+        Option("rank", "int", None, "rbf kernel: Nystroem landmarks r (switching: default "
+               f"the exact kernel up to {EXACT_MAX_N} points, {DEFAULT_RANK} beyond; "
+               "sdp-lowrank: default 100; at most n)", minimum=1),
+    )
 
     def check(self, instance, settings):
+        self._n, self._p = instance.n, instance.p
         super().check(instance, settings)
         if settings.C <= 0 or settings.C_unlabeled <= 0:
             raise InputError("switching needs C > 0 and C* > 0")
+        if self.rank is not None and self.rank > instance.n:
+            raise InputError(f"rank larger than n: rank = {self.rank}, n = {instance.n}")
+
+    def uses_factor(self, n: int, p: int, kernel: str) -> bool:
+        """Whether the retrainings run in the primal of a factor (no n x n matrix)."""
+        if kernel == "linear":
+            return p < n
+        return self.rank is not None or n > EXACT_MAX_N
+
+    def dense_bytes_per_entry(self, settings, backend=None) -> float:
+        n, p = getattr(self, "_n", None), getattr(self, "_p", None)
+        if n is not None and self.uses_factor(n, p, settings.kernel):
+            return 0.0
+        return super().dense_bytes_per_entry(settings, backend)
+
+    @contextmanager
+    def environment(self):
+        # The systems are r x r (factor) or the active set's (kernel): BLAS threads only
+        # contend on a loaded machine (2,000 points: 47 s with them, 4 s without).
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1, user_api="blas"):
+            yield
 
     def build(self, instance, settings):
-        """The objective J of the instance (the model a local search evaluates)."""
-        return S3VMObjective(instance, settings)
+        """The objective J of the instance (the model a local search evaluates): on the kernel
+        matrix, or on a factor of it (see the module's notes)."""
+        if not self.uses_factor(instance.n, instance.p, settings.kernel):
+            return S3VMObjective(instance, settings)
+        if settings.kernel == "linear":
+            return FactorObjective(instance, settings, instance.X, exact=True)
+        from s3vm.core.kernels import nystroem
+
+        rank = min(self.rank or DEFAULT_RANK, instance.n)
+        # Fixed landmarks (seed 0): a seed option would make bench suites repeat every
+        # switching run per seed, also on the exact path where it changes nothing.
+        G, landmarks, V = nystroem(instance.X, settings.sigma, rank, LANDMARK_SEED)
+        return FactorObjective(instance, settings, G, exact=rank >= instance.n,
+                               landmarks=landmarks, V=V)
 
     def run(self, instance, settings, backend, profile, clock, result):
         objective = self.build(instance, settings)
@@ -56,4 +120,11 @@ class LabelSwitchingS3VM(Formulation):
         result.objective = value
         result.labels = labels
         result.decision_values = solution.outputs[instance.unlabeled]
-        result.primal = {"beta": solution.beta, "b": solution.b}
+        if isinstance(objective, FactorObjective):
+            result.primal = {"beta": objective.beta(solution), "b": solution.b}
+            result.info["kernel"] = (
+                "exact (primal in the features)" if objective.exact else
+                f"Nystroem, {objective.G.shape[1]} of {objective.landmarks.size} landmarks: "
+                "J and the decision function are the approximate kernel's")
+        else:
+            result.primal = {"beta": solution.beta, "b": solution.b}

@@ -332,6 +332,221 @@ class S3VMObjective:
             raise ValueError(f"labels_U must hold {self.u} values +1/-1")
         return squared_hinge_svm(self.K, self.full_labels(labels_U), self.C, self.bias, active)
 
+    def train(self, y: np.ndarray, C: np.ndarray, warm=None) -> L2SVMSolution:
+        """The SVM with labels ``y`` and penalties ``C`` on all rows, its active set guessed
+        from the solution ``warm``."""
+        return squared_hinge_svm(self.K, y, C, self.bias, None if warm is None else warm.active)
+
     def __call__(self, labels_U: np.ndarray) -> float:
         """J(labels_U)."""
         return self.solve(labels_U).value
+
+
+@dataclass
+class PrimalSolution:
+    """An exact squared-hinge SVM solution on explicit features: f = G w + b.
+
+    Attributes
+    ----------
+    value : float
+        The optimal objective 1/2 |w|^2 + sum_i C_i max(0, 1 - y_i f_i)^2.
+    w : ndarray of shape (r,)
+    b : float
+    outputs : ndarray of shape (m,)
+    active : ndarray of int
+        The points with y_i f_i < 1 (and C_i > 0), increasing.
+    newton_steps : int
+    gram : ActiveGram, optional
+        The normal matrix of the last Newton point, for a warm start.
+    """
+
+    value: float
+    w: np.ndarray
+    b: float
+    outputs: np.ndarray
+    active: np.ndarray
+    newton_steps: int
+    gram: Optional["ActiveGram"] = None
+
+
+class ActiveGram:
+    """M = Z_A' diag(C_A) Z_A + I/2 (Z = [G 1]) of an active set, updated point by point.
+
+    The Newton point of Keerthi and DeCoste's method solves M [w; b] = Z_A' diag(C_A) y_A.
+    Between Newton steps, and between the retrainings of label switching, few points enter or
+    leave A (or change C_i), so updating M by their rows costs (changed) r^2 instead of |A| r^2;
+    M is recomputed from scratch after :attr:`REFRESH` updates, against rounding drift.
+    """
+
+    REFRESH = 50
+
+    __slots__ = ("weight", "M", "updates")
+
+    def __init__(self, Z: np.ndarray, weight: np.ndarray):
+        self.weight = weight.copy()  # C_i on the active points, 0 elsewhere
+        on = np.flatnonzero(weight)
+        Zon = Z[on]
+        self.M = Zon.T @ (weight[on, None] * Zon)
+        self.updates = 0
+
+    def moved(self, Z: np.ndarray, weight: np.ndarray) -> "ActiveGram":
+        """The Gram matrix of the weights ``weight`` (updated in place when few rows change)."""
+        changed = np.flatnonzero(weight != self.weight)
+        if self.updates >= self.REFRESH or 2 * changed.size > max(np.count_nonzero(weight), 1):
+            return ActiveGram(Z, weight)
+        if changed.size:
+            Zc = Z[changed]
+            delta = weight[changed] - self.weight[changed]
+            self.M += Zc.T @ (delta[:, None] * Zc)
+            self.weight[changed] = weight[changed]
+            self.updates += 1
+        return self
+
+
+def _features_with_bias(G: np.ndarray, bias: bool) -> np.ndarray:
+    return np.hstack([G, np.ones((G.shape[0], 1))]) if bias else G
+
+
+def _newton_target(Z, y, C, active, r, gram: Optional[ActiveGram]
+                   ) -> tuple[np.ndarray, float, ActiveGram]:
+    """argmin 1/2 |w|^2 + sum_{i in A} C_i (y_i - g_i'w - b)^2: the Newton point of the active
+    set A, from the (r + 1)-square normal equations (no m x m matrix is formed)."""
+    weight = np.zeros(y.size)
+    weight[active] = C[active]
+    gram = ActiveGram(Z, weight) if gram is None else gram.moved(Z, weight)
+    M = gram.M.copy()
+    M[np.arange(r), np.arange(r)] += 0.5
+    rhs = Z[active].T @ (C[active] * y[active])
+    try:
+        sol = np.linalg.solve(M, rhs)
+    except np.linalg.LinAlgError:
+        # No active point (or one class of them only): b is not determined; any least-squares
+        # solution is a Newton point.
+        sol = np.linalg.lstsq(M, rhs, rcond=None)[0]
+    return sol[:r], (float(sol[r]) if Z.shape[1] > r else 0.0), gram
+
+
+def squared_hinge_primal(G: np.ndarray, y: np.ndarray, C, bias: bool = True,
+                         start: Optional[PrimalSolution] = None,
+                         max_newton: int = MAX_NEWTON, Z: Optional[np.ndarray] = None
+                         ) -> PrimalSolution:
+    """Train the squared-hinge SVM exactly in the primal of features G (kernel G G').
+
+    Keerthi and DeCoste's (2005) modified finite Newton method (L2-SVM-MFN, the inner solver of
+    Sindhwani and Keerthi's 2006 large-scale TSVM): from ``start``, alternate the regularized
+    least-squares fit on the active set {i : y_i f_i < 1} with an exact line search on the
+    piecewise-quadratic objective, until the active set is that of its own fit. With G G' = K
+    it solves the same problem as :func:`squared_hinge_svm` (w = G' beta), at a cost linear in
+    the number of points.
+
+    Parameters
+    ----------
+    G : ndarray of shape (m, r)
+        Features of the training points.
+    y : ndarray of shape (m,)
+        Labels +1/-1.
+    C : ndarray of shape (m,) or float
+        Per-point penalties C_i >= 0 (points with C_i = 0 take no part).
+    bias : bool
+    start : PrimalSolution, optional
+        A warm start (its w, b and normal matrix); default w = 0, b = 0. Any point is a valid
+        start.
+    max_newton : int
+    Z : ndarray of shape (m, r + bias), optional
+        [G 1] (G without bias), when the caller keeps it.
+
+    Returns
+    -------
+    PrimalSolution
+    """
+    G = np.asarray(G, dtype=float)
+    y = np.asarray(y, dtype=float)
+    m, r = G.shape
+    C = np.broadcast_to(np.asarray(C, dtype=float), (m,))
+    used = C > 0
+    if bias and not (np.any(y[used] > 0) and np.any(y[used] < 0)):
+        b = float(y[used][0]) if used.any() else 0.0
+        return PrimalSolution(0.0, np.zeros(r), b, np.full(m, b), np.zeros(0, dtype=int), 0)
+    Z = _features_with_bias(G, bias) if Z is None else Z
+    if start is None:
+        w, b, gram = np.zeros(r), 0.0, None
+    else:
+        w, b, gram = np.array(start.w, dtype=float), float(start.b) if bias else 0.0, start.gram
+    f = G @ w + b
+    steps = 0
+    while True:
+        if steps >= max_newton:
+            raise NumericalError(
+                f"the squared-hinge SVM did not converge in {max_newton} Newton steps: with "
+                f"C up to {float(C.max(initial=0.0)):g} its systems are singular to working "
+                "precision; lower --C/--C-star (1e6 or less) or scale the features")
+        margin = y * f
+        active = np.flatnonzero(used & (margin < 1.0))
+        target_w, target_b, gram = _newton_target(Z, y, C, active, r, gram)
+        steps += 1
+        f_target = G @ target_w + target_b
+        m_target = y * f_target
+        inside = np.zeros(m, dtype=bool)
+        inside[active] = True
+        if (np.all(m_target[active] <= 1.0 + MARGIN_TOL)
+                and np.all(m_target[used & ~inside] >= 1.0 - MARGIN_TOL)):
+            w, b, f = target_w, target_b, f_target
+            break
+        d_w, d_b, df = target_w - w, target_b - b, f_target - f
+        t = exact_line_search(float(w @ d_w), float(d_w @ d_w), (1.0 - margin)[used],
+                              (-y * df)[used], C[used])
+        w, b, f = w + t * d_w, b + t * d_b, f + t * df
+    slack = np.maximum(0.0, 1.0 - y * f)
+    value = float(0.5 * w @ w + np.sum(C * slack * slack))
+    return PrimalSolution(value, w, float(b), f, np.flatnonzero(used & (y * f < 1.0)), steps,
+                          gram)
+
+
+class FactorObjective(S3VMObjective):
+    """J(y_U) of Problem 1 on a kernel given by features: K = G G' (exact for the linear
+    kernel's G = X, Nystroem's approximation for rbf), solved in the primal at a cost linear in n.
+
+    Parameters
+    ----------
+    instance : Instance
+    settings : Settings
+    G : ndarray of shape (n, r)
+        Features of all points, in file order.
+    exact : bool
+        Whether G G' is the instance's kernel (then J is the instance's objective).
+    landmarks, V : ndarray, optional
+        For G = K[:, landmarks] V (Nystroem): then f = G w + b is the kernel expansion
+        sum_j (V w)_j k(x_landmark_j, x) + b, which :meth:`beta` returns over the rows.
+    """
+
+    def __init__(self, instance, settings, G: np.ndarray, exact: bool,
+                 landmarks: Optional[np.ndarray] = None, V: Optional[np.ndarray] = None):
+        self.G = np.asarray(G, dtype=float)
+        self._Z = _features_with_bias(self.G, bool(settings.bias))
+        self.exact = bool(exact)
+        self.landmarks, self.V = landmarks, V
+        self.bias = bool(settings.bias)
+        self.labeled, self.unlabeled = instance.labeled, instance.unlabeled
+        self.C = np.where(instance.label != 0, float(settings.C), float(settings.C_unlabeled))
+        self.y = instance.label.astype(float)
+
+    def train(self, y: np.ndarray, C: np.ndarray, warm=None) -> PrimalSolution:
+        """The SVM with labels ``y`` and penalties ``C`` on all rows, from the solution ``warm``."""
+        return squared_hinge_primal(self.G, y, C, self.bias, warm, Z=self._Z)
+
+    def solve(self, labels_U: np.ndarray, warm=None) -> PrimalSolution:
+        """The SVM trained on every point with the unlabeled rows labeled ``labels_U``."""
+        labels_U = np.asarray(labels_U)
+        if labels_U.shape != (self.u,) or not np.all(np.abs(labels_U) == 1):
+            raise ValueError(f"labels_U must hold {self.u} values +1/-1")
+        return self.train(self.full_labels(labels_U), self.C, warm)
+
+    def beta(self, solution: PrimalSolution) -> np.ndarray:
+        """Expansion coefficients over the rows: f = K beta + b on new points (on the
+        landmarks for Nystroem; else the least-norm beta with G' beta = w, w being a
+        combination of the rows' features at the optimum)."""
+        if self.landmarks is not None:
+            beta = np.zeros(self.y.size)
+            beta[self.landmarks] = self.V @ solution.w
+            return beta
+        return np.linalg.lstsq(self.G.T, solution.w, rcond=None)[0]
