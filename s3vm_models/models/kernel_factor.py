@@ -9,7 +9,7 @@ from typing import Optional
 
 import numpy as np
 
-from s3vm.core.kernels import kernel_matrix
+from s3vm.core.kernels import nystroem
 from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
 from s3vm.models.svm_dual import svm_dual_value_factor
@@ -27,19 +27,10 @@ def nystroem_factor(X: np.ndarray, sigma: float, rank: int, seed: int = 0,
 
     Landmarks are a seeded uniform sample of the rows (all rows when rank = n: then G G' = K up to
     the eigenvalues of K below ``tol`` times the largest). G = K_nm U S^(-1/2) with K_mm = U S U'
-    restricted to eigenvalues above the cut, so r' <= rank.
+    restricted to eigenvalues above the cut, so r' <= rank (:func:`s3vm.core.kernels.nystroem`,
+    which ``switching`` shares).
     """
-    X = np.asarray(X, dtype=float)
-    n = X.shape[0]
-    if rank >= n:
-        idx = np.arange(n)
-    else:
-        idx = np.sort(np.random.default_rng(seed).choice(n, size=rank, replace=False))
-    Knm = kernel_matrix(X, X[idx], "rbf", sigma)
-    Kmm = Knm[idx]
-    w, U = np.linalg.eigh((Kmm + Kmm.T) / 2.0)
-    keep = w > tol * max(float(w.max(initial=0.0)), 1e-300)
-    return Knm @ (U[:, keep] / np.sqrt(w[keep]))
+    return nystroem(X, sigma, rank, seed=seed, tol=tol)[0]
 
 
 def kernel_factor(instance: Instance, settings: Settings, rank: Optional[int] = None,
