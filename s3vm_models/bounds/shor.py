@@ -48,13 +48,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
 
-from s3vm.models.output_space import (BOX_TOL, compute_box, flip_search, labeling_qp, mean_rhs,
-                                      project_box)
+from s3vm.models.output_space import (BOX_TOL, OutputSpaceData, compute_box, flip_search,
+                                      labeling_qp, labels_count, project_box, two_opt)
 from s3vm.models.shor_relaxation import (FacialReduction, IncumbentScale, RowList, add_rlt,
                                          base_rows, certified_value, incumbent_certificate,
                                          repair_diagonal, rlt_array, separate_rlt, standard_form)
@@ -153,101 +153,6 @@ class NodeLog:
     bound: float
     incumbent: float
     rounds: int
-
-
-class OutputSpaceData:
-    """The instance in the order labeled first, then unlabeled (``order`` maps back to rows).
-
-    Attributes: n, l, u, yL, Kp (K'), Cm (1/2 K'^-1), M (2 K'), a (indicator of U), rhs (mean
-    balance, else None), positives (count, else None).
-    """
-
-    def __init__(self, K: np.ndarray, label: np.ndarray, C: np.ndarray, balance: str,
-                 positives: Optional[int]):
-        label = np.asarray(label, dtype=int)
-        self.lab = np.flatnonzero(label != 0)
-        self.unl = np.flatnonzero(label == 0)
-        self.order = np.concatenate([self.lab, self.unl])
-        self.n, self.l, self.u = label.size, self.lab.size, self.unl.size
-        self.yL = label[self.lab].astype(float)
-        K = np.asarray(K, dtype=float)[np.ix_(self.order, self.order)]
-        self.C = np.asarray(C, dtype=float)[self.order]
-        self.Kp = K + np.diag(0.5 / self.C)
-        A = np.linalg.inv(self.Kp)
-        self.Cm = 0.25 * (A + A.T)
-        self.M = 2.0 * self.Kp
-        self.Mdiag = np.diag(self.M).copy()
-        self.a = np.r_[np.zeros(self.l), np.ones(self.u)]
-        self.balance = balance
-        self.rhs = mean_rhs(self.yL, self.u) if balance == "mean" else None
-        self.positives = positives if balance == "count" else None
-
-    def full(self, labels_U: np.ndarray) -> np.ndarray:
-        return np.concatenate([self.yL, np.asarray(labels_U, dtype=float)])
-
-    def qp(self, y: np.ndarray):
-        """(value, v) of the labeling y (all n, internal order) under the mean balance when
-        there is one, else without balance (the count is on y, not v)."""
-        if self.rhs is not None:
-            return labeling_qp(self.Cm, y, self.a, self.rhs)
-        return labeling_qp(self.Cm, y)
-
-    def initial_box(self) -> tuple[np.ndarray, np.ndarray]:
-        L = np.where(np.r_[self.yL, np.zeros(self.u)] > 0, 1.0, -np.inf)
-        U = np.where(np.r_[self.yL, np.zeros(self.u)] < 0, -1.0, np.inf)
-        return L, U
-
-
-def labels_count(f: np.ndarray, P: int) -> np.ndarray:
-    """+1 for the P largest of f (ties by position), -1 elsewhere."""
-    y = -np.ones(f.size)
-    y[np.argsort(-f, kind="stable")[:P]] = 1.0
-    return y
-
-
-def two_opt(Cm: np.ndarray, v: np.ndarray, movable: np.ndarray, qp, max_passes: int = 50):
-    """Moves v_i += d, v_j -= d (the sum, hence the mean balance, kept) over pairs of movable
-    points with |v| >= 1 kept, for each i the best j by the exact 1-D minimiser over the union of
-    intervals (their two_opt_local_search!, with exact steps); after a pass that improved, the QP
-    of the new labeling (``qp(y) -> (value, v)``); repeated while it improves."""
-    v = v.copy()
-    idx = np.flatnonzero(movable)
-    if idx.size < 2:
-        return v
-    dC = np.diag(Cm)
-    for _ in range(max_passes):
-        g = Cm @ v
-        improved = False
-        for i in idx:
-            js = idx[idx != i]
-            curv = dC[i] + dC[js] - 2.0 * Cm[i, js]
-            lin = 2.0 * (g[i] - g[js])
-            xi, xj = v[i], v[js]
-            candidates = [-lin / (2.0 * np.maximum(curv, 1e-300)),
-                          np.full(js.size, -1.0 - xi), np.full(js.size, 1.0 - xi),
-                          xj - 1.0, xj + 1.0]
-            best_d = np.zeros(js.size)
-            best_val = np.zeros(js.size)
-            for d in candidates:
-                ok = (np.abs(xi + d) >= 1.0 - 1e-12) & (np.abs(xj - d) >= 1.0 - 1e-12)
-                val = lin * d + curv * d * d
-                better = ok & (val < best_val - 1e-12 * (1.0 + np.abs(best_val)))
-                best_d = np.where(better, d, best_d)
-                best_val = np.where(better, val, best_val)
-            k = int(np.argmin(best_val))
-            if best_val[k] < -1e-9 * max(1.0, float(v @ g)):
-                j, d = js[k], best_d[k]
-                v[i] += d
-                v[j] -= d
-                g += d * (Cm[:, i] - Cm[:, j])
-                improved = True
-        if not improved:
-            break
-        value, w = qp(np.where(v >= 0, 1.0, -1.0))
-        if w is None or value >= float(v @ Cm @ v) * (1 - 1e-6):
-            break
-        v = w
-    return v
 
 
 class ShorBoundProblem(LabelingProblem):
