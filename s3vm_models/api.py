@@ -16,11 +16,12 @@ from typing import Iterable, Optional, Union
 
 import numpy as np
 
-from s3vm.data.instance import Instance
 from s3vm.core.registry import formulation_class, formulation_options, get_formulation
 from s3vm.core.settings import (SETTINGS_TABLE, Settings, instance_files, keyword_hint,
                                 load_instance)
+from s3vm.data.instance import Instance, as_instance
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.runtime.files import check_not_input
 from s3vm.solvers.runtime.supervisor import Interrupted
 
@@ -45,7 +46,6 @@ def load(data: Data) -> tuple[Instance, Settings]:
     Everything is checked here, once: a complex, non-numeric or non-finite X, labels outside
     -1/0/+1 or mismatched lengths are an :class:`InputError`.
     """
-    from s3vm.data.instance import as_instance
 
     if isinstance(data, (str, os.PathLike)):
         return load_instance(os.fspath(data))
@@ -96,7 +96,6 @@ def _base_settings(data_settings: Settings, settings: Optional[Settings]) -> Set
 def _profile(form, solver: Optional[str], profile: Optional[str], time_limit: Optional[float],
              verbose: Optional[bool] = None):
     """The profile for one formulation: the named solver or file, else its class's default."""
-    from s3vm.solvers.profiles import get_profile
 
     by_default = solver is None and profile is None
     if by_default:

@@ -21,9 +21,19 @@ from typing import Any, Optional
 
 import numpy as np
 
-from s3vm.data.instance import Instance
+from s3vm.api import _base_settings, _options, _profile, load
+from s3vm.core.formulation import remaining_profile
+from s3vm.core.registry import formulation_class, get_formulation
 from s3vm.core.settings import Settings
-from s3vm.solvers.errors import InputError
+from s3vm.data.instance import Instance
+from s3vm.formulations.bb_sdp import BranchAndBoundSDP
+from s3vm.formulations.bd_mip import BennettDemirizMIP
+from s3vm.formulations.families.conic import ConicFormulation
+from s3vm.models.conic import ConicModel
+from s3vm.models.output_space import s3vm_objective
+from s3vm.solvers.errors import InputError, SolverUnavailableError
+from s3vm.solvers.registry import DEFAULT_SOLVERS, backend_class, installed_solvers
+from s3vm.solvers.runtime.clock import checkpoint
 
 #: The modeling libraries a model may come from.
 MODELERS = ("pyomo", "cvxpy", "fusion")
@@ -181,7 +191,6 @@ class Built:
         verbose : bool
             The solver's log on stderr.
         """
-        from s3vm.api import _profile
 
         runner = _runner(self)
         if solver is None and profile is None:
@@ -224,8 +233,6 @@ def build(data, formulation: str, settings: Optional[Settings] = None, *,
         A formulation that is not one model (switching, bb, cvs3vm), or a modeler it has no
         model for.
     """
-    from s3vm.api import _base_settings, _options, load
-    from s3vm.core.registry import get_formulation
 
     instance, data_settings = load(data)
     form = get_formulation(formulation, **_options(options))
@@ -262,8 +269,6 @@ def _modeler(name: str, modeler: Optional[str]) -> str:
 
 def _pyomo_model(form, instance: Instance, settings: Settings):
     if form.name == "bb-mip":
-        from s3vm.formulations.bd_mip import BennettDemirizMIP
-
         return BennettDemirizMIP().build(instance, settings)
     return form.build(instance, settings)
 
@@ -286,7 +291,6 @@ def _require_mosek() -> None:
 
 def _shor_root(form, instance: Instance, settings: Settings, kind: str):
     """bb-sdp's root relaxation with a reader of the unlabeled outputs x_U (row 0 of X)."""
-    from s3vm.models.conic import ConicModel
 
     if kind == "fusion":
         _require_mosek()
@@ -308,7 +312,6 @@ def _shor_root(form, instance: Instance, settings: Settings, kind: str):
 
 def _runner(built: Built):
     """A formulation object whose step solves ``built.model`` instead of building one."""
-    from s3vm.core.registry import formulation_class
 
     if built.modeler == "pyomo":
         return _pyomo_runner(built)
@@ -318,11 +321,9 @@ def _runner(built: Built):
 
 
 def _pyomo_runner(built: Built):
-    from s3vm.core.registry import formulation_class
-
     if built.formulation == "bb-mip":
-        from s3vm.formulations.bd_mip import BennettDemirizMIP as base
-        options = {}
+        # its MIP, solved by a MIP solver (the driver would relax the user's model in place)
+        base, options = BennettDemirizMIP, {}
     else:
         base = formulation_class(built.formulation)
         options = built.options
@@ -338,8 +339,6 @@ def _pyomo_runner(built: Built):
 
 def _solve_given(built: Built):
     """The conic step on ``built.model``: one solver call, no working set or fallback."""
-    from s3vm.core.formulation import remaining_profile
-    from s3vm.solvers.runtime.clock import checkpoint
 
     def run_model(self, instance, settings, backend, profile, clock):
         if backend.model_kind != built.modeler:
@@ -363,8 +362,6 @@ def _conic_runner(base, built: Built):
 def _shor_runner(built: Built):
     """bb-sdp's root relaxation solved once: labels by the sign of the relaxed outputs x_U,
     scored by S3VM-L2's J (the objective bb-sdp minimises)."""
-    from s3vm.formulations.bb_sdp import BranchAndBoundSDP
-    from s3vm.formulations.families.conic import ConicFormulation
 
     if built.modeler == "fusion":
         raise InputError("bb-sdp's MOSEK Fusion root model is for export and inspection: "
@@ -385,8 +382,6 @@ def _shor_runner(built: Built):
         run_model = _solve_given(built)
 
         def supervised_value(self, instance, settings, y):
-            from s3vm.models.output_space import s3vm_objective
-
             solution = s3vm_objective(instance, settings).solve(
                 np.asarray(y[instance.unlabeled], dtype=int))
             return solution.value, None, "J of S3VM-L2 at the rounded labels"
@@ -404,7 +399,6 @@ def _kind_hint(modeler: str) -> str:
 def _default_solver(runner, modeler: str) -> str:
     """The first installed solver, by the formulation's preference then its class's list,
     whose backend takes a model of ``modeler``; SolverUnavailableError when none does."""
-    from s3vm.solvers.registry import DEFAULT_SOLVERS, backend_class, installed_solvers
 
     problem_class = runner.problem_class
     candidates = [*runner.preferred_solvers, DEFAULT_SOLVERS.get(problem_class),
@@ -413,7 +407,6 @@ def _default_solver(runner, modeler: str) -> str:
     for name in candidates:
         if name in installed and backend_class(name, problem_class).model_kind == modeler:
             return name
-    from s3vm.solvers.errors import SolverUnavailableError
 
     raise SolverUnavailableError(f"no installed solver takes a {modeler} model "
                                  f"({_kind_hint(modeler)})")

@@ -24,15 +24,22 @@ which ``fit`` then solves, so that the estimator is a classifier on fully labele
 from __future__ import annotations
 
 import numbers
-from typing import Optional
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from s3vm.solvers.errors import InputError
-
+from s3vm import api
+from s3vm.core.kernels import kernel_matrix
 from s3vm.core.problems import INDUCTIVE_RULES
+from s3vm.core.registry import formulation_class
+from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
 from s3vm.inductive import predictor
+from s3vm.models.conic import problem2_penalties
+from s3vm.models.l2_svm import squared_hinge_svm
+from s3vm.models.svm_dual import svm_dual_value
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.results import Result
 
 #: The settings the estimator takes as parameters, with the class defaults of :class:`Settings`.
 _SETTING_PARAMS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance",
@@ -269,7 +276,6 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     # -- fitting ---------------------------------------------------------------------------
     def _settings(self):
         """(base settings, explicit settings): parameters left at their defaults are defaults."""
-        from s3vm.core.settings import Settings
 
         defaults = Settings()
         given = {name: getattr(self, name) for name in _SETTING_PARAMS}
@@ -337,8 +343,6 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         """
         from sklearn.utils.multiclass import check_classification_targets
 
-        from s3vm.core.registry import formulation_class
-
         if not isinstance(self.formulation, str):
             raise InputError(f"formulation must be a name, got {self.formulation!r}")
         cls = formulation_class(self.formulation)  # InputError for an unknown name
@@ -367,8 +371,6 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         label = np.zeros(y.shape[0], dtype=np.int8)
         label[~mask] = np.where(labeled_targets == classes[1], 1, -1)
 
-        from s3vm.data.instance import Instance
-
         instance = Instance(X, label, name="fit")
         base, explicit = self._settings()
         explicit, self.ignored_params_ = self._applicable(cls, explicit)
@@ -376,8 +378,6 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         if instance.u == 0:
             result, rule = self._fit_supervised(instance, cls, rule, base, explicit)
         else:
-            from s3vm import api
-
             result = api.solve(instance, self.formulation, base, solver=self.solver,
                                time_limit=self.time_limit, options=options, **explicit)
         transduction = label.copy()
@@ -406,8 +406,6 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_supervised(self, instance, cls, rule, base, explicit):
         """The formulation's problem with no unlabeled row: its family's supervised SVM."""
-        from s3vm import api
-        from s3vm.solvers.results import Result
 
         settings = cls.settings_for(base, explicit)  # explicit settings must still apply
         name = cls.supervised_name()
@@ -417,23 +415,17 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
             result.info["supervised"] = (f"no unlabeled row: {cls.name} reduces to {name} "
                                          f"(Problem {cls.problem} without unlabeled terms)")
             return result, rule
-        from s3vm.core.kernels import kernel_matrix
 
         K = kernel_matrix(instance.X, None, settings.kernel, settings.sigma)
         y = instance.label.astype(float)
         result = Result(formulation=cls.name, solver="supervised", status="optimal",
                         labels=np.zeros(0, dtype=int), decision_values=np.zeros(0))
         if rule == "expansion":
-            from s3vm.models.l2_svm import squared_hinge_svm
-
             sol = squared_hinge_svm(K, y, float(settings.C), bool(settings.bias))
             result.objective = result.lower_bound = float(sol.value)
             result.primal = {"beta": sol.beta, "b": float(sol.b)}
             what = "the squared-hinge SVM (Problem 1 with no unlabeled row)"
         else:
-            from s3vm.models.conic import problem2_penalties
-            from s3vm.models.svm_dual import svm_dual_value
-
             value, alpha = svm_dual_value(K, y, problem2_penalties(instance, settings))
             if alpha is None:
                 raise InputError("the hard-margin SVM cannot separate the labeled rows: "
@@ -477,7 +469,6 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         kernel, sigma = self._kernel_
         if kernel == "linear":
             return X @ self.coef_ + self.intercept_
-        from s3vm.core.kernels import kernel_matrix
 
         return kernel_matrix(X, self.X_fit_, kernel, sigma) @ self.dual_coef_ + self.intercept_
 

@@ -14,7 +14,10 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
+from s3vm.api import evaluate
+from s3vm.inductive import predictor
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.files import atomic_output, check_writable
 
 FORMATS = ("png", "svg", "pdf")
 #: The colours of the classes: -1 blue, +1 orange (colour-blind safe), as in every panel.
@@ -34,7 +37,6 @@ def _figure(width: float, height: float):
 
 def check_output(path: str) -> str:
     """The format of ``path`` (its extension: png, svg or pdf), checked before any work."""
-    from s3vm.solvers.runtime.files import check_writable
 
     ext = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
     if ext not in FORMATS:
@@ -50,7 +52,6 @@ def check_output(path: str) -> str:
 
 def save(figure, path: str, dpi: int = 150) -> None:
     """Write ``figure`` to ``path`` (PNG, SVG or PDF by the extension), whole or not at all."""
-    from s3vm.solvers.runtime.files import atomic_output
 
     fmt = check_output(path)
     with atomic_output(path, suffix="." + fmt) as tmp:
@@ -73,8 +74,6 @@ def boundaries(instance, results: Sequence, columns: int = 3, resolution: int = 
     results : sequence of Result
         Solved on ``instance``.
     """
-    from s3vm.api import evaluate
-    from s3vm.inductive import predictor
 
     if instance.p != 2:
         raise InputError(f"a boundary picture needs 2 features, {instance.name} has "

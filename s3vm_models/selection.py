@@ -41,6 +41,7 @@ from typing import Optional
 import numpy as np
 
 from s3vm.core.kernels import kernel_matrix
+from s3vm.core.settings import Settings
 from s3vm.core.supervised import l2svm_no_bias
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.memory import check_dense_memory
@@ -262,7 +263,6 @@ def select_parameters(instance, folds: int = 10, cmin: float = 0.01, cmax: float
 def sdp_s3vm_settings(instance, base=None, **kwargs):
     """The :class:`~s3vm.core.settings.Settings` of SDP-S3VM's problem for ``instance``: the selected
     kernel, sigma, C and C* = C l / u, no bias, the mean balance (other fields from ``base``)."""
-    from s3vm.core.settings import Settings
 
     chosen = select_parameters(instance, **kwargs).settings()
     return (base or Settings()).updated(**chosen) if base is not None else Settings(**chosen)

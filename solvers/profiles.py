@@ -23,6 +23,7 @@ from importlib import resources
 from typing import Optional
 
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.registry import DEFAULT_SOLVERS
 from s3vm.solvers.runtime.files import read_toml
 
 PROFILE_KEYS = ("solver", "time_limit", "mip_rel_gap", "threads", "verbose", "options",
@@ -113,8 +114,6 @@ def get_profile(solver: Optional[str] = None, profile_path: Optional[str] = None
         profile = read_profile(profile_path)
         return profile if solver is None else replace(profile, solver=solver)
     if solver is None:
-        from s3vm.solvers.registry import DEFAULT_SOLVERS
-
         solver = DEFAULT_SOLVERS[problem_class]
     name = solver
     shipped = shipped_profiles()

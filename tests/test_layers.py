@@ -240,3 +240,45 @@ def test_subclassing_another_formulation_is_allowed():
               "class CVS3VM(VS3VM):\n    pass\n")
     edge, = edges_of("s3vm.formulations.cvs3vm", source, False)
     assert violations(edge, source) == []
+
+
+def _local_imports(source: str) -> list:
+    """(line, statement line, line above) of the package-internal imports inside functions."""
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    found = []
+
+    def visit(node, inside):
+        for child in ast.iter_child_nodes(node):
+            deeper = inside or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            internal = (isinstance(child, ast.ImportFrom)
+                        and (child.level or (child.module or "").startswith("s3vm")))
+            if inside and internal:
+                above = lines[child.lineno - 2] if child.lineno >= 2 else ""
+                found.append((child.lineno, lines[child.lineno - 1], above))
+            visit(child, deeper)
+
+    visit(tree, False)
+    return found
+
+
+def _unexplained_local_imports(source: str) -> list:
+    # A module's header shows what it depends on: an internal import inside a function must
+    # say why it is there (a comment on the line above: a measured import-time cost, an
+    # optional dependency).
+    return [line for line, text, above in _local_imports(source)
+            if not above.strip().startswith("#")]
+
+
+def test_package_imports_are_at_module_top():
+    bad = [f"{module}:{line}" for module in MODULES
+           for line in _unexplained_local_imports(_source(module))]
+    assert not bad, f"package-internal imports inside functions, with no reason given: {bad}"
+
+
+def test_an_unexplained_local_import_is_caught():
+    hidden = "def f():\n    from s3vm.core.kernels import kernel_matrix\n    return 1\n"
+    said = ("def f():\n    # pulls in cvxpy: 1.2 s at import, only for export\n"
+            "    from s3vm.core.kernels import kernel_matrix\n    return 1\n")
+    assert _unexplained_local_imports(hidden) == [2]
+    assert _unexplained_local_imports(said) == []

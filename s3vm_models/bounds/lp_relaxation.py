@@ -35,6 +35,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from s3vm.models.problem3 import LabelingLP, primal_values, unlabeled_scores
 from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound, labels_by_outputs
 from s3vm.solvers.runtime.clock import Stopped
 
@@ -78,7 +79,6 @@ class LPRelaxationProblem(LabelingProblem):
 
     def __init__(self, model, backend, profile, positives: Optional[int] = None):
         import pyomo.environ as pyo
-        from s3vm.models.problem3 import LabelingLP
 
         relax_binaries(model)
         self.model = model
@@ -176,7 +176,6 @@ class LPRelaxationProblem(LabelingProblem):
     def initial_incumbent(self):
         """The root LP's scores B w - g rounded to a labeling (the count respected), and its
         objective: one LP for the root and one for the labeling."""
-        from s3vm.models.problem3 import unlabeled_scores
 
         root = self._solve(np.zeros(self.u, dtype=int))
         if root.status != "optimal":
@@ -189,14 +188,12 @@ class LPRelaxationProblem(LabelingProblem):
 
     def decision_values(self, labels: np.ndarray) -> np.ndarray:
         """f(x_j) = B_j w - g of the LP at the labeling (the MIP's solution there)."""
-        from s3vm.models.problem3 import unlabeled_scores
 
         self.objective(labels)
         return unlabeled_scores(self.labeling_lp.model)
 
     def primal(self, labels: np.ndarray) -> dict:
         """w, b and the labeled slacks of the MIP's solution at ``labels``."""
-        from s3vm.models.problem3 import primal_values
 
         self.objective(labels)
         return primal_values(self.labeling_lp.model)

@@ -58,6 +58,7 @@ from s3vm.models.output_space import (BOX_TOL, OutputSpaceData, compute_box, fli
 from s3vm.models.shor_relaxation import (FacialReduction, IncumbentScale, RowList, add_rlt,
                                          base_rows, certified_value, incumbent_certificate,
                                          repair_diagonal, rlt_array, separate_rlt, standard_form)
+from s3vm.solvers.backends.conic_standard import StandardConic
 from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound
 
 TOL_P = 1e-5   # primal activity of a row in the dual tightening (their TOL_P)
@@ -553,8 +554,6 @@ class ShorBoundProblem(LabelingProblem):
         return cert, X, rows, upper | over
 
     def _solve_once(self, rows: RowList, T: float, tolerance: float):
-        from s3vm.solvers.backends.conic_standard import StandardConic
-
         A, b, eq = rows.arrays()
         Ct = self.Ct
         G = None

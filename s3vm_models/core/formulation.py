@@ -21,19 +21,21 @@ from typing import ClassVar, Optional
 import numpy as np
 
 from s3vm._version import __version__
-from s3vm.data.instance import Instance
-from s3vm.core.options import flags_of, table
 from s3vm.core.kernels import kernel_matrix
+from s3vm.core.options import flags_of, table
 from s3vm.core.problems import PROBLEMS
+from s3vm.core.registry import all_options
 from s3vm.core.settings import SETTINGS_TABLE, Settings, keyword_hint
 from s3vm.core.supervised import l2svm_no_bias
-from s3vm.solvers.runtime.clock import INTERRUPTED, Clock, Stopped
-from s3vm.solvers.errors import MESSAGES, InputError
+from s3vm.data.instance import Instance
+from s3vm.solvers.errors import InputError, MESSAGES
+from s3vm.solvers.registry import backend_class, get_backend, unavailable_reason
+from s3vm.solvers.results import Result
+from s3vm.solvers.runtime.clock import Clock, INTERRUPTED, Stopped
 from s3vm.solvers.runtime.files import check_writable
 from s3vm.solvers.runtime.memory import check_dense_memory
-from s3vm.solvers.results import Result
 from s3vm.solvers.runtime.stdio import native_stdout_elsewhere
-from s3vm.solvers.runtime.supervisor import (PROGRESS_SECONDS, Interrupted, signal_name, signal_of,
+from s3vm.solvers.runtime.supervisor import (Interrupted, PROGRESS_SECONDS, signal_name, signal_of,
                                              supervise)
 
 #: How far (relative) a solver's bound may lie above the objective and still be read as equal
@@ -146,8 +148,6 @@ class Formulation(ABC):
         unknown = [k for k in values if k not in options]
         if unknown:
             # Name the flag the user typed (--gap, not the keyword rel_gap of another table).
-            from s3vm.core.registry import all_options
-
             known = {name: option for name, (option, _) in all_options().items()}
             hint = (" (a MIP solver's gap is the profile's mip_rel_gap)"
                     if "rel_gap" in unknown and self.problem_class in ("lp", "mip") else "")
@@ -186,7 +186,6 @@ class Formulation(ABC):
     @classmethod
     def default_solver(cls) -> "str | None":
         """The first installed of :attr:`preferred_solvers`, else None (the class default)."""
-        from s3vm.solvers.registry import unavailable_reason
 
         for rank, name in enumerate(cls.preferred_solvers):
             if unavailable_reason(name, cls.problem_class) is None:
@@ -200,7 +199,6 @@ class Formulation(ABC):
         """A warning (logger ``s3vm.solvers``, once per formulation and process) that the
         preferred solver is missing, what installs it, and what the one chosen instead costs:
         sdp ran 18 minutes on two_moons with SCS where SDPA takes seconds, and nothing said so."""
-        from s3vm.solvers.registry import backend_class
 
         first = cls.preferred_solvers[0]
         if (cls.name, first) in _INSTALL_HINTS_GIVEN:
@@ -470,7 +468,6 @@ class Formulation(ABC):
     def backend(self, profile):
         """The backend that solves this formulation's models for ``profile`` (resolved before
         the clock starts: importing a solver library is not charged to the solve)."""
-        from s3vm.solvers.registry import get_backend
 
         return get_backend(profile.solver, self.problem_class)
 

@@ -25,9 +25,11 @@ from typing import Optional, Union
 
 import numpy as np
 
-from s3vm.data.instance import Instance, read_csv
 from s3vm.core.options import Option, table
-from s3vm.solvers.errors import MESSAGES, InputError
+from s3vm.core.registry import all_options
+from s3vm.data.instance import Instance, is_svmlight, read_csv, read_svmlight
+from s3vm.data.resources import shipped_instance, shipped_instances
+from s3vm.solvers.errors import InputError, MESSAGES
 from s3vm.solvers.runtime.files import read_toml
 
 KERNELS = ("linear", "rbf")
@@ -147,7 +149,6 @@ def _resolve(path) -> str:
     if os.path.isdir(path):
         raise InputError(f"{path} is a directory, not a data or instance file")
     if not os.path.isfile(path):
-        from s3vm.data.resources import shipped_instance, shipped_instances
         shipped = shipped_instance(path)
         if shipped is None:
             raise InputError(f"file not found: {path} (shipped instances, usable by name: "
@@ -207,7 +208,6 @@ def load_instance(path: str, unlabeled: Optional[float] = None) -> tuple[Instanc
     tuple of (Instance, Settings)
         The instance and the settings the file gives (defaults for a data file).
     """
-    from s3vm.data.instance import is_svmlight, read_svmlight
 
     path = _resolve(path)
     if not path.lower().endswith(".toml"):
@@ -270,8 +270,6 @@ _FLAGS: dict = {}
 def _flag_table() -> dict:
     """flag -> (keyword, Option or None) of every setting, option and run keyword."""
     if not _FLAGS:
-        from s3vm.core.registry import all_options
-
         table_ = {flag: (name, None) for flag, name in RUN_FLAGS.items()}
         for option in SETTING_OPTIONS:
             table_[option.flag_name] = (option.name, option)
@@ -317,7 +315,6 @@ def keyword_hint(key: str, formulation: Optional[str] = None) -> str:
     """What the caller may have meant by an unknown keyword ``key`` ("" when nothing fits):
     the s3vm name of another library's keyword, the ``options`` dict for a formulation's option
     given as a keyword, or the closest known names."""
-    from s3vm.core.registry import all_options
 
     if key in KEYWORD_ADVICE:
         return f" ({KEYWORD_ADVICE[key]})"

@@ -29,10 +29,11 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.data.scaling import scale_features as _scale
 from s3vm.data.generators import select_labeled
+from s3vm.data.instance import Instance
+from s3vm.data.resources import bundled_data_dir
+from s3vm.data.scaling import scale_features as _scale
+from s3vm.solvers.errors import InputError
 
 __all__ = [
     "DATASETS", "SSL_SETS", "SDP_INSTANCES", "data_dir", "load_features", "load_dataset",
@@ -89,7 +90,6 @@ def data_dir() -> Path:
     env = os.environ.get("S3VM_DATA_DIR")
     if env:
         return Path(env)
-    from s3vm.data.resources import bundled_data_dir
     return bundled_data_dir()
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import ClassVar
 
-from s3vm.formulations.families.branch_and_bound import BNB_GROUP, BranchAndBoundFormulation
+from s3vm.bounds.svm import SVMBoundProblem
 from s3vm.core.options import Option
-from s3vm.solvers.errors import InputError
+from s3vm.formulations.families.branch_and_bound import BNB_GROUP, BranchAndBoundFormulation
+from s3vm.models.label_switching import LabelSwitching
 from s3vm.models.output_space import s3vm_objective
+from s3vm.solvers.errors import InputError
 
 HEURISTICS = ("switching", "none")
 
@@ -52,9 +54,6 @@ class BranchAndBound(BranchAndBoundFormulation):
             raise InputError("bb needs C > 0 and C* > 0")
 
     def labeling_problem(self, instance, settings, backend, profile):
-        from s3vm.models.label_switching import LabelSwitching
-        from s3vm.bounds.svm import SVMBoundProblem
-
         positives = settings.positive_count(instance) if settings.balance == "count" else None
         heuristic = LabelSwitching() if self.heuristic == "switching" else None
         return SVMBoundProblem(s3vm_objective(instance, settings), positives, heuristic)

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from s3vm.bounds.lp_relaxation import LPRelaxationProblem
 from s3vm.formulations.families.branch_and_bound import BranchAndBoundFormulation
-from s3vm.solvers.errors import InputError
 from s3vm.models.problem3 import Problem3Data, build_problem3
+from s3vm.solvers.errors import InputError
 
 
 class BranchAndBoundMIP(BranchAndBoundFormulation):
@@ -49,7 +50,6 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
 
     def labeling_problem(self, instance, settings, backend, profile):
         """A :class:`s3vm.bounds.lp_relaxation.LPRelaxationProblem` on the model of ``bd-mip``."""
-        from s3vm.bounds.lp_relaxation import LPRelaxationProblem
 
         positives = settings.positive_count(instance) if settings.balance == "count" else None
         model = build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,

@@ -27,10 +27,17 @@ from typing import ClassVar
 
 import numpy as np
 
-from s3vm.formulations.families.branch_and_bound import BNB_GROUP, BranchAndBoundFormulation
+from s3vm.bounds.shor import BRANCHINGS, COUNT_BOUNDS, ShorBoundProblem, ShorOptions
+from s3vm.core.kernels import kernel_matrix
 from s3vm.core.options import Option
-from s3vm.bounds.shor import BRANCHINGS, COUNT_BOUNDS, ShorOptions
+from s3vm.formulations.families.branch_and_bound import BNB_GROUP, BranchAndBoundFormulation
+from s3vm.models.conic import ConicModel
+from s3vm.models.fusion.shor import build_shor
+from s3vm.models.output_space import s3vm_objective
+from s3vm.models.shor_relaxation import RowList, cvxpy_problem
+from s3vm.solvers.bnb.pool import make_pool
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.runtime.files import atomic_output
 
 SDP_GROUP = "bb-sdp (SDP-S3VM's node loop)"
@@ -131,9 +138,6 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
 
     def labeling_problem(self, instance, settings, backend, profile):
         """A :class:`s3vm.bounds.shor.ShorBoundProblem` for ``instance``."""
-        from s3vm.core.kernels import kernel_matrix
-        from s3vm.models.output_space import s3vm_objective
-        from s3vm.bounds.shor import ShorBoundProblem
 
         objective = s3vm_objective(instance, settings)
         positives = settings.positive_count(instance) if settings.balance == "count" else None
@@ -147,7 +151,6 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
 
     def node_pool(self, instance, settings):
         """Processes (``workers``) or a Dask cluster (``scheduler``) for the node SDPs."""
-        from s3vm.solvers.bnb.pool import make_pool
 
         per_worker = self.dense_bytes_per_entry(settings) * float(instance.n) ** 2
         return make_pool(self.workers, self.scheduler, per_worker)
@@ -173,16 +176,12 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
 
     # -- the root relaxation as a model (export, CVXPY) ----------------------------------------
     def _root(self, instance, settings):
-        from s3vm.solvers.profiles import get_profile
-
         profile = get_profile("scs", None, "conic")
         problem = self.labeling_problem(instance, settings, None, profile)
         rows, Ct, fr = problem.root_rows()
         if fr is not None:
             # X a = 0 leaves no interior: the model is written in the reduced coordinates
             # X = Q Xr Q', as the search solves it.
-            from s3vm.models.shor_relaxation import RowList
-
             A, b, eq = rows.arrays()
             A_r, Ct = fr.reduce(A, Ct)
             rows = RowList.from_matrix(Ct.shape[0], A_r, b, eq, like=rows)
@@ -191,8 +190,6 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
     def build_cvxpy(self, instance, settings):
         """The root relaxation as a CVXPY problem (:func:`s3vm.models.shor_relaxation.cvxpy_problem`): a
         :class:`s3vm.models.conic.ConicModel` with readers ``X``."""
-        from s3vm.models.conic import ConicModel
-        from s3vm.models.shor_relaxation import cvxpy_problem
 
         self.check(instance, settings)
         rows, Ct = self._root(instance, settings)
@@ -201,8 +198,6 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
                           info={"rows": len(rows), "order": rows.N})
 
     def _export_model(self, instance, settings):
-        from s3vm.models.fusion.shor import build_shor
-
         rows, Ct = self._root(instance, settings)
         return build_shor(rows, Ct)
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from s3vm.solvers.errors import InputError
+from s3vm.formulations.families.pyomo import PyomoFormulation
 from s3vm.models.problem3 import (Problem3Data, build_problem3, exact_result_check, labeling_value,
                                   primal_values)
-from s3vm.formulations.families.pyomo import PyomoFormulation
+from s3vm.solvers.errors import InputError
 
 
 class BennettDemirizMIP(PyomoFormulation):

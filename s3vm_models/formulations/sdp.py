@@ -42,11 +42,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from s3vm.formulations.families.conic import ConicFormulation
-from s3vm.models.conic import ConicModel, balance_coefficients, problem2_penalties, svm_lmi
-from s3vm.data.instance import Instance
 from s3vm.core.options import Option
 from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.formulations.families.conic import ConicFormulation
+from s3vm.models.conic import ConicModel, balance_coefficients, problem2_penalties, svm_lmi
+from s3vm.models.fusion.sdp import build_sdp
+from s3vm.models.kernel_factor import dual_scale, kernel_factor
+from s3vm.models.lowrank_dual import lowrank_dual_model
 
 
 class SDPRelaxation(ConicFormulation):
@@ -79,8 +82,6 @@ class SDPRelaxation(ConicFormulation):
 
     def build_cvxpy_dual(self, instance: Instance, settings: Settings) -> ConicModel:
         """The low-rank dual with V = L (sparse) and an exact factor of K."""
-        from s3vm.models.lowrank_dual import lowrank_dual_model
-        from s3vm.models.kernel_factor import dual_scale, kernel_factor
 
         C = problem2_penalties(instance, settings)
         lm = instance.label_map()
@@ -164,7 +165,5 @@ class SDPRelaxation(ConicFormulation):
                           info={"lmi_sizes": [n + 1, m + 1]})
 
     def build_fusion(self, instance: Instance, settings: Settings) -> ConicModel:
-        from s3vm.models.fusion.sdp import build_sdp
-
         return build_sdp(self.kernel(instance, settings), problem2_penalties(instance, settings),
                          instance, settings)

@@ -37,18 +37,20 @@ from typing import ClassVar, Optional
 import numpy as np
 
 from s3vm.core.formulation import remaining_profile
-from s3vm.core.options import SEED, Option
+from s3vm.core.options import Option, SEED
+from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
 from s3vm.formulations.families.conic import ROUNDING
 from s3vm.formulations.families.subspace import SubspaceFamily
 from s3vm.models.conic import ConicModel, problem2_penalties
+from s3vm.models.fusion.sdp_lowrank import build_lowrank
 from s3vm.models.kernel_factor import DEFAULT_RANK, dual_scale, kernel_factor, kkt_violations
 from s3vm.models.lowrank_dual import lowrank_dual_model
-from s3vm.solvers.errors import InputError
 from s3vm.models.subspace import SPECTRAL_OPTIONS, balance_row, subspace_readers
-from s3vm.models.subspace_oracle import DENSE_ORACLE_MAX_N, KernelColumns, factor_rank_bound, svm_value
-from s3vm.core.settings import Settings
+from s3vm.models.subspace_oracle import (DENSE_ORACLE_MAX_N, KernelColumns, factor_rank_bound,
+                                         svm_value)
 from s3vm.models.svm_dual import svm_dual_value_factor
+from s3vm.solvers.errors import InputError
 
 WORKING_SET_MIN_N = 1000   # default: a working set beyond this many points
 DEFAULT_WORKING_SET = 1000  # its first size (plus the labeled points)
@@ -154,8 +156,6 @@ class LowRankSDP(SubspaceFamily):
         return built
 
     def build_fusion(self, instance: Instance, settings: Settings) -> ConicModel:
-        from s3vm.models.fusion.sdp_lowrank import build_lowrank
-
         return build_lowrank(self, instance, settings)
 
     @staticmethod

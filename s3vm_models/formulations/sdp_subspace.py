@@ -42,6 +42,7 @@ from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
 from s3vm.formulations.families.subspace import SubspaceFamily
 from s3vm.models.conic import ConicModel, svm_lmi
+from s3vm.models.fusion.sdp_subspace import build_subspace
 from s3vm.models.subspace import DEFAULT_DIM, balance_row, subspace_basis, subspace_readers
 
 __all__ = ["DEFAULT_DIM", "SubspaceSDP", "subspace_basis"]
@@ -108,6 +109,4 @@ class SubspaceSDP(SubspaceFamily):
             info={"lmi_sizes": [n + 1, d], "dim": d})
 
     def build_fusion(self, instance: Instance, settings: Settings) -> ConicModel:
-        from s3vm.models.fusion.sdp_subspace import build_subspace
-
         return build_subspace(self, instance, settings)

@@ -27,9 +27,10 @@ from contextlib import contextmanager
 from typing import ClassVar
 
 from s3vm.core.formulation import Formulation
+from s3vm.core.kernels import nystroem
+from s3vm.core.options import Option
 from s3vm.models.l2_svm import FactorObjective, S3VMObjective
 from s3vm.models.label_switching import ANNEAL, label_switching
-from s3vm.core.options import Option
 from s3vm.solvers.errors import InputError
 
 #: rbf kernel: the exact kernel matrix up to this many points, the Nystroem factor beyond
@@ -95,7 +96,6 @@ class LabelSwitchingS3VM(Formulation):
             return S3VMObjective(instance, settings)
         if settings.kernel == "linear":
             return FactorObjective(instance, settings, instance.X, exact=True)
-        from s3vm.core.kernels import nystroem
 
         rank = min(self.rank or DEFAULT_RANK, instance.n)
         # Fixed landmarks (seed 0): a seed option would make bench suites repeat every

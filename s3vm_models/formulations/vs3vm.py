@@ -20,11 +20,12 @@ from typing import ClassVar
 import numpy as np
 
 from s3vm.core.formulation import remaining_profile
-from s3vm.solvers.runtime.clock import checkpoint
-from s3vm.formulations.families.supervised_lp import LP_FORM, DualFormLP
 from s3vm.core.options import Option
-from s3vm.models.problem3 import Problem3Data, build_problem3, build_problem3_dual, solution_wg
 from s3vm.formulations.families.pyomo import PyomoFormulation, labels_from_scores
+from s3vm.formulations.families.supervised_lp import DualFormLP, LP_FORM
+from s3vm.models.problem3 import Problem3Data, build_problem3, build_problem3_dual, solution_wg
+from s3vm.solvers.engines.slp import successive_lp
+from s3vm.solvers.runtime.clock import checkpoint
 
 TIE_TOL = 1e-9  # r_j and s_j closer than this (relative) count as a tie: lambda = 0.5
 
@@ -129,8 +130,6 @@ class VS3VM(DualFormLP, PyomoFormulation):
                                    mu=settings.mu, unlabeled="lp", nu=settings.nu)
 
     def run(self, instance, settings, backend, profile, clock, result):
-        from s3vm.solvers.engines.slp import successive_lp
-
         clock.report(phase="building the LP")
         model = self.model_to_solve(instance, settings, backend)
         checkpoint()

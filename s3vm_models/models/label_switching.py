@@ -25,7 +25,6 @@ from typing import Callable, Optional
 import numpy as np
 
 from s3vm.models.l2_svm import S3VMObjective
-
 from s3vm.solvers.bnb.problem import labels_by_outputs
 from s3vm.solvers.runtime.clock import current
 

@@ -28,6 +28,8 @@ import scipy.sparse as sp
 
 from s3vm.core.kernels import kernel_matrix
 from s3vm.models.pyomo_tools import hstack_blocks, matrix_constraint, var_list
+from s3vm.solvers.profiles import get_profile
+from s3vm.solvers.registry import get_backend
 
 
 @dataclass(frozen=True)
@@ -151,8 +153,6 @@ def lp_upper_bound(data: Problem3Data, mu: float, nu: float, positives: Optional
     best = heuristic_upper_bound(data, mu, nu, positives)
     if mu <= 0 or not data.B.shape[0]:
         return best
-    from s3vm.solvers.profiles import get_profile
-    from s3vm.solvers.registry import get_backend
 
     lp = LabelingLP(data, mu, nu, get_backend(None, "lp"), get_profile(problem_class="lp"))
     labels = np.zeros(data.B.shape[0], dtype=int)
@@ -311,9 +311,6 @@ def labeling_value(data: Problem3Data, labels: np.ndarray, mu: float, nu: float,
     """(objective, w, g) of Problem 3 at one full labeling by :class:`LabelingLP` (HiGHS by
     default); objective is None when the LP does not solve to optimality."""
     if backend is None:
-        from s3vm.solvers.profiles import get_profile
-        from s3vm.solvers.registry import get_backend
-
         backend, profile = get_backend(None, "lp"), get_profile(problem_class="lp")
     lp = LabelingLP(data, mu, nu, backend, profile)
     outcome = lp.solve(labels)

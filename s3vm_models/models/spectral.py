@@ -42,6 +42,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from s3vm.core.kernels import kernel_matrix
 from s3vm.data.instance import label_map
 from s3vm.solvers.errors import InputError
 
@@ -150,7 +151,6 @@ def nearest_neighbour_sigma(X: np.ndarray) -> float:
 
 def rbf_affinity(X: np.ndarray, sigma: float) -> np.ndarray:
     """Dense rbf affinity exp(-|x_i - x_j|^2 / (2 sigma^2)) on all pairs (diagonal 1)."""
-    from s3vm.core.kernels import kernel_matrix
 
     return kernel_matrix(np.asarray(X, dtype=float), None, "rbf", sigma)
 

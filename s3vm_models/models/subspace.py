@@ -12,10 +12,10 @@ from typing import Optional
 
 import numpy as np
 
-from s3vm.data.instance import Instance
 from s3vm.core.options import Option
-from s3vm.solvers.errors import InputError
+from s3vm.data.instance import Instance
 from s3vm.models.spectral import RULES, spectral_subspace
+from s3vm.solvers.errors import InputError
 
 DEFAULT_DIM = 4
 DEFAULT_RULE = "nips"

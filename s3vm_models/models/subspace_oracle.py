@@ -30,8 +30,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from s3vm.solvers.engines.box_qp import box_qp
-from s3vm.solvers.runtime.memory import available_memory
 from s3vm.solvers.engines.psd_barrier import Evaluation, OracleError, svec_outer_rows
+from s3vm.solvers.runtime.memory import available_memory
 
 DENSE_ORACLE_MAX_N = 600          # the dense oracle up to this many points (with a dense K)
 INITIAL_WORKING_SET = 500  # random points of the first working set (plus the labeled ones)

@@ -47,8 +47,8 @@ from typing import ClassVar, Optional
 import numpy as np
 import scipy.sparse as sp
 
-from s3vm.solvers.runtime.supervisor import ChildCallStopped, call_in_child, in_solve_process
 from s3vm.solvers.backends.base import Backend, Outcome
+from s3vm.solvers.runtime.supervisor import ChildCallStopped, call_in_child, in_solve_process
 
 
 @dataclass

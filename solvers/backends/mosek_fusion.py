@@ -10,9 +10,10 @@ from __future__ import annotations
 import sys
 import time
 
-from s3vm.solvers.runtime.clock import call_limit
 from s3vm.solvers.backends.base import Backend, Outcome
 from s3vm.solvers.backends.pyomo.mosek import NeedsMosekLicence
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.clock import call_limit
 
 
 def _first_line(exc: BaseException) -> str:
@@ -33,8 +34,6 @@ class MosekFusionBackend(NeedsMosekLicence, Backend):
     def set_parameters(self, model, profile) -> None:
         """Time limit, threads, log and the profile's own options, as Fusion solver parameters."""
         import mosek.fusion as mf
-
-        from s3vm.solvers.errors import InputError
 
         params = {}
         limit = call_limit(profile.time_limit)

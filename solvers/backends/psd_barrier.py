@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from s3vm.solvers.errors import InputError
-from s3vm.solvers.engines.psd_barrier import PSDProblem, minimize
 from s3vm.solvers.backends.base import Backend, Outcome
+from s3vm.solvers.engines.psd_barrier import PSDProblem, minimize
+from s3vm.solvers.errors import InputError
 
 OPTIONS = {"tol": float, "mu_factor": float, "max_iterations": int, "certify": bool,
            "predictor": bool}

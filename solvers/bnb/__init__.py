@@ -5,6 +5,6 @@ Keerthi 2006, sections 3-6 and Algorithm 1, generalised; docs/formulations.md#bn
 which knows nothing of SVMs, LPs or SDPs.
 """
 
-from s3vm.solvers.bnb.problem import NodeBound, LabelingProblem
+from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound
 
 __all__ = ["NodeBound", "LabelingProblem"]

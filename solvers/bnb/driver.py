@@ -27,12 +27,11 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from s3vm.solvers.runtime.clock import Stopped
-from s3vm.solvers.errors import InputError
 from s3vm.solvers.backends.base import Backend, Outcome
-
 from s3vm.solvers.bnb.problem import LabelingProblem
 from s3vm.solvers.bnb.tree import NoTree, TreeRecorder, write_graphml
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.clock import Stopped
 
 __all__ = ["NODE_SELECTIONS", "SearchResult", "search", "validate_search_options",
            "write_graphml", "BuiltinBackend"]

@@ -28,8 +28,10 @@ import sys
 import time
 from typing import Any, Callable, Optional
 
-from s3vm.solvers.runtime.clock import Clock, Stopped
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.clock import Clock, Stopped
+from s3vm.solvers.runtime.memory import available_memory
+from s3vm.solvers.runtime.supervisor import calls_in_children
 
 __all__ = ["NodePool", "ProcessPool", "DaskPool", "make_pool", "default_workers",
            "bound_task"]
@@ -87,8 +89,6 @@ class ProcessPool(NodePool):
         self.workers = int(workers)
 
     def bound(self, problem, jobs, incumbent, stop):
-        from s3vm.solvers.runtime.supervisor import calls_in_children
-
         results = []
         for k in range(0, len(jobs), self.workers):
             calls = [(bound_task, (problem, partial, state, incumbent))
@@ -172,7 +172,6 @@ def _dask_bound(problem, partial, state, incumbent, remaining) -> tuple:
 def default_workers(bytes_per_worker: float = 0.0) -> int:
     """All the cores this process may use, fewer when ``bytes_per_worker`` times them would not
     fit in the memory available (:func:`s3vm.solvers.runtime.memory.available_memory`); at least 1."""
-    from s3vm.solvers.runtime.memory import available_memory
 
     try:
         cores = len(os.sched_getaffinity(0))

@@ -12,6 +12,7 @@ import tomllib
 from contextlib import contextmanager
 
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.stdio import real_stdout_fd
 
 
 _temporary: set = set()
@@ -115,7 +116,6 @@ def _copy_into(source: str, target: str) -> None:
     """Write the bytes of ``source`` into the FIFO or device ``target`` (opening a FIFO waits
     for its reader, as a shell redirection does). ``/dev/stdout`` is the real standard output,
     not the descriptor 1 that the command line points elsewhere while a command runs."""
-    from s3vm.solvers.runtime.stdio import real_stdout_fd
 
     real = real_stdout_fd()
     if real is not None and _names_descriptor(target) == 1:

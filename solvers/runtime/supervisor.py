@@ -40,8 +40,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional
 
-from s3vm.solvers.runtime.clock import INTERRUPTED, TIME_LIMIT, Clock
 from s3vm.solvers.errors import S3VMError
+from s3vm.solvers.runtime.clock import (Clock, INTERRUPTED, Stopped, TIME_LIMIT, cancellable,
+                                        current)
 
 #: Seconds between two progress lines of a long solve.
 PROGRESS_SECONDS = 5.0
@@ -489,8 +490,6 @@ def call_in_child(fn: Callable[..., Any], *args) -> Any:
     """
     from multiprocessing.connection import Connection
 
-    from s3vm.solvers.runtime.clock import cancellable, current
-
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     read_end, write_end = os.pipe()
@@ -581,8 +580,6 @@ def calls_in_children(calls: list, stop: Callable[[], bool], poll: float = 0.1) 
         A child died before it answered (killed by the system, most likely for memory).
     """
     from multiprocessing.connection import Connection, wait
-
-    from s3vm.solvers.runtime.clock import Stopped
 
     for stream in (sys.stdout, sys.stderr):
         stream.flush()

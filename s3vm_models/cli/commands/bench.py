@@ -5,9 +5,7 @@ from __future__ import annotations
 import sys
 
 from s3vm.bench.execution import Progress, run_suite
-
 from s3vm.bench.results import ResultsFiles, summary
-
 from s3vm.bench.spec import read_suite
 from s3vm.solvers.errors import InputError
 

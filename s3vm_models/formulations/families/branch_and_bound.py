@@ -18,10 +18,12 @@ from typing import ClassVar
 
 from s3vm.core.formulation import Formulation
 from s3vm.core.options import Option
-from s3vm.solvers.bnb.driver import NODE_SELECTIONS
-from s3vm.solvers.runtime.clock import Stopped
+from s3vm.solvers.bnb.driver import BuiltinBackend, NODE_SELECTIONS, search, write_graphml
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.profiles import get_profile
+from s3vm.solvers.runtime.clock import Stopped
 from s3vm.solvers.runtime.files import check_writable
+from s3vm.solvers.runtime.supervisor import INTERRUPT_GRACE, time_limit_grace
 
 BUILTIN = "builtin"
 
@@ -83,7 +85,6 @@ class BranchAndBoundFormulation(Formulation):
 
     def build(self, instance, settings):
         """The labeling problem, its bounds using the default solver of the problem class."""
-        from s3vm.solvers.profiles import get_profile
 
         profile = get_profile(None, None, self.problem_class)
         return self.labeling_problem(instance, settings, self.backend(profile), profile)
@@ -98,8 +99,6 @@ class BranchAndBoundFormulation(Formulation):
             ``builtin``.
         """
         if self.problem_class == "svm":
-            from s3vm.solvers.bnb.driver import BuiltinBackend
-
             if profile.solver not in (None, BUILTIN):
                 raise InputError(f"{self.name} computes its bounds itself and takes no external "
                                  f"solver, got --solver {profile.solver} (omit it, or use "
@@ -137,7 +136,6 @@ class BranchAndBoundFormulation(Formulation):
             result.decision_values = problem.decision_values(labels)
             result.primal = self.result_primal(problem, labels)
             return
-        from s3vm.solvers.runtime.supervisor import INTERRUPT_GRACE, time_limit_grace
 
         share = 0.5 * (INTERRUPT_GRACE if clock.interrupted
                        else time_limit_grace(clock.limit or 0.0))
@@ -150,7 +148,6 @@ class BranchAndBoundFormulation(Formulation):
 
     def run(self, instance, settings, backend, profile, clock, result):
         """Search the labeling problem; the clock (and the time limit) includes building it."""
-        from s3vm.solvers.bnb.driver import search, write_graphml
 
         if self.tree_file is not None:
             check_writable(self.tree_file)

@@ -9,15 +9,15 @@ from typing import Any, ClassVar, Optional
 import numpy as np
 
 from s3vm.core.formulation import Formulation, remaining_profile
-from s3vm.data.instance import Instance
-from s3vm.core.options import Option
-from s3vm.solvers.runtime.clock import Clock, checkpoint
-from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.files import atomic_output
 from s3vm.core.kernels import kernel_matrix
+from s3vm.core.options import Option
 from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
 from s3vm.models.conic import ConicModel, problem2_penalties, round_scores
 from s3vm.models.svm_dual import svm_dual_value
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.clock import Clock, checkpoint
+from s3vm.solvers.runtime.files import atomic_output
 
 ROUNDINGS = ("gamma", "eigenvector")
 ROUNDING = Option("rounding", "choice", "gamma", "labels from a column of Gamma or its dominant "

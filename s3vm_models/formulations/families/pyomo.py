@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from s3vm.core.formulation import Formulation, remaining_profile
+from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
 from s3vm.solvers.runtime.clock import checkpoint
 from s3vm.solvers.runtime.files import atomic_output
-from s3vm.core.settings import Settings
 
 
 def labels_from_scores(scores: np.ndarray) -> np.ndarray:

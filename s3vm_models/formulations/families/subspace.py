@@ -12,12 +12,14 @@ import numpy as np
 
 from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
-from s3vm.formulations.families.conic import ROUNDING, ConicFormulation
+from s3vm.formulations.families.conic import ConicFormulation, ROUNDING
 from s3vm.models.conic import ConicModel, problem2_penalties, round_scores
 from s3vm.models.subspace import (SPECTRAL_OPTIONS, balance_row, check_dim_fits, subspace_basis,
                                   subspace_readers, subspace_scores)
 from s3vm.models.subspace_oracle import KernelColumns, make_oracle, svm_value
-from s3vm.models.svm_dual import svm_dual_value_factor
+from s3vm.models.svm_dual import svm_dual_value, svm_dual_value_factor
+from s3vm.solvers.engines.psd_barrier import PSDProblem
+from s3vm.solvers.registry import get_backend, unavailable_reason
 
 
 EXACT_COLUMNS_MIN_N = 3000   # beyond this, the rbf kernel is read by columns computed on demand
@@ -48,7 +50,6 @@ class SubspaceFamily(ConicFormulation):
                 f"{instance.label_map().size}) or use sdp")
     def backend(self, profile):
         """With no solver named (a profile without one), the family's own ``psd-barrier``."""
-        from s3vm.solvers.registry import get_backend
 
         return get_backend(profile.solver or self.default_solver(), self.problem_class)
 
@@ -96,7 +97,6 @@ class SubspaceFamily(ConicFormulation):
             # An rbf kernel too close to singular for the projected Newton (sdp_art100: 100
             # points, 2 features, sigma 1): the conic SVM dual on the same exact kernel scores
             # the labels (Clarabel; its value certified from above), as sdp-lowrank falls back.
-            from s3vm.formulations.families.svm_dual import svm_dual_value
 
             value, alpha = svm_dual_value(columns.K, y, C)
             return value, alpha, ("D(y) by the conic SVM dual (Clarabel): the projected "
@@ -107,7 +107,6 @@ class SubspaceFamily(ConicFormulation):
                      V: Optional[np.ndarray] = None) -> ConicModel:
         """The problem of the ``psd-barrier`` solver: min_M g(M) (:mod:`s3vm.models.subspace_oracle`)
         over M PSD, diag(V M V') <= 1 and the balance."""
-        from s3vm.solvers.engines.psd_barrier import PSDProblem
 
         C, V = self.prepare(instance, settings, V)
         oracle = make_oracle(V, C, self.kernel_columns(instance, settings),
@@ -182,7 +181,6 @@ class SubspaceFamily(ConicFormulation):
     def _conic_fallback(self):
         """The backend of the conic model when the default ``psd-barrier`` fails: the first
         installed of SCS and Clarabel (None when neither is)."""
-        from s3vm.solvers.registry import get_backend, unavailable_reason
 
         for name in ("scs", "clarabel"):
             if unavailable_reason(name, self.problem_class) is None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from s3vm.data.instance import Instance
 from s3vm.core.options import Option
-from s3vm.solvers.errors import InputError
+from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.formulations.families.pyomo import PyomoFormulation, labels_from_scores
 from s3vm.models.problem3 import (Problem3Data, build_problem3, build_problem3_dual, primal_values,
                                   unlabeled_scores)
-from s3vm.formulations.families.pyomo import PyomoFormulation, labels_from_scores
-from s3vm.core.settings import Settings
+from s3vm.solvers.errors import InputError
 
 
 LP_FORM = Option("lp_form", "choice", "auto", "solve the LP dual (auto: when the solver gives "

@@ -21,9 +21,9 @@ from typing import Optional
 
 import numpy as np
 
-from s3vm.models.conic import ConicModel
-from s3vm.data.instance import Instance
 from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.models.conic import ConicModel, balance_coefficients
 from s3vm.models.fusion import Lmi, fusion, levels, svm_border, upper_pairs, variable
 
 
@@ -42,7 +42,6 @@ def build_sdp(K: np.ndarray, C: Optional[np.ndarray], instance: Instance, settin
     settings : Settings
         Its ``balance``: with ``count``, sum_(j in U) y_j = 2P - u as a row in g.
     """
-    from s3vm.models.conic import balance_coefficients
 
     mf = fusion()
     n = instance.n

@@ -18,17 +18,17 @@ from typing import Optional
 
 import numpy as np
 
-from s3vm.models.conic import ConicModel
-from s3vm.data.instance import Instance
 from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.models.conic import ConicModel
 from s3vm.models.fusion import Lmi, fusion, levels, variable
+from s3vm.models.subspace import balance_row, subspace_readers
 
 
 def build_lowrank(form, instance: Instance, settings: Settings, V: Optional[np.ndarray] = None,
                   G: Optional[np.ndarray] = None, name: str = "sdp_lowrank") -> ConicModel:
     """The Fusion model of ``form`` (a :class:`~s3vm.formulations.sdp_lowrank.LowRankSDP`); ``V`` and
     ``G`` default to the spectral subspace and ``form.factor``, as in its CVXPY builder."""
-    from s3vm.models.subspace import balance_row, subspace_readers
 
     mf = fusion()
     C, V = form.prepare(instance, settings, V)

@@ -18,10 +18,11 @@ from typing import Optional
 
 import numpy as np
 
-from s3vm.models.conic import ConicModel
-from s3vm.data.instance import Instance
 from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.models.conic import ConicModel
 from s3vm.models.fusion import Lmi, fusion, levels, svm_border, variable
+from s3vm.models.subspace import balance_row, subspace_readers
 
 
 def sym_coefficients(P: np.ndarray, Q: np.ndarray) -> np.ndarray:
@@ -47,7 +48,6 @@ def build_subspace(form, instance: Instance, settings: Settings,
                    V: Optional[np.ndarray] = None, name: str = "sdp_subspace") -> ConicModel:
     """The Fusion model of ``form`` (a :class:`~s3vm.formulations.sdp_subspace.SubspaceSDP`);
     ``V`` defaults to the spectral subspace, as in its CVXPY builder."""
-    from s3vm.models.subspace import balance_row, subspace_readers
 
     mf = fusion()
     C, V = form.prepare(instance, settings, V)

@@ -21,10 +21,10 @@ import time
 import warnings
 from typing import ClassVar, Optional
 
-from s3vm.solvers.runtime.clock import INTERRUPTED, call_limit, current
-from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.supervisor import ChildCallStopped, call_in_child
 from s3vm.solvers.backends.base import Backend, Outcome
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.clock import INTERRUPTED, call_limit, current
+from s3vm.solvers.runtime.supervisor import ChildCallStopped, Interrupted, call_in_child
 
 
 def map_cvxpy_status(status: str) -> str:
@@ -153,8 +153,6 @@ def interruptible_scs():
             results = super().solve_via_data(data, warm_start, verbose, solver_opts,
                                              solver_cache)
             if results.get("info", {}).get("status_val") == SCS_SIGINT:
-                from s3vm.solvers.runtime.supervisor import Interrupted
-
                 clock = current()
                 if clock is not None:
                     clock.stop(INTERRUPTED, signal.SIGINT)

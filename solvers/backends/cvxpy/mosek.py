@@ -1,8 +1,8 @@
 """MOSEK through CVXPY for the SDP formulations (needs a MOSEK licence)."""
 
-from s3vm.solvers.runtime.clock import call_limit
 from s3vm.solvers.backends.cvxpy.conic import CvxpyBackend
 from s3vm.solvers.backends.pyomo.mosek import NeedsMosekLicence
+from s3vm.solvers.runtime.clock import call_limit
 
 
 class CvxpyMosekBackend(NeedsMosekLicence, CvxpyBackend):

@@ -12,8 +12,8 @@ import sys
 import time
 from typing import Optional
 
-from s3vm.solvers.runtime.clock import call_limit
 from s3vm.solvers.backends.base import Backend, Outcome, Session
+from s3vm.solvers.runtime.clock import call_limit
 
 
 def map_status(termination, solution_status) -> str:

@@ -18,8 +18,9 @@ from typing import Optional
 
 import numpy as np
 
-from s3vm.solvers.runtime.clock import TIME_LIMIT, call_limit, current
 from s3vm.solvers.backends.base import Backend, Outcome, Session
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.clock import TIME_LIMIT, call_limit, current
 
 LARGE_LP_ROWS = 5000  # below this, simplex is fast whatever the start
 
@@ -102,8 +103,6 @@ class HighsSession(Session):
         h.setOptionValue("threads", 1 if profile.threads is None else int(profile.threads))
         for key, value in profile.options.items():
             if h.setOptionValue(str(key), value) != highspy.HighsStatus.kOk:
-                from s3vm.solvers.errors import InputError
-
                 raise InputError(f"HiGHS rejected option {key} = {value!r}")
         empty_i, empty_f = np.array([], dtype=np.int32), np.array([], dtype=float)
         self.user_algorithm = any(k in profile.options for k in ("solver", "simplex_strategy"))

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import time
 
-from s3vm.solvers.runtime.clock import TIME_LIMIT, current
 from s3vm.solvers.backends.pyomo.contrib import PyomoContribBackend
+from s3vm.solvers.runtime.clock import TIME_LIMIT, current
 
 REPORT_SECONDS = 0.5  # the event handler reads SCIP's bounds at most this often
 
