@@ -21,11 +21,15 @@ def l2_svm_value(K, y, C, bias: bool) -> float:
     """The optimum of the squared-hinge SVM primal 1/2 |w|^2 + sum_i C_i max(0, 1 - y_i f_i)^2
     with an explicit feature map of K (its eigendecomposition), solved by CVXPY and Clarabel:
     J of Problem 1 at a full labeling y."""
-    import cvxpy as cp
-
     vals, vecs = np.linalg.eigh(K)
     keep = vals > 1e-10 * vals.max()
-    G = vecs[:, keep] * np.sqrt(vals[keep])
+    return l2_svm_value_factor(vecs[:, keep] * np.sqrt(vals[keep]), y, C, bias)
+
+
+def l2_svm_value_factor(G, y, C, bias: bool) -> float:
+    """:func:`l2_svm_value` on explicit features G (K = G G')."""
+    import cvxpy as cp
+
     w = cp.Variable(G.shape[1])
     b = cp.Variable() if bias else 0.0
     f = G @ w + b

@@ -44,24 +44,32 @@ CASES = {
     "mip": ("bd-mip", "heart", {}, None),
     "miqp": ("l2-miqp", "heart", {}, None),
     "successive LPs": ("vs3vm", "moons", {"kernel": "rbf", "sigma": 0.5}, None),
-    # all 1,010 points as Nystroem landmarks: 1,011-square systems (the default 500 landmarks
-    # finish within the limit)
-    "label switching": ("switching", "moons", {"kernel": "rbf", "sigma": 0.5,
-                                               "options": {"rank": 1010}}, None),
+    # all 2,010 points as Nystroem landmarks: 2,011-square systems, a second or more (1,010
+    # points, or the default 500 landmarks, finish before the first line)
+    "label switching": ("switching", "big_moons", {"kernel": "rbf", "sigma": 0.5,
+                                                   "options": {"rank": 2010}}, None),
     "sdp": ("sdp", "sdp_2moons", {}, "scs"),
     "subspace sdp": ("sdp-lowrank", "moons", {"kernel": "rbf", "sigma": 0.5}, None),
 }
 
 
+@pytest.fixture(scope="module")
+def big_moons(tmp_path_factory):
+    path = tmp_path_factory.mktemp("progress") / "moons2010.csv"
+    two_moons(5, 1000, seed=1).to_csv(str(path))
+    return str(path)
+
+
 @pytest.mark.parametrize("family", list(CASES))
-def test_a_long_solve_prints_progress_lines(caplog, fast_lines, moons, family):
+def test_a_long_solve_prints_progress_lines(caplog, fast_lines, moons, big_moons, family):
     name, data, settings, solver = CASES[family]
     if name == "l2-miqp" and "scip" not in installed_solvers("miqp"):
         pytest.skip("needs SCIP")
     caplog.set_level(logging.INFO, logger="s3vm.progress")
     settings = dict(settings)
     options = settings.pop("options", None)
-    api.solve(moons if data == "moons" else data, name, solver=solver, time_limit=2.5,
+    data = {"moons": moons, "big_moons": big_moons}.get(data, data)
+    api.solve(data, name, solver=solver, time_limit=2.5,
               options=options, **settings)
     lines = [r.getMessage() for r in caplog.records if r.name == "s3vm.progress"]
     parsed = [LINE.match(line) for line in lines]

@@ -180,8 +180,12 @@ def test_an_lp_cancelled_by_a_signal_stops_the_search_with_its_incumbent():
         def resolve(self):
             return Outcome(status="error", message="Interrupted by user")
 
+        def solve(self, labels):  # a leaf's own LP (the labeling's, without big-M)
+            return self.resolve()
+
     problem = LPRelaxationProblem.__new__(LPRelaxationProblem)
     problem.u, problem.session, problem._fixed, problem._d = 3, Cancelled(), np.zeros(3, int), []
+    problem.labeling_lp = problem.session
     problem.lp_solves = problem.lp_iterations = 0
     problem._apply = lambda partial: None
     problem.clock = Clock()

@@ -196,6 +196,14 @@ def exact_line_search(grad0: float, curv: float, g: np.ndarray, h: np.ndarray,
     return float(max(-d0[k] / d1[k], 0.0))
 
 
+def _not_converged(max_newton: int, C: np.ndarray) -> "NumericalError":
+    """The error of a Newton solve that ran out of steps: singular systems at a huge C."""
+    return NumericalError(
+        f"the squared-hinge SVM did not converge in {max_newton} Newton steps: with C up to "
+        f"{float(C.max(initial=0.0)):g} its systems are singular to working precision; lower "
+        "--C/--C-star (1e6 or less) or scale the features")
+
+
 def squared_hinge_svm(K: np.ndarray, y: np.ndarray, C: np.ndarray, bias: bool = True,
                       active: Optional[np.ndarray] = None,
                       max_newton: int = MAX_NEWTON) -> L2SVMSolution:
@@ -253,10 +261,7 @@ def squared_hinge_svm(K: np.ndarray, y: np.ndarray, C: np.ndarray, bias: bool = 
     optimal = consistent(f, active)
     while not optimal:
         if steps >= max_newton:
-            raise NumericalError(
-                f"the squared-hinge SVM did not converge in {max_newton} Newton steps: with "
-                f"C up to {float(C.max(initial=0.0)):g} its systems are singular to working "
-                "precision; lower --C/--C-star (1e6 or less) or scale the features")
+            raise _not_converged(max_newton, C)
         margin = y * f
         active = np.flatnonzero(used & (margin < 1.0))
         target_A, target_b, target_factor = newton_point(K, y, inv2c, active, bias)
@@ -336,6 +341,11 @@ class S3VMObjective:
         """The SVM with labels ``y`` and penalties ``C`` on all rows, its active set guessed
         from the solution ``warm``."""
         return squared_hinge_svm(self.K, y, C, self.bias, None if warm is None else warm.active)
+
+    def evaluate(self, labels_U: np.ndarray, warm=None):
+        """The objective's own solution at ``labels_U`` (a balance it carries included),
+        warm-started from a solution of :meth:`train`: what a search over labelings reports."""
+        return self.train(self.full_labels(np.asarray(labels_U)), self.C, warm)
 
     def __call__(self, labels_U: np.ndarray) -> float:
         """J(labels_U)."""
@@ -476,10 +486,7 @@ def squared_hinge_primal(G: np.ndarray, y: np.ndarray, C, bias: bool = True,
     steps = 0
     while True:
         if steps >= max_newton:
-            raise NumericalError(
-                f"the squared-hinge SVM did not converge in {max_newton} Newton steps: with "
-                f"C up to {float(C.max(initial=0.0)):g} its systems are singular to working "
-                "precision; lower --C/--C-star (1e6 or less) or scale the features")
+            raise _not_converged(max_newton, C)
         margin = y * f
         active = np.flatnonzero(used & (margin < 1.0))
         target_w, target_b, gram = _newton_target(Z, y, C, active, r, gram)

@@ -146,7 +146,8 @@ def _anneal(objective, positives, labels, anneal, max_rounds, stop, on_stage):
                 break
         if not finished:
             break
-    final = objective.train(objective.full_labels(labels), objective.C, sol)
+    # The objective's own value (J_mean under the mean balance), not the plain SVM trained above.
+    final = objective.evaluate(labels, sol)
     return labels.astype(int), final.value, finished, final
 
 

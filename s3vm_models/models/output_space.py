@@ -303,6 +303,11 @@ class MeanBalanceObjective(S3VMObjective):
         self._cache: dict = {}
         self._A = None
 
+    def evaluate(self, labels_U: np.ndarray, warm=None) -> MeanSolution:
+        """J_mean at ``labels_U``: the labeling's QP with the balance row, not the plain SVM a
+        search trains (``warm`` does not apply)."""
+        return self.solve(labels_U)
+
     def solve(self, labels_U: np.ndarray, active: Optional[np.ndarray] = None) -> MeanSolution:
         """The labeling's QP (``active``, a warm start of the Newton solver elsewhere, is
         ignored); each labeling is solved once."""

@@ -350,12 +350,7 @@ def _child(work, clock: Clock, up: int, down: int) -> None:
     except BaseException:
         code = 1
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        os._exit(code)
+        _end_child(code)
 
 
 def _supervise_process(work, clock: Clock, waiter: _Waiter) -> Supervised:
@@ -460,6 +455,17 @@ def _reap(pid: int, wait: bool = True) -> Optional[int]:
             continue
         except ChildProcessError:
             return 0
+
+
+def _end_child(code: int) -> None:
+    """End a forked child at once, its output flushed: ``os._exit``, so that nothing of the
+    parent's (atexit handlers, a pool's threads) runs in it."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(code)
 
 
 def _status_text(status: int) -> str:
@@ -653,9 +659,4 @@ def _answer_in_child(fn, args, write_end: int) -> None:  # pragma: no cover - th
     except BaseException:
         code = 1
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        os._exit(code)
+        _end_child(code)
