@@ -378,3 +378,22 @@ def test_a_non_utf8_profile_or_suite_file_is_one_line(tmp_path, command):
     check_error_line(proc.returncode, proc.stdout, proc.stderr)
     assert "not UTF-8 text" in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
+
+
+def test_a_signal_a_library_turns_into_its_own_error_is_still_an_interruption(monkeypatch,
+                                                                           capsys, tmp_path):
+    # Pyomo's writers catch the interrupt a SIGTERM raises in the middle of an export and raise
+    # "DeveloperError: Internal Pyomo implementation error" instead: that was exit 1, "internal
+    # error", where the signal's 143 was due.
+    def export(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+        except KeyboardInterrupt:
+            raise RuntimeError("Internal implementation error") from None
+
+    monkeypatch.setattr(api, "export", export)
+    status = cli.main(["export", "two_moons", "-f", "bd-mip", "-o", str(tmp_path / "m.mps")])
+    err = capsys.readouterr().err
+    assert status == 143, err
+    assert err.strip() == "s3vm: interrupted by SIGTERM"
+    assert list(tmp_path.iterdir()) == []

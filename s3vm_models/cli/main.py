@@ -22,8 +22,8 @@ from s3vm.cli.parser import PROG, build_parser
 from s3vm.solvers.errors import MESSAGES, S3VMError
 from s3vm.solvers.runtime.files import remove_temporary_files
 from s3vm.solvers.runtime.stdio import own_stdout, quiet_stderr
-from s3vm.solvers.runtime.supervisor import (Interrupted, abandoned_workers, set_isolation,
-                                             signals_interrupt)
+from s3vm.solvers.runtime.supervisor import (Interrupted, abandoned_workers, received_signal,
+                                             set_isolation, signal_name, signals_interrupt)
 
 
 #: Whether the last command solved under a time limit (:func:`console_main` then exits at
@@ -84,6 +84,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"{PROG}: interrupted by SIGINT", file=sys.stderr)
         return 130
     except Exception as exc:  # a bug, not the user's fault: one line unless debugging
+        signum = received_signal()
+        if signum is not None:
+            # The signal landed inside a library that turned it into an error of its own.
+            print(f"{PROG}: interrupted by {signal_name(signum)}", file=sys.stderr)
+            return 128 + signum
         if os.environ.get("S3VM_DEBUG"):
             raise
         print(f"{PROG}: internal error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)

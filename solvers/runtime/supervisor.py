@@ -97,6 +97,17 @@ def signal_of(exc: BaseException) -> int:
     return getattr(exc, "signum", signal.SIGINT)
 
 
+#: The signal the last :func:`signals_interrupt` block received, if any.
+_received: list = [None]
+
+
+def received_signal() -> Optional[int]:
+    """The signal (SIGINT, SIGTERM) the current or last :func:`signals_interrupt` block received,
+    or None. A library that catches the :class:`Interrupted` it raised and raises an error of its
+    own instead (Pyomo's writers wrap it in a ``DeveloperError``) still stopped on that signal."""
+    return _received[0]
+
+
 @contextmanager
 def signals_interrupt() -> Iterator[None]:
     """While the block runs in the main thread, SIGINT and SIGTERM raise :class:`Interrupted`
@@ -107,8 +118,10 @@ def signals_interrupt() -> Iterator[None]:
         return
 
     def handler(signum, frame):
+        _received[0] = signum
         raise Interrupted(signum)
 
+    _received[0] = None
     previous = {}
     for signum in (signal.SIGINT, signal.SIGTERM):
         previous[signum] = signal.signal(signum, handler)
