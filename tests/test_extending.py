@@ -78,3 +78,23 @@ def test_the_registry_refuses_a_taken_name_and_a_mismatched_class(toy):
 
 def test_registration_does_not_outlive_the_test():
     assert "supervised-l2" not in s3vm.formulation_names()
+
+
+def test_every_declaration_speaks_the_named_vocabularies():
+    # The problem classes and model kinds are named once (s3vm.solvers.vocabulary); a
+    # formulation or a backend declaring another word would be matched by nothing.
+    from s3vm.solvers.lazy import lookup
+    from s3vm.solvers.registry import BACKENDS, DEFAULT_SOLVERS
+    from s3vm.solvers.vocabulary import MODEL_KINDS, PROBLEM_CLASSES
+
+    for name in s3vm.formulation_names():
+        assert registry.formulation_class(name).problem_class in PROBLEM_CLASSES, name
+    assert set(DEFAULT_SOLVERS) <= set(PROBLEM_CLASSES)
+    for solver, classes in BACKENDS.items():
+        assert set(classes) <= set(PROBLEM_CLASSES), solver
+        for key in classes:
+            try:
+                backend = lookup(classes, key, "problem class")
+            except ImportError:  # an optional solver library that is not installed
+                continue
+            assert backend.model_kind in MODEL_KINDS, (solver, key)

@@ -159,28 +159,35 @@ def test_no_inaccuracy_warning_when_the_status_settles_it():
     assert not [w for w in caught if "inaccurate" in str(w.message)]
 
 
+def _quiet_solve_with(monkeypatch, run) -> int:
+    """``s3vm solve BLOBS -f svm1 --json -q`` in its own solve process, with svm1's step
+    replaced by ``run(original_run, self, ...)``; the exit status."""
+    from s3vm import cli
+    from s3vm.core.registry import get_formulation
+    from s3vm.solvers.runtime import supervisor
+
+    formulation = type(get_formulation("svm1"))
+    original = formulation.run
+    monkeypatch.setattr(formulation, "run",
+                        lambda self, *args, **kwargs: run(original, self, *args, **kwargs))
+    supervisor.set_isolation(True)
+    try:
+        return cli.main(["solve", BLOBS, "-f", "svm1", "--json", "-q"])
+    finally:
+        supervisor.set_isolation(False)
+
+
 def test_quiet_keeps_native_stderr_noise_out(monkeypatch, capfd):
     # SCIP writes its errors (call traces of hundreds of lines when an allocation fails) and
     # its warnings to file descriptor 2 from C, whatever its log setting: under -q only the
     # command's own one-line messages may reach stderr, from the solve's process or a child.
     from s3vm import cli
-    from s3vm.solvers.runtime import supervisor
 
-    from s3vm.core.registry import get_formulation
-
-    formulation = type(get_formulation("svm1"))
-    run = formulation.run
-
-    def noisy(self, *args, **kwargs):
+    def noisy(run, self, *args, **kwargs):
         os.write(2, b"[scip.c:123] ERROR: insufficient memory\n" * 360)
         return run(self, *args, **kwargs)
 
-    monkeypatch.setattr(formulation, "run", noisy)
-    supervisor.set_isolation(True)
-    try:
-        status = cli.main(["solve", BLOBS, "-f", "svm1", "--json", "-q"])
-    finally:
-        supervisor.set_isolation(False)
+    status = _quiet_solve_with(monkeypatch, noisy)
     out, err = capfd.readouterr()
     assert status == 0 and json.loads(out)["status"] == "optimal"
     assert err == ""
@@ -191,25 +198,14 @@ def test_quiet_keeps_native_stderr_noise_out(monkeypatch, capfd):
 
 
 def test_quiet_still_prints_the_one_line_error_of_a_solve_that_died(monkeypatch, capfd):
-    from s3vm import cli
-    from s3vm.core.registry import get_formulation
-    from s3vm.solvers.runtime import supervisor
-
-    formulation = type(get_formulation("svm1"))
-
-    def abort(self, *args, **kwargs):
+    def abort(run, self, *args, **kwargs):
         import faulthandler
 
         faulthandler.disable()  # pytest's own dump of the abort goes around fd 2
         os.write(2, b"terminate called after throwing an instance of 'std::bad_alloc'\n" * 50)
         os.abort()
 
-    monkeypatch.setattr(formulation, "run", abort)
-    supervisor.set_isolation(True)
-    try:
-        status = cli.main(["solve", BLOBS, "-f", "svm1", "--json", "-q"])
-    finally:
-        supervisor.set_isolation(False)
+    status = _quiet_solve_with(monkeypatch, abort)
     out, err = capfd.readouterr()
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and "SIGABRT" in err and "bad_alloc" not in err

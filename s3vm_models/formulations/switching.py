@@ -43,6 +43,7 @@ LANDMARK_SEED = 0
 
 class LabelSwitchingS3VM(Formulation):
     """A local minimum of S3VM-L2 (kernel, bias or not, C and C*, count balance or none)."""
+
     problem: ClassVar[int] = 1
 
     name: ClassVar[str] = "switching"
