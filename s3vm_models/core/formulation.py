@@ -28,6 +28,7 @@ from s3vm.core.registry import all_options
 from s3vm.core.settings import SETTINGS_TABLE, Settings, keyword_hint
 from s3vm.core.supervised import l2svm_no_bias
 from s3vm.data.instance import Instance
+from s3vm.solvers.bnb.problem import labels_by_outputs
 from s3vm.solvers.errors import InputError, MESSAGES
 from s3vm.solvers.registry import backend_class, get_backend, unavailable_reason
 from s3vm.solvers.results import Result
@@ -459,11 +460,8 @@ class Formulation(ABC):
         P highest scores are +1, else the signs. The SDP family, which takes groups, rounds with
         them instead (:func:`s3vm.formulations.families.conic.round_scores`)."""
         scores = np.asarray(scores, dtype=float)
-        if settings.balance == "count":
-            labels = -np.ones(scores.size, dtype=int)
-            labels[np.argsort(-scores, kind="stable")[:settings.positive_count(instance)]] = 1
-            return labels, scores
-        return np.where(scores >= 0, 1, -1).astype(int), scores
+        positives = settings.positive_count(instance) if settings.balance == "count" else None
+        return labels_by_outputs(scores, positives), scores
 
     def backend(self, profile):
         """The backend that solves this formulation's models for ``profile`` (resolved before

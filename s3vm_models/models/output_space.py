@@ -40,6 +40,7 @@ from typing import Optional
 import numpy as np
 
 from s3vm.models.l2_svm import S3VMObjective
+from s3vm.solvers.bnb.problem import labels_by_outputs
 
 #: Safety margin of the box: a bound is moved outwards by this before use (their TOL_BOUND).
 BOX_TOL = 1e-5
@@ -512,10 +513,8 @@ class OutputSpaceData:
 
 
 def labels_count(f: np.ndarray, P: int) -> np.ndarray:
-    """+1 for the P largest of f (ties by position), -1 elsewhere."""
-    y = -np.ones(f.size)
-    y[np.argsort(-f, kind="stable")[:P]] = 1.0
-    return y
+    """+1.0 for the P largest of f (ties by position), -1.0 elsewhere (as floats)."""
+    return labels_by_outputs(f, P).astype(float)
 
 
 def two_opt(Cm: np.ndarray, v: np.ndarray, movable: np.ndarray, qp, max_passes: int = 50):
