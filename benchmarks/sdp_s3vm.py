@@ -64,7 +64,11 @@ HERE = os.path.abspath(__file__)
 def one(spec: dict) -> dict:
     """Run one solve described by ``spec`` in this process and return its record."""
     from s3vm.api import solve
-    from s3vm.data.loaders import load_sdp_instance
+
+    try:
+        from s3vm.data.loaders import load_sdp_instance
+    except ImportError:  # the previous code's layout (--baseline), before the role folders
+        from s3vm.loaders import load_sdp_instance
 
     if spec.get("labeled_idx") is not None:
         # The previous code's loader has no ``rounding``: the labeled rows come from the parent.
@@ -210,8 +214,7 @@ def compare_part(args):
     """Both conventions on a few instances (seed 0, their CV with the labeled points in order 0),
     by this code (``--workers``) and, in the same run, by the previous code (``--baseline``:
     the python of a worktree of the previous commit), with the same kernel, C, C* and options."""
-    from s3vm.data.loaders import load_sdp_instance
-    from s3vm.selection import select_parameters
+    from s3vm.data.loaders import SDP_INSTANCES
 
     with open(args.out, "a") as fh:
         emit(fh, {"part": "header", "uptime": subprocess.run(["uptime"], capture_output=True,
@@ -219,56 +222,71 @@ def compare_part(args):
                   "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                   "args": vars(args)})
         for name in args.instances.split(","):
-            emit(fh, {"part": "spread", "instance": name, "seed": 0,
-                      **selection_spread(name, 0, args.orders)})
-            inst = load_sdp_instance(name, 0.3, seed=0, rounding="floor")
-            for convention in args.conventions.split(","):
-                sel = select_parameters(inst, seed=0, convention=convention)
-                common = {"instance": name, "seed": 0, "rounding": "floor",
-                          "formulation": "bb-sdp", "time_limit": args.time_limit,
-                          "convention": convention, "settings": sel.settings(),
-                          "selection": {"kernel": sel.kernel, "C": sel.C,
-                                        "C_star": sel.C_star}}
-                options = {"rel_gap": args.gap, **sel.options()}
-                for workers in [int(w) for w in args.workers.split(",")]:
-                    emit(fh, {**run({**common, "options": {**options, "workers": workers},
-                                     "label": f"bb-sdp workers={workers}"}),
-                              "selection": common["selection"]})
-                if args.baseline:
-                    emit(fh, {**run({**common, "options": options, "code": "previous",
-                                     "label": "bb-sdp previous"}, python=args.baseline),
-                              "selection": common["selection"]})
+            n = SDP_INSTANCES[name][0]
+            seeds = range(args.seeds if n <= 300 else 1)
+            limit = args.time_limit if n <= 300 else args.time_limit_large
+            for seed in seeds:
+                compare_one(fh, args, name, seed, limit)
+
+
+def compare_one(fh, args, name: str, seed: int, limit: float):
+    """One instance and seed of ``compare``: the spread of the CV's choice, then per convention
+    this code with each of ``--workers`` and (seeds in ``--baseline-seeds``) the previous code."""
+    from s3vm.data.loaders import load_sdp_instance
+    from s3vm.selection import select_parameters
+
+    emit(fh, {"part": "spread", "instance": name, "seed": seed,
+              **selection_spread(name, seed, args.orders)})
+    inst = load_sdp_instance(name, 0.3, seed=seed, rounding="floor")
+    baseline_seeds = {int(s) for s in args.baseline_seeds.split(",") if s}
+    for convention in args.conventions.split(","):
+        sel = select_parameters(inst, seed=0, convention=convention)
+        common = {"instance": name, "seed": seed, "rounding": "floor",
+                  "formulation": "bb-sdp", "time_limit": limit,
+                  "convention": convention, "settings": sel.settings(),
+                  "selection": {"kernel": sel.kernel, "C": sel.C,
+                                "C_star": sel.C_star}}
+        options = {"rel_gap": args.gap, **sel.options()}
+        for workers in [int(w) for w in args.workers.split(",")]:
+            emit(fh, {**run({**common, "options": {**options, "workers": workers},
+                             "label": f"bb-sdp workers={workers}"}),
+                      "selection": common["selection"]})
+        if args.baseline and seed in baseline_seeds:
+            emit(fh, {**run({**common, "options": options, "code": "previous",
+                             "label": "bb-sdp previous"}, python=args.baseline),
+                      "selection": common["selection"]})
 
 
 def compare_table(args):
     """Markdown table of a ``compare`` results file (stdout)."""
     rows = [json.loads(ln) for ln in open(args.out)]
     header = [r for r in rows if r.get("part") == "header"]
-    spread = {r["instance"]: r for r in rows if r.get("part") == "spread"}
+    spread = {(r["instance"], r.get("seed", 0)): r for r in rows if r.get("part") == "spread"}
     runs = [r for r in rows if r.get("part") is None]
     best = {}
     for r in runs:
         if r.get("objective") is not None:
-            key = (r["instance"], r["convention"])
+            key = (r["instance"], r.get("seed", 0), r["convention"])
             best[key] = min(best.get(key, float("inf")), r["objective"])
-    print("| instance | n | convention | kernel, C, C* | C over orders (file order) | code | "
+    print("| instance | n | seed | convention | kernel, C, C* | C over orders (file order) | code | "
           "root gap | root s | nodes | total s | status | final gap | previous s / this s "
           "(both proved) | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in runs:
         sel = r.get("selection") or {}
-        sp = spread.get(r["instance"], {})
+        sp = spread.get((r["instance"], r.get("seed", 0)), {})
         cs = sp.get("C") or []
         kinds = sp.get("kernels") or []
         mixed = f", {kinds.count('rbf')} of {len(kinds)} rbf" if len(set(kinds)) > 1 else ""
         order_text = (f"{_fmt(min(cs), 3)}-{_fmt(max(cs), 3)}{mixed} "
                       f"({sp['file_order'][0]} {_fmt(sp['file_order'][1], 3)})" if cs else "-")
-        b = best.get((r["instance"], r["convention"]))
+        b = best.get((r["instance"], r.get("seed", 0), r["convention"]))
         root = r.get("root_bound")
         root_gap = None if root is None or b is None else (b - root) / abs(b)
         ratio = "-"
         if r.get("code") == "new":
-            prev = next((p for p in runs if p["instance"] == r["instance"] and p["convention"]
+            prev = next((p for p in runs if p["instance"] == r["instance"] and p.get("seed", 0) == r.get("seed", 0)
+                         and p["convention"]
                          == r["convention"] and p.get("code") == "previous"
                          and p["time_limit"] == r["time_limit"]
                          and p.get("started", "") > r.get("started", "")), None)
@@ -281,7 +299,7 @@ def compare_table(args):
         if status == "feasible" and r.get("code") == "previous" and r.get("gap") is not None \
                 and r["gap"] <= (r.get("options") or {}).get("rel_gap", 0):
             status = "feasible (gap closed)"
-        print(f"| {r['instance']} | {r.get('n', '-')} | {r['convention']} | {sel.get('kernel')}, "
+        print(f"| {r['instance']} | {r.get('n', '-')} | {r.get('seed', 0)} | {r['convention']} | {sel.get('kernel')}, "
               f"{_fmt(sel.get('C'), 3)}, {_fmt(sel.get('C_star'), 3)} | {order_text} | {label} | "
               f"{_pct(root_gap)} | {_fmt(r.get('root_seconds'), 3)} | {_fmt(r.get('nodes'))} | "
               f"{_fmt(r.get('seconds'), 3)} | {status} | {_pct(r.get('gap'))} | {ratio} | "
@@ -418,6 +436,10 @@ def main():
                     help="compare: comma-separated worker counts of this code's runs")
     ap.add_argument("--gap", type=float, default=1e-3, help="compare: relative gap")
     ap.add_argument("--baseline", help="compare: the python of the previous code's worktree")
+    ap.add_argument("--seeds", type=int, default=1,
+                    help="compare: seeds 0..k-1 of each instance up to n = 300 (one above)")
+    ap.add_argument("--baseline-seeds", default="0",
+                    help="compare: comma-separated seeds the previous code also runs")
     args = ap.parse_args()
     {"mean": mean_part, "count": count_part, "table": table, "compare": compare_part,
      "compare-table": compare_table}[args.part](args)

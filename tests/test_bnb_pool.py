@@ -129,3 +129,31 @@ def test_dask_local_cluster_bounds_the_nodes_as_processes_do():
                 assert outcome(on_dask) == outcome(forked)
         finally:
             pool.close()
+
+
+def _labeling_qp(seed):
+    """The conic labeling QP of bb-sdp's incumbent search (Clarabel through CVXPY) on 150
+    outputs, the size at which Clarabel 0.11 starts its thread pool."""
+    from s3vm.models.output_space import _labeling_qp_conic
+
+    rng = np.random.default_rng(seed)
+    R = rng.standard_normal((150, 150))
+    y = np.where(rng.random(150) < 0.5, -1.0, 1.0)
+    value, v = _labeling_qp_conic(R @ R.T / 150 + np.eye(150), y, np.ones(150), float(y.sum()))
+    return value
+
+
+def test_children_solve_with_clarabel_after_the_parent_did():
+    """A solver library's thread pool started in the parent has no threads in a forked child:
+    bb-sdp's node bounds waited forever on Clarabel in every child once the parent had solved
+    one labeling QP (the search then sat at its root until the time limit). The children must
+    answer, and as the parent does."""
+    from s3vm.solvers.runtime.supervisor import calls_in_children
+
+    parent = _labeling_qp(0)
+    started = time.monotonic()
+    answers = calls_in_children([(_labeling_qp, (0,)), (_labeling_qp, (1,))],
+                                stop=lambda: time.monotonic() - started > 45)
+    assert np.isfinite(parent)
+    assert answers[0] == pytest.approx(parent, rel=1e-6)
+    assert np.isfinite(answers[1])

@@ -41,6 +41,7 @@ import numpy as np
 
 from s3vm.models.l2_svm import S3VMObjective
 from s3vm.solvers.bnb.problem import labels_by_outputs
+from s3vm.solvers.runtime.supervisor import native_threads
 
 #: Safety margin of the box: a bound is moved outwards by this before use (their TOL_BOUND).
 BOX_TOL = 1e-5
@@ -147,7 +148,7 @@ def _labeling_qp_conic(Cm, y, a, rhs):
     w, U = np.linalg.eigh(0.5 * (Cm + Cm.T))
     R = U * np.sqrt(np.maximum(w, 0.0))
     prob = cp.Problem(cp.Minimize(cp.sum_squares(R.T @ v)), cons)
-    prob.solve(solver="CLARABEL")
+    prob.solve(solver="CLARABEL", max_threads=native_threads())
     if v.value is None or prob.status not in ("optimal", "optimal_inaccurate"):
         return math.inf, None
     vv = y * np.maximum(y * v.value, 1.0)

@@ -13,6 +13,8 @@ from typing import Optional
 
 import numpy as np
 
+from s3vm.solvers.runtime.supervisor import native_threads
+
 
 def psd_factor(K: np.ndarray, tol: float = 1e-10) -> np.ndarray:
     """G with G G' = K (eigenvectors scaled by the square roots of the positive eigenvalues)."""
@@ -67,7 +69,7 @@ def _solve_dual(G, y, C):
     constraints = [] if C is None else [a <= np.broadcast_to(C, y.shape)]
     problem = cp.Problem(objective, constraints)
     try:
-        problem.solve(solver="CLARABEL")
+        problem.solve(solver="CLARABEL", max_threads=native_threads())
     except cp.error.SolverError:
         return None, None
     if problem.status in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):

@@ -48,7 +48,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from s3vm.solvers.backends.base import Backend, Outcome
-from s3vm.solvers.runtime.supervisor import ChildCallStopped, call_in_child, in_solve_process
+from s3vm.solvers.runtime.supervisor import (ChildCallStopped, call_in_child, in_solve_process,
+                                              native_threads)
 
 
 @dataclass
@@ -302,6 +303,7 @@ class ClarabelDirectBackend(StandardConicBackend):
         G, h, c, T = _scs_form(problem, upper=True)
         settings = clarabel.DefaultSettings()
         settings.verbose = bool(profile.verbose)
+        settings.max_threads = native_threads()
         if problem.tolerance is not None:
             settings.tol_gap_abs = settings.tol_gap_rel = float(problem.tolerance)
             settings.tol_feas = float(problem.tolerance)

@@ -44,6 +44,8 @@ from typing import Any, Optional, Protocol
 import numpy as np
 import scipy.linalg as sla
 
+from s3vm.solvers.runtime.supervisor import native_threads
+
 __all__ = ["Evaluation", "Oracle", "OracleError", "PSDProblem", "PSDResult", "minimize", "svec",
            "smat", "svec_outer_rows", "certificate"]
 
@@ -223,6 +225,7 @@ def strictly_feasible_start(rows: np.ndarray, equalities: list, margin: float = 
              clarabel.PSDTriangleConeT(d), clarabel.NonnegativeConeT(1)]
     settings = clarabel.DefaultSettings()
     settings.verbose = False
+    settings.max_threads = native_threads()
     sol = clarabel.DefaultSolver(sp.csc_matrix((m + 1, m + 1)), np.r_[np.zeros(m), -1.0], A, b,
                                  cones, settings).solve()
     x = np.asarray(sol.x)
@@ -245,6 +248,7 @@ def _clarabel_multipliers(rows: np.ndarray, G: np.ndarray, equalities: list
     b = np.r_[svec(G), np.zeros(p)]
     settings = clarabel.DefaultSettings()
     settings.verbose = False
+    settings.max_threads = native_threads()
     settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-12
     sol = clarabel.DefaultSolver(sp.csc_matrix((p + q, p + q)), cost, A, b,
                                  [clarabel.PSDTriangleConeT(d), clarabel.NonnegativeConeT(p)],

@@ -151,6 +151,18 @@ def in_solve_process() -> bool:
     return _in_solve_process
 
 
+def native_threads() -> int:
+    """The thread count to ask of a solver library that keeps a thread pool of its own
+    (Clarabel's ``max_threads``): 1 in a forked child, 0 (the library's choice) elsewhere.
+
+    A pool that the library started in the parent before the fork is copied into the child
+    without its threads, so work handed to it there waits forever: Clarabel 0.11 hung in every
+    child of a parallel branch and bound once the parent had solved one labeling QP of 150
+    points. On one thread the library stays off its pool.
+    """
+    return 1 if _in_solve_process else 0
+
+
 def abandoned_workers() -> int:
     """How many abandoned solve threads are still running (a program may then exit at once)."""
     _abandoned[:] = [w for w in _abandoned if not w.done.is_set()]

@@ -7,3 +7,4 @@ class ClarabelBackend(CvxpyBackend):
     name = "clarabel"
     cvxpy_name = "CLARABEL"
     time_limit_option = "time_limit"
+    threads_option = "max_threads"

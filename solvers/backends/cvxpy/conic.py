@@ -24,7 +24,8 @@ from typing import ClassVar, Optional
 from s3vm.solvers.backends.base import Backend, Outcome
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import INTERRUPTED, call_limit, current
-from s3vm.solvers.runtime.supervisor import ChildCallStopped, Interrupted, call_in_child
+from s3vm.solvers.runtime.supervisor import (ChildCallStopped, Interrupted, call_in_child,
+                                              native_threads)
 
 
 def map_cvxpy_status(status: str) -> str:
@@ -71,6 +72,8 @@ class CvxpyBackend(Backend):
     python_package: ClassVar[str] = ""
     # The solver's own keyword for a time limit in seconds (None: the solver has none).
     time_limit_option: ClassVar[Optional[str]] = None
+    #: The solver's option for its thread count, set by :func:`native_threads` (fork safety).
+    threads_option: ClassVar[Optional[str]] = None
 
     @classmethod
     def unavailable_reason(cls) -> Optional[str]:
@@ -86,6 +89,8 @@ class CvxpyBackend(Backend):
     def solver_options(self, profile) -> dict:
         """The profile's time limit in this solver's vocabulary, plus its options."""
         options = dict(profile.options)
+        if self.threads_option is not None:
+            options.setdefault(self.threads_option, native_threads())
         limit = call_limit(profile.time_limit)
         if limit is not None and self.time_limit_option is not None:
             options.setdefault(self.time_limit_option, float(limit))
