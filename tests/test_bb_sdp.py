@@ -553,3 +553,51 @@ def test_incumbent_certificate_holds_for_arbitrary_multipliers():
         for UB in (optimum, 1.5 * optimum, 10.0 * optimum):
             assert incumbent_certificate(cert.Z, cert.dual, UB, scale) \
                 <= optimum + 1e-6 * max(1.0, abs(optimum))
+
+
+# -- the accuracy escalation of a node's SDP --------------------------------------------------------
+
+def scripted_solves(problem, answers):
+    """Replace the node loop's SDP solve by ``answers``: (value, dual, status) per call, in order;
+    return the list of tolerances asked for."""
+    from types import SimpleNamespace
+
+    asked = []
+
+    def solve_once(rows, T, tolerance):
+        value, dual, status = answers[len(asked)]
+        asked.append(tolerance)
+        problem._last_status = status
+        return SimpleNamespace(value=value, dual=dual), None
+
+    problem._solve_once = solve_once
+    return asked
+
+
+@pytest.mark.parametrize("answers,expected,finest", [
+    # the certificate loses what would prune the node: 1e-7 then 1e-8, never 1e-9
+    ([(0.90, 1.0, "optimal"), (0.95, 1.0, "optimal"), (0.97, 1.0, "optimal")], [1e-7, 1e-8], 1e-8),
+    # the finer solve did not reach its accuracy: the next solves do not start there
+    ([(0.90, 1.0, "optimal"), (0.93, 1.0, "feasible")], [1e-7, 1e-8], 1e-7),
+    # the certificate already prunes the node: no second solve
+    ([(0.9995, 1.0, "optimal")], [1e-7], np.inf),
+    # even b'y would not prune it: a finer solve cannot change this round's decision
+    ([(0.50, 0.60, "optimal")], [1e-7], np.inf),
+])
+def test_escalation_only_where_it_decides_and_never_below_finest(answers, expected, finest):
+    """SDPA asked for 1e-9 ran to its iteration limit (pdFEAS, ten times the time of a 1e-7
+    solve) and every later SDP of the instance started there; the escalation now stops at
+    1e-8, is not kept when the solver cannot reach it, and runs only where the loss decides
+    whether the node is pruned. The larger certificate of the attempts is returned."""
+    from s3vm.bounds.shor import FINEST_TOLERANCE
+
+    instance, settings = case("rbf_u10_mean")
+    _, problem = problem_for(instance, settings)
+    problem.UB, problem.rel_gap, problem.abs_gap = 1.0, 1e-3, 0.0
+    problem.options.cert_loss = 1e-4
+    asked = scripted_solves(problem, answers)
+    cert, _ = problem._solve(None, 1.0, 1e-7)
+    assert asked == pytest.approx(expected, rel=1e-9)
+    assert min(asked) >= FINEST_TOLERANCE
+    assert cert.value == max(a[0] for a in answers[:len(asked)])
+    assert problem._finest == pytest.approx(finest)

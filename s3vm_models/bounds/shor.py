@@ -62,6 +62,9 @@ from s3vm.solvers.backends.conic_standard import StandardConic
 from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound
 
 TOL_P = 1e-5   # primal activity of a row in the dual tightening (their TOL_P)
+#: The finest accuracy a solve is escalated to: SDPA in double precision stops short of 1e-9
+#: (status pdFEAS after its iteration limit, 10 s an SDP at n = 100 where 1e-7 takes 1-4 s).
+FINEST_TOLERANCE = 1e-8
 TOL_D = 1e-4   # dual activity: tightening and cut removal (their TOL_D)
 
 BRANCHINGS = ("rank", "fractional")
@@ -89,10 +92,12 @@ class ShorOptions:
         where the bound's last digits decide whether the node is pruned.
     near : float
     cert_loss : float
-        A solve is repeated 100 times more accurately (twice at most) when its certificate
-        falls short of the dual value b'y by more than this fraction of |b'y| and by more
-        than a tenth of the gap UB - certificate (a loss that cannot change a decision is
-        kept); the instance's later solves start at that accuracy.
+        A solve is repeated 100 times more accurately (twice at most, never finer than 1e-8)
+        when its certificate falls short of the dual value b'y by more than this fraction of
+        |b'y| and by more than a tenth of the gap UB - certificate, and b'y would prune the
+        node where the certificate does not (a loss that cannot change a decision is kept);
+        the instance's later solves start at that accuracy, unless the solver could not reach
+        it.
     hide_upper : bool
         Leave out the rows V_ii <= umd_i until the solution violates one (they are almost
         never active; they only bound the trace).
@@ -229,6 +234,7 @@ class ShorBoundProblem(LabelingProblem):
             a[1 + d.l:d.n + 1] = 1.0
             self.fr = FacialReduction.for_vector(a)
         self._finest = math.inf      # the finest accuracy a solve of this instance needed
+        self._last_status = None     # the solver's status of the last SDP
         self.scale = None
         if self.options.incumbent_certificate:
             # B = C~ + E_00 (+ the labels' diagonal, lifted): factored once per instance.
@@ -515,23 +521,34 @@ class ShorBoundProblem(LabelingProblem):
     def _solve(self, rows: RowList, T: float, tolerance: float):
         """Solve the rows' SDP and certify: (certificate, X in full coordinates) or (None, None).
         The certificate is the larger of the trace bound's and the incumbent-relative one; when
-        it loses more than ``cert_loss`` of b'y the SDP is solved again, more accurately."""
+        it loses more than ``cert_loss`` of b'y, and the loss could decide whether the node is
+        pruned, the SDP is solved again, more accurately (never finer than
+        :data:`FINEST_TOLERANCE`). The larger certificate of the attempts is kept."""
         opt = self.options
         # An instance whose SDPs needed a finer accuracy once needs it again: start there.
         tolerance = min(tolerance, self._finest)
+        best = (None, None)
         for attempt in range(3):
             cert, X = self._solve_once(rows, T, tolerance)
             if cert is None or not math.isfinite(cert.value):
-                return cert, X
+                return best if best[0] is not None else (cert, X)
+            if self._last_status != "optimal" and attempt:
+                # The solver did not reach the finer accuracy (SDPA's pdFEAS: it ran to its
+                # iteration limit): that accuracy costs more than it buys on this instance.
+                self._finest = min(self._finest * 1e2, opt.tolerance_near)
+            if best[0] is None or cert.value > best[0].value:
+                best = (cert, X)
+            cert = best[0]
             loss = cert.dual - cert.value
             gap = self.UB - cert.value
             if loss <= opt.cert_loss * max(abs(cert.dual), 1e-12) or loss <= 0.1 * gap \
-                    or tolerance <= 1e-9:
+                    or self._gap_closed(cert.value) or not self._gap_closed(cert.dual) \
+                    or tolerance <= FINEST_TOLERANCE or self._last_status != "optimal":
                 break
-            tolerance = max(tolerance * 1e-2, 1e-9)
+            tolerance = max(tolerance * 1e-2, FINEST_TOLERANCE)
             self._finest = tolerance
             self.stats["sdp_escalations"] += 1
-        return cert, X
+        return best
 
     def _solve_node(self, L, U, lmd, umd, cuts, upper, T: float, tolerance: float):
         """One round's SDP: (certificate, X, rows, upper) with ``upper`` (the rows
@@ -569,6 +586,7 @@ class ShorBoundProblem(LabelingProblem):
             profile = profile.updated(time_limit=remaining)
         t0, c0 = time.perf_counter(), time.process_time()
         outcome = self.backend.solve(problem, profile)
+        self._last_status = outcome.status
         self.stats["sdp"] += 1
         self.stats["sdp_seconds"] += time.perf_counter() - t0
         self.stats["sdp_cpu"] += time.process_time() - c0
