@@ -17,8 +17,12 @@ Runs (``--runs``, default all):
   estimates every dense formulation (and `s3vm select`, `sdp-lowrank --graph dense`) at three
             small sizes: the guard's estimate against the solve's growth (peak - baseline)
 
+``--formulations`` keeps only the runs of the formulations named. Besides ``ru_maxrss`` (the
+largest single process of the child's tree) the parent samples the tree's summed PSS.
+
     .venv/bin/python benchmarks/peak_memory.py
     .venv/bin/python benchmarks/peak_memory.py --runs guard --no-doc     # one group, no doc
+    .venv/bin/python benchmarks/peak_memory.py --runs estimates --formulations bb --no-doc
     .venv/bin/python benchmarks/peak_memory.py --render runs.jsonl       # the doc from records
 """
 
@@ -63,7 +67,16 @@ RUNS = {
     + [("l2-miqp", "rbf", n, 45.0, {}) for n in (300, 600, 900)]
     + [("sdp-subspace", "rbf", n, 45.0, {}) for n in (500, 1000, 1500)]
     + [(f, "rbf", n, 45.0, {}) for f in ("bd-mip", "vs3vm") for n in (500, 1000, 1500)]
-    + [(f, "linear", n, 45.0, {}) for f in ("bb", "switching") for n in (1000, 2000, 4000)],
+    # The seven formulations the first measurement left out. switching forms K only under rbf
+    # up to EXACT_MAX_N = 1,000 points (a factor otherwise, no n x n matrix: estimate 0);
+    # rlp and svm1 expand the kernel over all n points on their l labeled rows, hence larger n;
+    # bb-sdp bounds its nodes in forked processes, which the tree's PSS sum counts together.
+    + [("bb", "linear", n, 45.0, {}) for n in (1000, 2000, 4000)]
+    + [("bb", "rbf", n, 45.0, {}) for n in (1000, 2000, 3000)]
+    + [("switching", "rbf", n, 45.0, {}) for n in (400, 700, 1000)]
+    + [("bb-sdp", "linear", n, 45.0, {}) for n in (300, 500, 700)]
+    + [(f, "rbf", n, 45.0, {}) for f in ("rlp", "svm1") for n in (1000, 2000, 3000)]
+    + [(f, "rbf", n, 45.0, {}) for f in ("cvs3vm", "bb-mip") for n in (400, 700, 1000)],
 }
 
 
@@ -148,6 +161,52 @@ def select_child(instance) -> None:
     os._exit(0)
 
 
+#: Seconds between two samples of the child's process tree.
+SAMPLE_EVERY = 0.2
+
+
+def _descendants(root: int) -> list:
+    """``root`` and every process below it (a scan of /proc: the kernel's per-task children
+    lists are not always built in)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo.extend(children.get(pid, ()))
+    return tree
+
+
+def _pss_bytes(pid: int) -> int:
+    """The proportional set size of ``pid`` (0 once it is gone): pages shared by the forked
+    processes of a tree are counted once across the tree, not once per process."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def sample_tree(root: int, done: threading.Event, peak: list) -> None:
+    """Keep in ``peak[0]`` the largest sum of PSS over ``root``'s process tree, sampled every
+    :data:`SAMPLE_EVERY` s until ``done``: what the machine holds at once, where ``ru_maxrss``
+    is the largest single process (bb-sdp's node processes, SDPA's child)."""
+    while not done.wait(SAMPLE_EVERY):
+        peak[0] = max(peak[0], sum(_pss_bytes(pid) for pid in _descendants(root)))
+
+
 def measure(formulation, kernel, n, time_limit, options) -> dict:
     """Run one child; its peak RSS (wait4) and wall time, and what it printed."""
     cmd = [sys.executable, os.path.abspath(__file__), "--child", formulation, kernel, str(n),
@@ -157,13 +216,19 @@ def measure(formulation, kernel, n, time_limit, options) -> dict:
     killed = []
     timer = threading.Timer(time_limit + KILL_MARGIN, lambda: (killed.append(1), proc.kill()))
     timer.start()
+    done, tree_peak = threading.Event(), [0]
+    sampler = threading.Thread(target=sample_tree, args=(proc.pid, done, tree_peak), daemon=True)
+    sampler.start()
     out, err = proc.stdout.read(), proc.stderr.read()
     _, status_word, usage = os.wait4(proc.pid, 0)
+    done.set()
+    sampler.join()
     timer.cancel()
     proc.returncode = os.waitstatus_to_exitcode(status_word)
     wall = time.perf_counter() - start
     record = {"formulation": formulation, "kernel": kernel, "n": n, "time_limit": time_limit,
               "options": options, "wall": wall, "peak_bytes": usage.ru_maxrss * 1024,
+              "tree_pss_bytes": tree_peak[0],
               "exit": proc.returncode, "killed": bool(killed)}
     lines = [line for line in out.splitlines() if line.startswith("{")]
     if lines:
@@ -200,10 +265,12 @@ def mb(value) -> str:
     return "-" if value is None else f"{value / 2**20:,.0f}"
 
 
-def _ratio(record: dict) -> str:
-    """The guard's estimate over the solve's growth (peak - baseline): at least 1 when the
-    estimate is safe."""
-    growth = record["peak_bytes"] - record.get("baseline_kib", 0) * 1024
+def _ratio(record: dict, key: str = "peak_bytes") -> str:
+    """The guard's estimate over the solve's growth (``key``'s peak - baseline): at least 1
+    when the estimate is safe."""
+    if not record.get(key):
+        return "-"
+    growth = record[key] - record.get("baseline_kib", 0) * 1024
     if not record.get("estimate_bytes") or not record.get("baseline_kib") or growth <= 0:
         return "-"
     return f"{record['estimate_bytes'] / growth:.2f}"
@@ -217,7 +284,9 @@ def render(records: list, info: dict, load: str, command: Optional[str] = None) 
         "child's peak before solving (interpreter, imports, data); *peak* minus baseline is the",
         "solve's own growth. *Solve* is the result's `seconds` (its clock, model building",
         "included); the child's wall time adds the interpreter, the imports inside `s3vm.solve`",
-        "and drawing the data. A run past its limit by more than 60 s is killed.",
+        "and drawing the data. A run past its limit by more than 60 s is killed. *Tree PSS* is",
+        "the largest sum of the proportional set sizes of the child and its descendants, sampled",
+        f"every {SAMPLE_EVERY} s (forked processes counted together, their shared pages once).",
         "",
         f"- command: {command or '`' + benchmd.command_line() + '`'}",
         *benchmd.machine_lines(info),
@@ -236,12 +305,14 @@ def render(records: list, info: dict, load: str, command: Optional[str] = None) 
                      mb(r["peak_bytes"]),
                      mb(r["peak_bytes"] - r["baseline_kib"] * 1024
                         if r.get("baseline_kib") else None),
+                     mb(r.get("tree_pss_bytes")),
                      mb(r.get("estimate_bytes")) if r.get("estimate_bytes") else "-",
-                     _ratio(r)])
+                     _ratio(r), _ratio(r, "tree_pss_bytes")])
     body.append(table(["formulation", "kernel", "n", "limit (s)", "status", "solve (s)",
                        "child's wall (s)",
                        "baseline (MiB)", "peak (MiB)", "peak - baseline (MiB)",
-                       "guard's estimate (MiB)", "estimate / growth"], rows))
+                       "tree PSS (MiB)", "guard's estimate (MiB)", "estimate / growth",
+                       "estimate / tree growth"], rows))
     errors = [f"- {r['formulation']} {r['kernel']} n = {r['n']:,}: {r['error']}"
               for r in records if r.get("error")]
     if errors:
@@ -252,6 +323,8 @@ def render(records: list, info: dict, load: str, command: Optional[str] = None) 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", nargs="+", choices=sorted(RUNS), default=list(RUNS))
+    parser.add_argument("--formulations", nargs="+", metavar="NAME",
+                        help="only the runs of these formulations (of the groups chosen)")
     parser.add_argument("--no-doc", action="store_true", help="print, do not write the doc")
     parser.add_argument("--json", help="also append every record to this JSON-lines file")
     parser.add_argument("--render", help="write the doc from the records of this JSON-lines "
@@ -272,6 +345,8 @@ def main(argv=None) -> int:
         args.runs = []
     for group in args.runs:
         for spec in RUNS[group]:
+            if args.formulations and spec[0] not in args.formulations:
+                continue
             record = measure(*spec)
             records.append(record)
             print(json.dumps(record), flush=True)

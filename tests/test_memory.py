@@ -157,3 +157,34 @@ def test_the_rbf_sdp_estimate_covers_its_measured_slope():
     # and 900 with the rbf kernel, against the 400 declared for both kernels before
     sdp = formulation_class("sdp")()
     assert sdp.dense_bytes_per_entry(Settings(kernel="rbf")) >= 1300
+
+
+def test_bb_keeps_its_open_nodes_within_its_declared_footprint():
+    # Depth-first, every level of the dive leaves a sibling open, and each kept its own Cholesky
+    # factor of the active set (a^2 doubles): the sum grew with the cube of the depth, 1.9 GiB
+    # at n = 1,000 (rbf, 45 s) against the 430 MiB the guard estimated (docs/benchmarks.md).
+    # tracemalloc counts numpy's buffers: the search's peak must stay within the declared bytes
+    # per n^2 entry, less the kernel matrix's 8, formed before the trace starts.
+    import tracemalloc
+
+    from threadpoolctl import threadpool_limits
+
+    from s3vm.bounds.svm import SVMBoundProblem
+    from s3vm.models.l2_svm import S3VMObjective
+    from s3vm.solvers.bnb.driver import search
+
+    n = 150
+    instance = gaussian_blobs(n=n, p=10, separation=2.0, labeled_fraction=0.1, seed=0)
+    settings = Settings(kernel="rbf")
+    problem = SVMBoundProblem(S3VMObjective(instance, settings))
+    tracemalloc.start()
+    try:
+        with threadpool_limits(limits=1, user_api="blas"):
+            result = search(problem, node_limit=300, keep_tree=False, log=lambda s: None,
+                            progress=lambda s: None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.nodes >= 300  # the dive reached a depth of about u = 135
+    declared = formulation_class("bb")().dense_bytes_per_entry(settings)
+    assert peak <= (declared - 8) * n * n, f"{peak / n**2:.0f} bytes per n^2 entry"

@@ -22,10 +22,21 @@ change when a point x with label y joins,
 M the bordered system of the support vectors (without bias, v = K(sv, x) and M = K_sv + D).
 The node branches on the point whose less likely label would raise the objective most, and the
 driver explores its likely label, sign f(x), first.
+
+The factors the open nodes keep are capped at :data:`FACTOR_BYTES_PER_ENTRY` bytes per entry of
+the n x n kernel matrix. Depth-first, every level of the dive leaves its second child open, each
+with its own factor of a^2 doubles (a the active set's size, up to the depth plus the labeled
+points): without the cap their sum grows with the cube of the depth (1.9 GiB at n = 1,000 with
+the rbf kernel in 45 s, docs/benchmarks.md "The guard's estimate ... at three sizes"). Beyond the
+cap the nodes left open longest give up their factors first (depth-first, the ones bounded
+last are expanded next) and keep only their active points; such a factor is rebuilt (one
+Cholesky factorisation) when the node's children are bounded.
 """
 
 from __future__ import annotations
 
+import weakref
+from collections import OrderedDict
 from typing import Any, Optional
 
 import numpy as np
@@ -33,6 +44,20 @@ from scipy.linalg import solve_triangular
 
 from s3vm.models.l2_svm import ActiveFactor, MARGIN_TOL, S3VMObjective, squared_hinge_svm
 from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound
+
+#: Bytes of Cholesky factors the open nodes may keep together, per entry of the n x n kernel
+#: matrix: one n x n matrix of doubles (bb's dense_bytes counts it).
+FACTOR_BYTES_PER_ENTRY = 8
+
+
+class DroppedFactor:
+    """What an open node keeps of its factor beyond the cap: the active points alone, from
+    which :meth:`SVMBoundProblem.restored` rebuilds the factor for the node's children."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows):
+        self.rows = rows
 
 
 class SVMNode:
@@ -44,8 +69,9 @@ class SVMNode:
         The node's partial labeling (+1/-1 fixed, 0 free).
     y : ndarray of shape (n,)
         Labels of the training points (0 on free unlabeled rows).
-    factor : ActiveFactor
-        Factor of the support vectors' system.
+    factor : ActiveFactor or DroppedFactor
+        Factor of the support vectors' system (its rows alone when the open nodes' factors
+        would pass :data:`FACTOR_BYTES_PER_ENTRY`).
     beta : ndarray
         Coefficients of the support vectors (``factor.rows``), b the offset.
     f : ndarray of shape (n,)
@@ -54,7 +80,7 @@ class SVMNode:
         s(L_node).
     """
 
-    __slots__ = ("partial", "y", "factor", "beta", "b", "f", "value")
+    __slots__ = ("partial", "y", "factor", "beta", "b", "f", "value", "__weakref__")
 
     def __init__(self, partial, y, factor, beta, b, f, value):
         self.partial, self.y, self.factor = partial, y, factor
@@ -80,7 +106,12 @@ class SVMBoundProblem(LabelingProblem):
     stats : dict
         Counts of bound computations: ``inherited`` (new point outside the margin),
         ``appended`` (one block update sufficed), ``newton`` (the active set changed),
-        ``fresh`` (no usable parent).
+        ``fresh`` (no usable parent); ``dropped``: nodes left open without their factor (the
+        cap on the open nodes' factors), ``rebuilt``: factors factorised again for their
+        children.
+    factor_budget : int
+        Bytes of factors the open nodes may keep together (:data:`FACTOR_BYTES_PER_ENTRY` per
+        kernel entry); ``kept_bytes`` is what they keep.
     """
 
     def __init__(self, objective: S3VMObjective, positives: Optional[int] = None,
@@ -98,7 +129,14 @@ class SVMBoundProblem(LabelingProblem):
         # The mean balance (an objective with a balance row): J_mean >= the SVM of the node's
         # points, so the bound holds, but a completion no longer attains it.
         self.mean = getattr(objective, "rhs", None) is not None
-        self.stats = {"inherited": 0, "appended": 0, "newton": 0, "fresh": 0}
+        self.stats = {"inherited": 0, "appended": 0, "newton": 0, "fresh": 0, "dropped": 0,
+                      "rebuilt": 0}
+        self.factor_budget = FACTOR_BYTES_PER_ENTRY * self.K.shape[0] ** 2
+        self.kept_bytes = 0
+        # id of each factor matrix counted in kept_bytes -> (its bytes, weak references to the
+        # open nodes holding it), oldest first: counted once however many nodes share it,
+        # released when the last one lets it go or when evicted
+        self._kept: OrderedDict = OrderedDict()
         self.last: Optional[SVMNode] = None
         # The best value of the labelings this problem handed to the driver (its incumbent,
         # since the driver has no other source): branching aims at what can still be pruned.
@@ -130,6 +168,7 @@ class SVMBoundProblem(LabelingProblem):
             self.incumbent = min(self.incumbent, value)
         index, label = self.branching(node, free, fR)
         result.branch_index, result.first_label = index, label
+        result.state = self.kept_state(node)  # after branching, which reads the factor
         return result
 
     def objective(self, labels: np.ndarray) -> float:
@@ -160,13 +199,54 @@ class SVMBoundProblem(LabelingProblem):
         return self.objective.solve(np.asarray(labels, dtype=float))
 
     # -- nodes -----------------------------------------------------------------------------
+    def kept_state(self, node: SVMNode) -> SVMNode:
+        """The state an open ``node`` hands the driver, its factor counted against
+        :attr:`factor_budget`: the nodes holding the oldest factors give them up (keeping
+        their active points) until it fits; a factor larger than the whole budget is not
+        kept."""
+        L = node.factor.L
+        key = id(L)
+        if key in self._kept:
+            self._kept[key][1].append(weakref.ref(node))
+            return node
+        if L.nbytes > self.factor_budget:
+            self.stats["dropped"] += 1
+            node.factor = DroppedFactor(node.factor.rows)
+            return node
+        while self.kept_bytes + L.nbytes > self.factor_budget:
+            _, (nbytes, holders) = self._kept.popitem(last=False)
+            self.kept_bytes -= nbytes
+            for ref in holders:
+                holder = ref()
+                if holder is not None and not isinstance(holder.factor, DroppedFactor):
+                    self.stats["dropped"] += 1
+                    holder.factor = DroppedFactor(holder.factor.rows)
+        self._kept[key] = (L.nbytes, [weakref.ref(node)])
+        self.kept_bytes += L.nbytes
+        weakref.finalize(L, self._release, key)
+        return node
+
+    def _release(self, key: int) -> None:
+        entry = self._kept.pop(key, None)
+        if entry is not None:
+            self.kept_bytes -= entry[0]
+
+    def restored(self, parent: SVMNode) -> SVMNode:
+        """``parent`` with its factor, factorised again from its rows when it was dropped
+        (in place: both children of the node use it, then the driver lets it go)."""
+        if isinstance(parent.factor, DroppedFactor):
+            self.stats["rebuilt"] += 1
+            parent.factor = ActiveFactor.build(self.K, np.where(parent.y != 0, parent.y, 1.0),
+                                               self.inv2c, parent.factor.rows, self.bias)
+        return parent
+
     def node(self, partial: np.ndarray, parent: Any = None) -> SVMNode:
         """The exact SVM of the node ``partial``, incrementally from ``parent`` when possible."""
         partial = np.array(partial, dtype=int)
         if isinstance(parent, SVMNode):
             changed = np.flatnonzero(partial != parent.partial)
             if changed.size == 1 and parent.partial[changed[0]] == 0:
-                return self.child(parent, partial, int(changed[0]))
+                return self.child(self.restored(parent), partial, int(changed[0]))
         y = self.base_y.copy()
         y[self.unlabeled] = partial
         guess = parent.factor.rows if isinstance(parent, SVMNode) else None

@@ -36,8 +36,13 @@ class BranchAndBound(BranchAndBoundFormulation):
     problem: ClassVar[int] = 1
 
     name: ClassVar[str] = "bb"
-    #: peak bytes per n^2 entry (linear, rbf), measured: K and the active sets' factors
-    dense_bytes: ClassVar[tuple] = (48, 48)
+    #: peak bytes per n^2 entry (linear, rbf): K (8); the factors the open nodes keep, capped
+    #: at 8 (s3vm.bounds.svm.FACTOR_BYTES_PER_ENTRY); the node being bounded, its parent's
+    #: and the last node's factors (up to 24); the open nodes' vectors f, y and partial
+    #: labels, about 32 n each and at most n of them depth-first (32); a node's n x a products
+    #: (up to 24). The search's own peak measured 75-80 at n = 150 and 300 (rbf, tracemalloc);
+    #: best-first keeps more open nodes than n, which the node limit bounds, not n^2.
+    dense_bytes: ClassVar[tuple] = (96, 96)
     summary: ClassVar[str] = "exact S3VM-L2 by branch and bound with SVM bounds (Chapelle et al.)"
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "balance",
                                       "positives")
