@@ -115,7 +115,9 @@ def one(spec: dict) -> dict:
                cpu=time.process_time() - c, root_bound=root,
                root_seconds=info.get("root_seconds"), root_rounds=info.get("root_rounds"),
                sdp_solves=info.get("sdp_solves"), sdp_seconds=info.get("sdp_seconds"),
-               sdp_cpu=info.get("sdp_cpu"), positives=info.get("positives"))
+               sdp_cpu=info.get("sdp_cpu"), positives=info.get("positives"),
+               root_incumbent=info.get("root_incumbent"),
+               incumbent_source=info.get("incumbent_source"))
     return out
 
 
