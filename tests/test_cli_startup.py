@@ -1,6 +1,7 @@
 """The command line's start: building its parser imports no formulation and none of their
 libraries, its table of the shipped formulations' options (:mod:`s3vm.core.catalog`) agrees
-with the formulation classes, and a command's time limit counts from the process's start.
+with the formulation classes, and a command's time limit counts from the process's start,
+importing the solver library included.
 
 Run as a script, this file prints :mod:`s3vm.core.catalog` afresh from the classes::
 
@@ -15,11 +16,14 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
+from s3vm import api
 from s3vm.core import catalog, registry
 from s3vm.core.options import Option
+from s3vm.solvers.runtime import clock
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -66,6 +70,66 @@ def test_a_solve_imports_only_its_own_formulation():
     formulations = [m for m in loaded if m.startswith("s3vm.formulations.")
                     and not m.startswith("s3vm.formulations.families")]
     assert formulations == ["s3vm.formulations.rlp"]
+
+
+# -- the command's clock counts from the process's start ---------------------------------------
+def test_process_start_is_before_the_package_was_imported():
+    code = ("import time; time.sleep(0.5)\n"
+            "from s3vm.solvers.runtime.clock import process_start\n"
+            "print(time.perf_counter() - process_start())")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert 0.5 <= float(proc.stdout) < 60, proc.stderr
+
+
+def test_a_commands_clock_counts_from_the_process_start():
+    # A process that started 100 s ago (as process_start() reads it): its 50 s limit is spent
+    # before the data is read (it counted from after the parsing before).
+    code = ("import sys, time\nimport s3vm.cli\nm = sys.modules['s3vm.cli.main']\n"
+            "m.process_start = lambda: time.perf_counter() - 100\n"
+            "sys.argv = ['s3vm', 'solve', 'blobs_small', '-f', 'rlp', '--json', '-q', "
+            "'--time-limit', '50']\nm.console_main()")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["status"] == "time_limit", result
+    assert result["message"] == "time limit reached while reading the data"
+    assert result["seconds"] >= 100
+
+
+def _slow_backend(monkeypatch, seconds: float):
+    """Resolving rlp's backend takes ``seconds`` more, as a slow import of its library would
+    (after a first solve that imported the rest)."""
+    api.solve("blobs_small", "rlp")
+    cls = registry.formulation_class("rlp")
+    resolve = cls.backend
+
+    def slow(self, profile):
+        time.sleep(seconds)
+        return resolve(self, profile)
+
+    monkeypatch.setattr(cls, "backend", slow)
+
+
+def test_a_charged_import_that_uses_the_limit_up_returns_at_once(monkeypatch):
+    _slow_backend(monkeypatch, 0.6)
+    monkeypatch.setattr(clock, "_charge_imports", [True])
+    begun = time.perf_counter()
+    result = api.solve("blobs_small", "rlp", time_limit=0.5, started=begun)
+    assert result.status == "time_limit"
+    assert result.message.startswith("time limit reached while importing the solver library")
+    assert result.info["step_started"] >= 0.6
+    assert result.labels is not None  # the supervised SVM's, as at any limit
+    assert time.perf_counter() - begun < 0.6 + 1.0
+
+
+def test_the_api_clock_skips_the_import_unless_charged(monkeypatch):
+    _slow_backend(monkeypatch, 0.6)
+    assert not clock.imports_charged()
+    result = api.solve("blobs_small", "rlp", time_limit=0.5)
+    assert result.status == "optimal"
+    assert result.info["step_started"] < 0.5
 
 
 # -- the catalog against the classes ----------------------------------------------------------

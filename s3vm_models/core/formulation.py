@@ -32,7 +32,7 @@ from s3vm.solvers.bnb.problem import labels_by_outputs
 from s3vm.solvers.errors import InputError, MESSAGES
 from s3vm.solvers.registry import backend_class, get_backend, unavailable_reason
 from s3vm.solvers.results import Result
-from s3vm.solvers.runtime.clock import Clock, INTERRUPTED, Stopped
+from s3vm.solvers.runtime.clock import Clock, INTERRUPTED, Stopped, imports_charged
 from s3vm.solvers.runtime.files import check_writable
 from s3vm.solvers.runtime.memory import check_dense_memory
 from s3vm.solvers.runtime.stdio import native_stdout_elsewhere
@@ -306,8 +306,11 @@ class Formulation(ABC):
         ``started`` (a ``time.perf_counter()`` value) makes the clock count from an earlier
         moment, when the command or API call began: the time limit then covers reading the
         data and these checks too, as the caller waits for them (not importing the solver
-        library, which no clock can cut short; the clock skips it). A limit that reading the
-        data used up returns at once, status ``time_limit``.
+        library, which no clock can cut short; the clock skips it, but in a program that
+        charges it: :func:`~s3vm.solvers.runtime.clock.charge_imports`, the command line). A
+        limit that reading the data (or a charged import) used up returns at once, status
+        ``time_limit``. ``info["step_started"]`` is the clock's reading when the model
+        building began (or when the limit was found spent before it).
 
         The step runs under :func:`~s3vm.solvers.runtime.supervisor.supervise`: the time limit holds
         even inside a step that cannot be cut short (the result is then what the step reported
@@ -324,18 +327,31 @@ class Formulation(ABC):
         if started is not None and Clock(limit, start=started).expired():
             # Reading the data used the whole limit: no solver library is imported, no model
             # built, no process forked (each takes seconds on a loaded machine).
-            return self._finish(Result(formulation=self.name, solver=str(profile.solver),
-                                       status="time_limit",
-                                       message="time limit reached while reading the data"),
-                                instance, settings, Clock(limit, start=started))
+            clock = Clock(limit, start=started)
+            result = Result(formulation=self.name, solver=str(profile.solver),
+                            status="time_limit",
+                            message="time limit reached while reading the data")
+            result.info["step_started"] = round(clock.seconds, 6)
+            return self._finish(result, instance, settings, clock)
         importing = time.perf_counter()
         backend = self.backend(profile)
-        if started is not None:
+        if started is not None and not imports_charged():
             # Importing the solver library is not charged to the solve (a second or two, once
-            # per process, that no clock can cut short): the clock skips it.
+            # per process, that no clock can cut short): the clock skips it, but under a
+            # program that charges it (the command line, whose caller waits on the wall clock).
             started += time.perf_counter() - importing
         self.check_memory(instance, settings, backend)  # a solver's own model may cost more
         clock = Clock(limit, start=started)
+        step_started = round(clock.seconds, 6)
+        if started is not None and clock.expired():
+            # Starting the command and the imports used the whole limit (seconds on a loaded
+            # machine): nothing is built, no process forked.
+            result = Result(formulation=self.name, solver=backend.name, status="time_limit",
+                            message="time limit reached while importing the solver library")
+            if instance.u:
+                self._supervised_labels(instance, settings, result)
+            result.info["step_started"] = step_started
+            return self._finish(result, instance, settings, clock)
 
         def work() -> Optional[Result]:
             result = Result(formulation=self.name, solver=backend.name, status="error")
@@ -364,6 +380,7 @@ class Formulation(ABC):
         if clock.interrupted:
             reason = f"interrupted by {signal_name(clock.signal)}"
             result.message = reason + (f" ({result.message})" if result.message else "")
+        result.info["step_started"] = step_started
         return self._finish(result, instance, settings, clock)
 
     def _finish(self, result: Result, instance: Instance, settings: Settings,
@@ -465,7 +482,8 @@ class Formulation(ABC):
 
     def backend(self, profile):
         """The backend that solves this formulation's models for ``profile`` (resolved before
-        the clock starts: importing a solver library is not charged to the solve)."""
+        the clock starts: importing a solver library is not charged to the solve, but under
+        :func:`~s3vm.solvers.runtime.clock.charge_imports`)."""
 
         return get_backend(profile.solver, self.problem_class)
 
