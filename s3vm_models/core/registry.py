@@ -1,8 +1,9 @@
 """Formulation name -> class. ``s3vm list`` and ``--formulation NAME`` read this table.
 
-Adding a formulation is one module in :mod:`s3vm.formulations` and one line here; code outside
-the package registers its own with :func:`register_formulation` (docs/formulations.md, "Adding
-a formulation").
+Adding a formulation is one module in :mod:`s3vm.formulations`, one line here and its options
+in :mod:`s3vm.core.catalog` (which the command line's parser reads without importing the
+formulations; tests/test_cli_startup.py holds it equal to the classes); code outside the
+package registers its own with :func:`register_formulation` (docs/extending.md).
 """
 
 from __future__ import annotations
