@@ -132,6 +132,27 @@ def test_the_api_clock_skips_the_import_unless_charged(monkeypatch):
     assert result.info["step_started"] < 0.5
 
 
+def test_the_fallback_labels_are_ready_before_the_step(monkeypatch):
+    # Computed after the grace period, they took up to half a second at 20,000 columns.
+    from s3vm.core import formulation
+
+    calls = []
+    scores = formulation.Formulation._supervised_scores
+    supervise = formulation.supervise
+    monkeypatch.setattr(formulation.Formulation, "_supervised_scores",
+                        lambda self, *a: calls.append("scores") or scores(self, *a))
+    monkeypatch.setattr(formulation, "supervise",
+                        lambda *a, **k: calls.append("step") or supervise(*a, **k))
+    api.solve("blobs_small", "bd-mip")  # its imports done: the step starts within the limit
+    cls = registry.formulation_class("bd-mip")
+    monkeypatch.setattr(cls, "run", lambda *args: time.sleep(2.0))  # no labeling by the limit
+    calls.clear()
+    result = api.solve("blobs_small", "bd-mip", time_limit=0.5)
+    assert result.status == "time_limit" and result.labels is not None
+    assert result.info["labels_from"] == "supervised SVM"
+    assert calls == ["scores", "step"]
+
+
 # -- the catalog against the classes ----------------------------------------------------------
 def _drift(shipped: dict) -> list:
     """Where ``shipped`` (a catalog's SHIPPED) and the registry's classes disagree."""
