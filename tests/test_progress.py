@@ -106,7 +106,7 @@ def test_quiet_prints_nothing_and_the_default_prints_lines():
     assert quiet.returncode == 0
     # A command's clock counts from its process's start, imports included (seconds on a loaded
     # machine): the loud run gets 2.5 s of solving after what the quiet run's start-up took.
-    startup = json.loads(quiet.stdout)["info"]["step_started"]
+    startup = json.loads(quiet.stdout)["info"]["seconds_before_step"]
     loud = run_cli(args + ["--time-limit", f"{1.5 * startup + 2.5:.2f}"], env=env)
     assert loud.returncode == 0
     assert quiet.stderr == ""

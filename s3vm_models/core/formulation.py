@@ -309,7 +309,7 @@ class Formulation(ABC):
         library, which no clock can cut short; the clock skips it, but in a program that
         charges it: :func:`~s3vm.solvers.runtime.clock.charge_imports`, the command line). A
         limit that reading the data (or a charged import) used up returns at once, status
-        ``time_limit``. ``info["step_started"]`` is the clock's reading when the model
+        ``time_limit``. ``info["seconds_before_step"]`` is the clock's reading when the model
         building began (or when the limit was found spent before it).
 
         The step runs under :func:`~s3vm.solvers.runtime.supervisor.supervise`: the time limit holds
@@ -331,7 +331,7 @@ class Formulation(ABC):
             result = Result(formulation=self.name, solver=str(profile.solver),
                             status="time_limit",
                             message="time limit reached while reading the data")
-            result.info["step_started"] = round(clock.seconds, 6)
+            result.info["seconds_before_step"] = round(clock.seconds, 6)
             return self._finish(result, instance, settings, clock)
         importing = time.perf_counter()
         backend = self.backend(profile)
@@ -342,7 +342,7 @@ class Formulation(ABC):
             started += time.perf_counter() - importing
         self.check_memory(instance, settings, backend)  # a solver's own model may cost more
         clock = Clock(limit, start=started)
-        step_started = round(clock.seconds, 6)
+        seconds_before_step = round(clock.seconds, 6)
         if started is not None and clock.expired():
             # Starting the command and the imports used the whole limit (seconds on a loaded
             # machine): nothing is built, no process forked.
@@ -350,7 +350,7 @@ class Formulation(ABC):
                             message="time limit reached while importing the solver library")
             if instance.u:
                 self._supervised_labels(instance, settings, result)
-            result.info["step_started"] = step_started
+            result.info["seconds_before_step"] = seconds_before_step
             return self._finish(result, instance, settings, clock)
 
         def work() -> Optional[Result]:
@@ -385,7 +385,7 @@ class Formulation(ABC):
         if clock.interrupted:
             reason = f"interrupted by {signal_name(clock.signal)}"
             result.message = reason + (f" ({result.message})" if result.message else "")
-        result.info["step_started"] = step_started
+        result.info["seconds_before_step"] = seconds_before_step
         return self._finish(result, instance, settings, clock)
 
     def _finish(self, result: Result, instance: Instance, settings: Settings,
