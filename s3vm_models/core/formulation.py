@@ -481,7 +481,9 @@ class Formulation(ABC):
         try:
             beta = l2svm_no_bias(kernel_matrix(XL, None, settings.kernel, settings.sigma), yL,
                                  float(settings.C))
-        except (np.linalg.LinAlgError, ValueError):
+        except (np.linalg.LinAlgError, ValueError, ArithmeticError):
+            # computed for every timed solve, it must not fail one the formulation would solve
+            # (C = 0 divides by zero here)
             return None
         scores = kernel_matrix(instance.XU, XL, settings.kernel, settings.sigma) @ beta
         return scores if np.all(np.isfinite(scores)) else None
