@@ -196,15 +196,23 @@ def test_scip_cannot_block_on_its_log():
     assert proc.returncode == 0, proc.stderr
     result = parse_json_output(proc.stdout)
     check_result_object(result, u=8)
-    assert result["seconds"] <= 10 * 1.1 + 1
+    assert within_limit(result, 10)
     # --verbose puts SCIP's log on stderr directly (a pipe this test drains, never one of ours)
     proc = run_cli(["solve", BLOBS, "-f", "l2-miqp", "--C", "1e12", "--time-limit", "5",
                     "--json", "--verbose"], timeout=90)
     assert proc.returncode == 0 and "SCIP" in proc.stderr
-    assert parse_json_output(proc.stdout)["seconds"] <= 5 * 1.1 + 1
+    assert within_limit(parse_json_output(proc.stdout), 5)
 
 
 # -- limits and signals ----------------------------------------------------------------------
+
+def within_limit(result: dict, limit: float) -> bool:
+    """Whether a command's ``seconds`` hold ``limit`` within 10% + 1 s: its clock counts from
+    the process's start, and starting Python and importing the solver library cannot be cut
+    short; when they alone use the limit up (seconds on a loaded machine), the solve returns
+    at once after them."""
+    return result["seconds"] <= max(limit * 1.1 + 1, result["info"]["seconds_before_step"] + 1)
+
 
 @pytest.fixture(scope="module")
 def moons3010(tmp_path_factory):
@@ -224,8 +232,9 @@ def test_model_building_is_inside_the_time_limit(moons3010):
     result = parse_json_output(proc.stdout)
     check_result_object(result, u=3000)
     assert result["status"] == "time_limit"
-    assert result["seconds"] <= 3 * 1.1 + 1
-    assert wall < 3 * 1.1 + 1 + 15  # + starting Python and importing the libraries
+    assert within_limit(result, 3)
+    # The command's clock counts from its process's start: the wall clock adds only its exit.
+    assert wall < max(3 * 1.1 + 1, result["info"]["seconds_before_step"] + 1) + 2
 
 
 def test_sdp_subspace_holds_its_time_limit(tmp_path):
@@ -237,7 +246,7 @@ def test_sdp_subspace_holds_its_time_limit(tmp_path):
     assert proc.returncode == 0, proc.stderr
     result = parse_json_output(proc.stdout)
     check_result_object(result, u=800)
-    assert result["seconds"] <= 3 * 1.1 + 1
+    assert within_limit(result, 3)
 
 
 @pytest.mark.parametrize("args, after, signum, status", [

@@ -20,6 +20,7 @@ from s3vm.cli.commands import command_module
 from s3vm.cli.output import configure_logging
 from s3vm.cli.parser import PROG, build_parser
 from s3vm.solvers.errors import MESSAGES, S3VMError
+from s3vm.solvers.runtime.clock import charge_imports, process_start
 from s3vm.solvers.runtime.files import remove_temporary_files
 from s3vm.solvers.runtime.stdio import own_stdout, quiet_stderr
 from s3vm.solvers.runtime.supervisor import (Interrupted, abandoned_workers, received_signal,
@@ -31,8 +32,12 @@ from s3vm.solvers.runtime.supervisor import (Interrupted, abandoned_workers, rec
 _TIMED = [False]
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Optional[Sequence[str]] = None, started: Optional[float] = None) -> int:
     """Entry point of the ``s3vm`` console script; returns the exit status.
+
+    A command's time limit counts from ``started`` (a ``time.perf_counter()`` value; the console
+    script gives the process's start), else from this call: building the parser and reading
+    the data count.
 
     Standard output carries only the command's output: while a command runs, whatever else
     reaches file descriptor 1 (solver libraries print from C) goes to the null device, or to
@@ -40,6 +45,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ``--verbose`` only: a message of ours is one line. SIGTERM, like Ctrl-C, stops a solve, which
     prints its best result so far; the status is then 128 + the signal number.
     """
+    started = time.perf_counter() if started is None else started
     handler = None
     # Messages name the flags the user typed (--kernel), not the Python API's keywords.
     spelling, MESSAGES["spelling"] = MESSAGES["spelling"], "cli"
@@ -49,10 +55,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 args = build_parser().parse_args(argv)
             except SystemExit as exc:  # --help and --version print and stop: a success
                 return int(exc.code or 0)
-            # The time limit counts from here, reading the data included; not building the
-            # parser, which imports the formulations' libraries (as a solver library's import,
-            # once per process, seconds on a loaded machine, beyond any clock's reach).
-            args.started = time.perf_counter()
+            args.started = started
             _TIMED[0] = (args.command in ("solve", "compare", "plot")
                          and getattr(args, "time_limit", None) is not None)
             if not getattr(args, "verbose", False):
@@ -111,12 +114,17 @@ def console_main() -> None:
     signal), the process ends at once, after its output is flushed and no temporary file is
     left, instead of waiting for the step; so does a command run with a time limit, whose
     caller waits on the wall clock (tearing down the solver libraries' modules at exit took
-    4.3 s on a machine at load 15, against 0.35 s for ``os._exit``)."""
+    4.3 s on a machine at load 15, against 0.35 s for ``os._exit``). Its time limit counts
+    from the process's start and charges the solver library's import: the whole command is on
+    the clock."""
     # Each solve in a child process (Linux): a library that holds the GIL for seconds cannot
     # make the time limit or a signal wait, and running out of memory ends the solve, not the
     # program. S3VM_ISOLATE=0 keeps solves in a thread of this process.
     set_isolation(os.environ.get("S3VM_ISOLATE", "1") != "0")
-    status = main()
+    # The caller waits on the wall clock: a time limit covers the whole command, from the
+    # process's start (starting Python, the imports, the solver library's included).
+    charge_imports()
+    status = main(started=process_start())
     if abandoned_workers() or _TIMED[0]:
         for stream in (sys.stdout, sys.stderr):
             try:

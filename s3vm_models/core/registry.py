@@ -1,12 +1,17 @@
 """Formulation name -> class. ``s3vm list`` and ``--formulation NAME`` read this table.
 
-Adding a formulation is one module in :mod:`s3vm.formulations` and one line here; code outside
-the package registers its own with :func:`register_formulation` (docs/formulations.md, "Adding
-a formulation").
+Adding a formulation is one module in :mod:`s3vm.formulations`, one line here and its options
+in :mod:`s3vm.core.catalog` (which the command line's parser reads without importing the
+formulations; tests/test_cli_startup.py holds it equal to the classes); code outside the
+package registers its own with :func:`register_formulation` (docs/extending.md).
 """
 
 from __future__ import annotations
 
+import sys
+
+from s3vm.core.catalog import SHIPPED
+from s3vm.core.options import table
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.lazy import lookup
 
@@ -55,7 +60,16 @@ def formulation_class(name: str):
 
 
 def formulation_options(name: str) -> dict:
-    """name -> :class:`~s3vm.core.options.Option`: the options formulation ``name`` takes."""
+    """name -> :class:`~s3vm.core.options.Option`: the options formulation ``name`` takes.
+
+    A shipped formulation not imported yet answers from :data:`s3vm.core.catalog.SHIPPED`,
+    without importing it (the command line's parser reads every formulation's options);
+    once imported, or replaced, its class answers.
+    """
+    shipped = SHIPPED.get(name) if isinstance(name, str) else None
+    if shipped is not None and FORMULATIONS.get(name) == shipped[0] \
+            and shipped[0].split(":")[0] not in sys.modules:
+        return table(shipped[1])
     return formulation_class(name).option_table()
 
 

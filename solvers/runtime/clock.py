@@ -17,6 +17,7 @@ stopped in the middle of a step that cannot be cut short still returns it.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from contextlib import contextmanager
@@ -217,3 +218,36 @@ def cancellable(cancel: Callable[[], object]) -> Iterator[Optional[Clock]]:
         return
     with clock.cancellable(cancel):
         yield clock
+
+
+# -- a program's clock ---------------------------------------------------------------------------
+_charge_imports = [False]
+
+
+def charge_imports(on: bool = True) -> None:
+    """Charge importing the solver library to the clock of a solve that counts from an earlier
+    start (its ``started``). For a program's main whose caller waits on the wall clock (the
+    command line): a limit then covers the whole command. By default the clock skips that
+    import (a Python session pays it once, and the first of several formulations compared is
+    not charged for it)."""
+    _charge_imports[0] = bool(on)
+
+
+def imports_charged() -> bool:
+    """Whether importing the solver library is on the solve's clock (:func:`charge_imports`)."""
+    return _charge_imports[0]
+
+
+def process_start() -> Optional[float]:
+    """The ``time.perf_counter()`` value at which this process started (Linux: its start time
+    in ``/proc/self/stat`` against ``CLOCK_BOOTTIME``, both since boot, 10 ms steps), so that a
+    command's clock covers starting Python and importing the package; None elsewhere."""
+    try:
+        with open("/proc/self/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        ticks = int(fields[19])  # field 22, starttime; the fields after ")" begin at field 3
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+    now = time.perf_counter()
+    return now - age if 0.0 <= age else now

@@ -443,8 +443,10 @@ def _supervise_process(work, clock: Clock, waiter: _Waiter) -> Supervised:
             if status is None:
                 threading.Thread(target=_reap, args=(pid,), daemon=True).start()
                 status = 0
-        else:
-            status = _reap(pid)
+        elif _reap(pid, wait=False) is None:
+            # Its answer is here; its exit (os._exit of a process with a large model mapped,
+            # half a second at 20,000 columns) is not waited for.
+            threading.Thread(target=_reap, args=(pid,), daemon=True).start()
     if outcome is None:
         if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL \
                 and not clock.stopped:

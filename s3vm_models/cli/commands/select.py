@@ -10,7 +10,6 @@ import tomllib
 
 from s3vm.cli.parser import PROG, inputs, number, read_data
 from s3vm.data.resources import shipped_instance
-from s3vm.selection import select_parameters
 from s3vm.solvers.runtime.files import atomic_output, check_not_input, check_writable
 
 
@@ -42,6 +41,9 @@ def run(args, out) -> int:
         check_writable(args.output)
         check_not_input(args.output, inputs(args))
     instance, _ = read_data(args)
+    # s3vm.selection imports scipy.optimize (0.4 to 0.8 s at load 1 to 3): imported here, not
+    # when the parser of every command is built.
+    from s3vm.selection import select_parameters
     chosen = select_parameters(instance, folds=args.folds,
                                seed=None if args.file_order else args.seed,
                                convention=args.convention)

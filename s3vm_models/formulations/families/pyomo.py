@@ -23,8 +23,9 @@ class PyomoFormulation(Formulation):
 
     def backend(self, profile):
         backend = super().backend(profile)
-        # Pyomo's import (~1 s) stays outside the clock with the solver library's, so that the
-        # first of several formulations compared is not charged for it.
+        # Pyomo's import (~1 s) goes with the solver library's: outside the clock, so that the
+        # first of several formulations compared is not charged for it, but where the program
+        # charges imports (the command line).
         import pyomo.environ  # noqa: F401
         return backend
 
