@@ -310,6 +310,65 @@ def compare_table(args):
         print(f"\n{h.get('date', '')}: {h['uptime']}")
 
 
+def compare_summary(args):
+    """Per instance and convention over the seeds of one or more ``compare`` files (a later
+    file's run of the same instance, seed, convention and code replaces an earlier one): runs,
+    proved, proved within 60 s, root and final gaps, the root incumbent against the best
+    labeling any run found, and the previous code's seed-0 row beside this code's (stdout)."""
+    runs = {}
+    for path in args.out.split(","):
+        for line in open(path):
+            r = json.loads(line)
+            if r.get("part") is None:
+                runs[(r["instance"], r.get("seed", 0), r["convention"], r.get("code"))] = r
+    best = {}
+    for (name, seed, conv, _), r in runs.items():
+        if r.get("objective") is not None:
+            key = (name, seed, conv)
+            best[key] = min(best.get(key, float("inf")), r["objective"])
+
+    def rel(value, key):
+        b = best.get(key)
+        return None if value is None or b is None else (value - b) / abs(b)
+
+    print("| instance | n | convention | seeds | proved | proved in 60 s | root gap (median, "
+          "range) | final gap (median) | root incumbent above the best (max) | previous code, "
+          "seed 0: status, final gap | this code, seed 0: status, final gap | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    order = []
+    for key in runs:
+        if key[:1] + key[2:3] not in order:
+            order.append(key[:1] + key[2:3])
+    for name, conv in order:
+        mine = [r for (i, s, c, code), r in runs.items()
+                if i == name and c == conv and code == "new"]
+        if not mine:
+            continue
+        roots = [rel(r.get("objective"), (name, r["seed"], conv)) for r in mine]
+        root_gaps = sorted(-(rel(r.get("root_bound"), (name, r["seed"], conv)) or 0.0)
+                           for r in mine if r.get("root_bound") is not None)
+        finals = sorted(r["gap"] for r in mine if r.get("gap") is not None)
+        incs = [rel(r.get("root_incumbent"), (name, r["seed"], conv)) for r in mine
+                if r.get("root_incumbent") is not None]
+        proved = [r for r in mine if _proved(r)]
+        fast = [r for r in proved if (r.get("seconds") or 1e9) <= 60.0]
+        prev = runs.get((name, 0, conv, "previous"))
+        this = runs.get((name, 0, conv, "new"))
+
+        def status(r):
+            return "-" if r is None else f"{r.get('status')}, {_pct(r.get('gap'))}"
+
+        def med(xs):
+            return None if not xs else xs[len(xs) // 2]
+        del roots
+        loads = [r["load"][0] for r in mine]
+        print(f"| {name} | {mine[0].get('n', '-')} | {conv} | {len(mine)} | {len(proved)} | "
+              f"{len(fast)} | {_pct(med(root_gaps))} ({_pct(root_gaps[0]) if root_gaps else '-'}"
+              f"-{_pct(root_gaps[-1]) if root_gaps else '-'}) | {_pct(med(finals))} | "
+              f"{_pct(max(incs)) if incs else '-'} | {status(prev)} | {status(this)} | "
+              f"{min(loads):.1f}-{max(loads):.1f} |")
+
+
 COUNT = {"kernel": "rbf", "sigma": 1.0, "C": 1.0, "C_star": 1.0, "bias": False,
          "balance": "count", "positives": "truth"}
 
@@ -416,7 +475,8 @@ def main():
         print(json.dumps(one(json.loads(sys.argv[2]))), flush=True)
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("part", choices=("mean", "count", "table", "compare", "compare-table"))
+    ap.add_argument("part", choices=("mean", "count", "table", "compare", "compare-table",
+                                     "compare-summary"))
     ap.add_argument("--out", required=True)
     ap.add_argument("--time-limit", type=float, default=100.0)
     ap.add_argument("--time-limit-large", type=float, default=240.0)
@@ -444,7 +504,7 @@ def main():
                     help="compare: comma-separated seeds the previous code also runs")
     args = ap.parse_args()
     {"mean": mean_part, "count": count_part, "table": table, "compare": compare_part,
-     "compare-table": compare_table}[args.part](args)
+     "compare-table": compare_table, "compare-summary": compare_summary}[args.part](args)
 
 
 if __name__ == "__main__":

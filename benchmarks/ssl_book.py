@@ -268,8 +268,16 @@ def run(args) -> list:
     return records
 
 
-def table(records: list) -> str:
-    """Markdown: rows (set, l), per method mean error (%) over splits and mean seconds."""
+def table(records: list, common: bool = False) -> str:
+    """Markdown: rows (set, l), per method mean error (%) over splits and median seconds.
+
+    A later record of the same set, l, split and method replaces an earlier one. A method run
+    on fewer splits than the row's most has its count beside its error; ``common`` keeps, per
+    row, only the splits every method of the table ran (a comparison on the same splits)."""
+    latest = {}
+    for r in records:
+        latest[(r["set"], r["l"], r["split"], r["method"])] = r
+    records = list(latest.values())
     methods = [m for m in METHODS if any(r["method"] == m for r in records)]
     keys = []
     for r in records:
@@ -278,19 +286,27 @@ def table(records: list) -> str:
     head = "| set | l | splits | " + " | ".join(f"{m} error % | {m} s" for m in methods) + " |"
     lines = [head, "|" + "---|" * (3 + 2 * len(methods))]
     for name, n_labeled in keys:
+        mine = [r for r in records if (r["set"], r["l"]) == (name, n_labeled)]
+        per_method = {m: {r["split"] for r in mine if r["method"] == m} for m in methods}
+        if common:
+            shared = set.intersection(*per_method.values())
+            mine = [r for r in mine if r["split"] in shared]
+            per_method = {m: shared for m in methods}
+        most = max(len(v) for v in per_method.values())
         cells = []
-        splits = set()
         for m in methods:
-            rows = [r for r in records if (r["set"], r["l"], r["method"]) == (name, n_labeled, m)]
-            splits |= {r["split"] for r in rows}
+            rows = [r for r in mine if r["method"] == m]
             errors = [r["error"] for r in rows if r["error"] is not None]
             failed = len(rows) - len(errors)
             err = f"{100 * np.mean(errors):.1f} ± {100 * np.std(errors):.1f}" if errors else "-"
             if failed:
                 err += f" ({failed} failed)"
+            if rows and len(per_method[m]) < most:
+                k = len(per_method[m])
+                err += f" ({k} split{'s' if k > 1 else ''})"
             seconds = f"{np.median([r['seconds'] for r in rows]):.1f}" if rows else "-"
             cells += [err if rows else "not run", seconds]
-        lines.append(f"| {name} | {n_labeled} | {len(splits)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | {n_labeled} | {most} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -308,6 +324,8 @@ def main(argv=None):
                              "~/.cache/s3vm-bench/svmlight-0.4)")
     parser.add_argument("--out", help="append every fit as a JSON line to this file")
     parser.add_argument("--summary", nargs="+", help="print the table of saved JSON lines")
+    parser.add_argument("--common", action="store_true",
+                        help="with --summary: per row, only the splits every method ran")
     args = parser.parse_args(argv)
     if args.summary:
         records = [json.loads(line) for path in args.summary for line in open(path)
@@ -317,7 +335,7 @@ def main(argv=None):
             args.svmlight = svmlight_or_exit(parser, args.svmlight)
         records = run(args)
     print(f"<!-- {platform.platform()}, Python {platform.python_version()} -->")
-    print(table(records))
+    print(table(records, common=args.common))
 
 
 if __name__ == "__main__":
