@@ -48,6 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from s3vm.solvers.backends.base import Backend, Outcome
+from s3vm.solvers.runtime.clock import current
 from s3vm.solvers.runtime.supervisor import ChildCallStopped, call_in_child, in_solve_process
 
 
@@ -207,9 +208,14 @@ class SdpaDirectBackend(StandardConicBackend):
         # SDPA holds the GIL for a whole solve and has no time limit: in a thread of the
         # caller's process (the Python API) the supervisor could neither keep the limit nor
         # answer a signal, so it runs in a child process killed when the clock stops. A solve
-        # process of the command line is itself killed at the end of its grace period: no
-        # fork per node there.
-        x, y, _, info = solve() if in_solve_process() else call_in_child(solve)
+        # process of the command line is itself killed at the end of its grace period, which
+        # answers a signal; but under a time limit a node's SDP running past it would be
+        # killed with the whole search (its trace, node count and decision values lost), so
+        # there too it runs in a child, killed at the limit.
+        clock = current()
+        limited = clock is not None and clock.limit is not None
+        direct = in_solve_process() and not limited
+        x, y, _, info = solve() if direct else call_in_child(solve)
         problem.x = np.asarray(x.todense(), dtype=float).ravel()
         problem.y = np.asarray(y.todense(), dtype=float).ravel()
         phase = str(info.get("phasevalue", ""))
