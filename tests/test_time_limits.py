@@ -1,13 +1,14 @@
-"""Every formulation honours ``--time-limit`` within 10% + 1 s, model building included, on an
-instance that needs far more time, and a time-limited run returns status ``time_limit`` with
-its incumbent and, where the formulation has one, its proven bound.
+"""Every formulation stops at its time limit, neither before it (95%) nor after it by more than
+5% + 0.5 s, model building included, on an instance that needs far more time, and a
+time-limited run returns status ``time_limit``, a message naming the limit, a labeling with its
+decision values, and, for a search, its trace, node count, incumbent and proven bound.
 
 Each case solves with a 3-second limit an instance that the formulation takes 20 s to minutes
 to solve (docs/reliability.md), through the Python API with each solve in a child process, as
 the command line runs it (:func:`s3vm.solvers.runtime.supervisor.set_isolation`): a step that cannot
 be cut short is killed with its process instead of running on in the test's. Both the solve's
-own clock (``seconds``, from before the model is built) and the wall clock of the call are
-held to the tolerance; the command line itself is timed in tests/test_reliability.py.
+own clock (``seconds``, from the call) and the wall clock of the call are held to
+[0.95 T, 1.05 T + 0.5 s]; the command line itself is timed in tests/test_reliability.py.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from s3vm.core.registry import FORMULATIONS
 from s3vm.solvers.registry import installed_solvers
 
 LIMIT = 3.0
+#: The formulations that search a tree: at their limit they have a trace and an incumbent.
+SEARCHES = ("bb", "bb-mip", "bb-sdp")
 RBF = {"kernel": "rbf", "sigma": 0.5}
 
 # formulation -> (instance, options)
@@ -46,12 +49,13 @@ CASES = {
     "sdp": ("moons1010", RBF),
     "sdp-subspace": ("moons1010", RBF),
     "sdp-lowrank": ("moons3010", RBF),
-    # the 270-point instance of the issue (37.5 s for a 5 s limit)
-    "bb-sdp": ("sdp_2moons", {"bias": False}),
+    # 90 points (40 unlabeled a class) with one cutting-plane round a node: the root is bounded
+    # in under a second, the search (some 100 nodes) takes about a minute on a loaded machine
+    "bb-sdp": ("moons90", dict(RBF, max_rounds=1)),
 }
 
 
-OWN = ("lp_form", "rank")  # options of the formulation, not settings
+OWN = ("lp_form", "rank", "max_rounds")  # options of the formulation, not settings
 
 
 def test_every_formulation_has_a_case():
@@ -61,10 +65,11 @@ def test_every_formulation_has_a_case():
 @pytest.fixture(scope="module")
 def instances(tmp_path_factory):
     folder = tmp_path_factory.mktemp("limits")
-    paths = {"heart": "heart", "sdp_2moons": "sdp_2moons"}
+    paths = {"heart": "heart"}
     for name, instance in (("moons3010", two_moons(5, 1500, seed=1)),
                            ("moons1010", two_moons(5, 500, seed=1)),
-                           ("labeled3010", two_moons(1500, 5, seed=1))):
+                           ("labeled3010", two_moons(1500, 5, seed=1)),
+                           ("moons90", two_moons(5, 40, seed=1))):
         path = folder / f"{name}.csv"
         instance.to_csv(str(path))
         paths[name] = str(path)
@@ -94,15 +99,20 @@ def solve_limited(data, name, options, limit):
     out = result.to_dict()
     check_result_object(out, formulation=name)
     assert out["status"] == "time_limit", (out["status"], out.get("message"))
+    assert "time limit" in out["message"], out["message"]
     # Used, not left: an unsolved problem runs to its limit (bb-mip stopped at 12.5 s of 20
-    # when HiGHS counted its limit from the session's first LP).
-    assert out["seconds"] >= 0.95 * limit, out["seconds"]
-    assert out["seconds"] <= limit * 1.1 + 1, out["seconds"]
-    assert wall <= limit * 1.1 + 1 + 1, wall  # + reading the data and checking the input
+    # when HiGHS counted its limit from the session's first LP), and stops there: a step that
+    # checks no clock (a Pyomo build, ARPACK, an SDPA node) ran on to the end of the grace
+    # period and was killed with the trace and decision values of the search. The call's
+    # clock starts with the call: the wall clock is held to the same interval.
+    for clock, seconds in (("seconds", out["seconds"]), ("wall clock", wall)):
+        assert 0.95 * limit <= seconds <= 1.05 * limit + 0.5, (clock, seconds, out["message"])
     if "labeled3010" not in str(data):  # 3,000 labeled rows: past the supervised fallback
         # Its best labeling, or the labeled rows' supervised SVM's when it had none yet (sdp
         # on heart returned no labels at its limit).
         assert out["labels"] is not None, out["message"]
+        assert out["decision_values"] is not None, out["message"]
+        assert len(out["decision_values"]) == len(out["labels"])
         if out["info"].get("labels_from") == "supervised SVM":
             assert "supervised SVM" in out["message"]
     return out
@@ -113,29 +123,20 @@ def test_the_time_limit_holds(instances, isolated, name):
     if name == "l2-miqp" and "scip" not in installed_solvers("miqp"):
         pytest.skip("l2-miqp needs SCIP")
     data, options = CASES[name]
-    solve_limited(instances[data], name, options, LIMIT)
-
-
-@pytest.mark.parametrize("name", ["bb", "bb-mip"])
-def test_a_time_limited_search_returns_its_incumbent_and_proven_bound(isolated, name):
-    # 6 s: heart's bounds are built in well under a second, so the search has begun.
-    result = solve_limited("heart", name, {}, 6.0)
-    assert result["labels"] is not None and result["objective"] is not None
-    assert result["lower_bound"] is not None and result["lower_bound"] <= result["objective"]
-
-
-def test_a_time_limited_bb_mip_keeps_its_trace_decision_values_and_node_count(isolated):
-    # The search stopped early (HiGHS's limit is on the session's total run time), and the LP
-    # for the decision values after the stop was cancelled at once, so the solve fell back to
-    # its last progress report: no trace, no decision values, fewer nodes than searched.
-    limit = 6.0
-    result = solve_limited("heart", "bb-mip", {}, limit)
-    assert result["seconds"] <= limit * 1.05 + 0.5
-    assert result["message"] == "time limit reached"
-    assert result["decision_values"] is not None and len(result["decision_values"]) == 267
-    trace = result["info"]["trace"]
-    assert trace["nodes"] and trace["nodes"][-1] == result["nodes"] > 0
-    assert trace["seconds"][-1] >= 0.95 * limit
+    result = solve_limited(instances[data], name, options, LIMIT)
+    if name in SEARCHES:
+        # The search's own result, not its last progress report: bb-sdp's node SDP ran past
+        # the limit in the command line's solve process and was killed with the search
+        # ("time limit reached while starting heuristic", no trace, no decision values); bb-mip
+        # stopped early when HiGHS counted its limit from the session's first LP, and the LP of
+        # the decision values after the stop was cancelled at once.
+        assert result["message"] == "time limit reached", result["message"]
+        assert result.get("info", {}).get("labels_from") is None
+        assert result["objective"] is not None
+        assert result["lower_bound"] is not None
+        assert result["lower_bound"] <= result["objective"] + 1e-9 * abs(result["objective"])
+        trace = result["info"]["trace"]
+        assert trace["nodes"] and trace["nodes"][-1] == result["nodes"] > 0
 
 
 def test_a_highs_session_gets_its_whole_limit_on_every_re_solve():
