@@ -139,6 +139,20 @@ def test_the_time_limit_holds(instances, isolated, name):
         assert trace["nodes"] and trace["nodes"][-1] == result["nodes"] > 0
 
 
+def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(isolated):
+    # sdp_2moons (270 points) with one round a node: an SDPA solve of a few seconds is running
+    # at the limit. In the command line's solve process SDPA ran in place, holding the GIL
+    # with no limit of its own, so the whole solve was killed at the end of the grace period
+    # (3.66 s of 3) and the result came from its last progress report: "time limit reached
+    # while starting heuristic", no trace, no decision values.
+    result = solve_limited("sdp_2moons", "bb-sdp", {"bias": False, "max_rounds": 1}, LIMIT)
+    assert result["message"] == "time limit reached", result["message"]
+    assert result["info"].get("labels_from") is None
+    assert result["objective"] is not None
+    trace = result["info"]["trace"]
+    assert trace["nodes"][-1:] == ([result["nodes"]] if result["nodes"] else [])
+
+
 def test_a_highs_session_gets_its_whole_limit_on_every_re_solve():
     # HiGHS compares its time_limit option with the Highs object's total run time: a session
     # that set the time left as the option stopped its later LPs early.
