@@ -263,3 +263,52 @@ def test_the_limit_reached_during_the_last_step_does_not_cancel_it():
             clock.stop(INTERRUPTED, signal.SIGINT)
             assert cancelled == ["call"]  # a signal still cancels it
     assert clock.remaining() < 1e-6  # after the step: stopped
+
+
+def test_an_abortable_step_is_stopped_at_the_stop():
+    # Pyomo's model building and its compiling for HiGHS check no clock: rlp on 3,000 labeled
+    # rows ran on to the end of the grace period (3.65 s of 3) and was killed there.
+    import threading
+
+    from s3vm.solvers.runtime.clock import TIME_LIMIT, Clock, Stopped
+
+    clock = Clock()
+    start = time.perf_counter()
+    stopper = threading.Timer(0.3, clock.stop, args=(TIME_LIMIT,))
+    stopper.start()
+    count = 0
+    with pytest.raises(Stopped):
+        with clock.abortable():
+            while time.perf_counter() - start < 30:  # pure Python, no checkpoint
+                count += 1
+    stopper.join()
+    assert count > 0 and time.perf_counter() - start < 5
+
+
+def test_a_step_begun_after_the_stop_runs_to_its_end_and_no_stop_lands_after_a_step():
+    import threading
+
+    from s3vm.solvers.runtime.clock import TIME_LIMIT, Clock, Stopped
+
+    clock = Clock()
+    clock.stop(TIME_LIMIT)
+    with clock.abortable():  # the decision values of the incumbent, after the limit
+        total = sum(range(200000))
+    assert total == 199999 * 200000 // 2
+    # A stop that comes as a step ends is raised in the step or not at all.
+    for k in range(40):
+        clock = Clock()
+        stopper = threading.Timer(0.001 * (k % 4), clock.stop, args=(TIME_LIMIT,))
+        stopper.start()
+        try:
+            with clock.abortable():
+                end = time.perf_counter() + 0.002
+                while time.perf_counter() < end:
+                    pass
+        except Stopped:
+            pass
+        stopper.join()
+        x = 0
+        for i in range(20000):  # a Stopped left pending would be raised here
+            x += i
+        assert x == 19999 * 20000 // 2
