@@ -24,7 +24,6 @@ Each retraining is an exact squared-hinge SVM, solved in one of two ways:
 from __future__ import annotations
 
 import time
-
 from contextlib import contextmanager
 from typing import ClassVar
 

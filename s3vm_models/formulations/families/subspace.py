@@ -57,8 +57,8 @@ class SubspaceFamily(ConicFormulation):
     def basis(self, instance: Instance) -> np.ndarray:
         """V from the spectral step with this formulation's options."""
         with abortable():  # ARPACK's iteration (seconds at 1,000 points) checks no clock
-            return subspace_basis(instance, self.dim, rule=self.spectral_rule, graph=self.graph,
-                              threshold_quantile=self.threshold_quantile)
+            return subspace_basis(instance, self.dim, rule=self.spectral_rule,
+                                  graph=self.graph, threshold_quantile=self.threshold_quantile)
 
     def prepare(self, instance: Instance, settings: Settings,
                 V: Optional[np.ndarray] = None) -> tuple[Optional[np.ndarray], np.ndarray]:
