@@ -312,3 +312,71 @@ def test_a_step_begun_after_the_stop_runs_to_its_end_and_no_stop_lands_after_a_s
         for i in range(20000):  # a Stopped left pending would be raised here
             x += i
         assert x == 19999 * 20000 // 2
+
+
+def _expired_clock():
+    from s3vm.solvers.runtime.clock import Clock
+
+    clock = Clock(1e-6)
+    time.sleep(0.01)
+    assert clock.expired()
+    return clock
+
+
+def test_l2_miqp_makes_no_kernel_after_the_limit(monkeypatch):
+    # After SCIP stopped at the limit, l2-miqp built J's kernel matrix and factor to score the
+    # labels (3.30 s of 3 on heart under load): past the grace period the process was killed
+    # with SCIP's labels. The objective is now made with the model, inside the limit.
+    from s3vm.core.registry import get_formulation
+    from s3vm.core.settings import Settings
+    from s3vm.formulations import l2_miqp
+    from s3vm.models.l2_svm import S3VMObjective
+    from s3vm.solvers.results import Result
+
+    instance = two_moons(3, 6, seed=4)
+    settings = Settings(kernel="rbf", sigma=0.5)
+    formulation = get_formulation("l2-miqp")
+    model = formulation.model_to_solve(instance, settings, None)
+    labels = np.where(np.arange(instance.u) % 2 == 0, 1, -1)
+    for k, j in enumerate(model.U):
+        model.z[j].set_value(float(labels[k] > 0))
+    monkeypatch.setattr(l2_miqp, "s3vm_objective", lambda *a: pytest.fail("made after the limit"))
+    result = Result(formulation="l2-miqp", solver="scip", status="time_limit")
+    with _expired_clock().active():
+        formulation.fill(result, model, instance, settings)
+    np.testing.assert_array_equal(result.labels, labels)
+    # Its decision values are the SVM's at those labels (a solve of its own, cold).
+    reference = S3VMObjective(instance, settings).solve(labels)
+    np.testing.assert_allclose(result.decision_values, reference.outputs[instance.unlabeled],
+                               atol=1e-8)
+
+
+def test_bd_mip_builds_no_labeling_lp_after_the_limit(monkeypatch):
+    # Past the limit the labeling's LP was built and compiled for HiGHS, then given no time:
+    # tenths of a second past the limit for nothing. The MIP's own point stands.
+    from pyomo.environ import Var
+
+    from s3vm.core.registry import get_formulation
+    from s3vm.core.settings import Settings
+    from s3vm.formulations import bd_mip
+    from s3vm.models.problem3 import primal_values
+    from s3vm.solvers.results import Result
+
+    instance = two_moons(3, 6, seed=4)
+    settings = Settings(kernel="linear")
+    formulation = get_formulation("bd-mip")
+    model = formulation.model_to_solve(instance, settings, None)
+    labels = np.where(np.arange(instance.u) % 2 == 0, 1, -1)
+    for var in model.component_data_objects(ctype=Var):
+        if var.value is None:
+            var.set_value(0.0, skip_validation=True)
+    for k, j in enumerate(model.U):
+        model.d[j].set_value(float(labels[k] > 0), skip_validation=True)
+    monkeypatch.setattr(bd_mip, "labeling_value", lambda *a: pytest.fail("built after the limit"))
+    result = Result(formulation="bd-mip", solver="highs", status="time_limit")
+    with _expired_clock().active():
+        formulation.fill(result, model, instance, settings)
+    np.testing.assert_array_equal(result.labels, labels)
+    primal = primal_values(model)
+    data = model.problem_data
+    np.testing.assert_allclose(result.decision_values, data.B @ primal["w"] + primal["b"])
