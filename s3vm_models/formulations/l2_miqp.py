@@ -11,6 +11,7 @@ come from the same solve. The lower bound is the solver's dual bound.
 from __future__ import annotations
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from s3vm.core.options import Option
 from s3vm.formulations.families.pyomo import PyomoFormulation
@@ -79,7 +80,10 @@ class L2MIQP(PyomoFormulation):
         objective = getattr(model, "l2_objective", None)
         if objective is None:  # a model given by the caller (s3vm.built)
             objective = s3vm_objective(instance, settings)
-        solution = objective.solve(labels)
+        # One BLAS thread: on a loaded machine a threaded factorisation waits for its other
+        # threads at every Newton step (over 0.3 s at heart's 297 points, after the limit).
+        with threadpool_limits(limits=1, user_api="blas"):
+            solution = objective.solve(labels)
         result.labels = labels
         result.decision_values = solution.outputs[instance.unlabeled]
         result.primal = {"beta": solution.beta, "b": solution.b}
