@@ -127,3 +127,39 @@ def test_ten_thousand_points_in_seconds():
     assert np.mean(result.labels != inst.truth[inst.unlabeled]) < 0.03
     assert "Nystroem" in result.info["kernel"]
     assert seconds < 40.0
+
+
+def test_the_search_returns_the_svm_at_its_labels():
+    # switching trained the labels' SVM a second time, cold, after the search: seconds past a
+    # time limit at 15,000 points. The search's own last training is that SVM.
+    inst = two_moons(4, 25, seed=5)
+    settings = Settings(kernel="linear", C=3.0)
+    objective = FactorObjective(inst, settings, inst.X, True)
+    labels, value, finished, solution = label_switching(objective, None, with_solution=True)
+    assert finished
+    y = objective.full_labels(labels)
+    reference = l2_svm_value_factor(inst.X, y, objective.C, settings.bias)
+    assert value == pytest.approx(reference, rel=1e-6, abs=1e-8)
+    # Its outputs are its own (w, b), whose objective is the optimum at the labels.
+    f = inst.X @ solution.w + solution.b
+    np.testing.assert_allclose(solution.outputs, f, atol=1e-9)
+    J = 0.5 * solution.w @ solution.w + np.sum(objective.C * np.maximum(0, 1 - y * f) ** 2)
+    assert J == pytest.approx(reference, rel=1e-6, abs=1e-8)
+
+
+def test_switching_does_not_begin_a_round_that_would_end_past_the_limit(monkeypatch):
+    from s3vm.formulations.switching import LabelSwitchingS3VM
+    from s3vm.solvers.runtime.clock import Clock
+
+    now = [100.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+    clock = Clock(3.0)
+    stop = LabelSwitchingS3VM._stop_in_time(clock)
+    answers = []
+    for step in (0.5, 0.5, 0.8, 0.8):  # rounds of 0.5 s, then 0.8 s
+        answers.append(stop())
+        now[0] += step
+    # at 0, 0.5 and 1.0 s a round fits; at 1.8 s (1.2 s left) a round of 0.8 s still fits; at
+    # 2.6 s (0.4 s left) it would end at 3.4 s
+    assert answers == [False, False, False, False]
+    assert stop() is True

@@ -1,13 +1,14 @@
-"""Every formulation honours ``--time-limit`` within 10% + 1 s, model building included, on an
-instance that needs far more time, and a time-limited run returns status ``time_limit`` with
-its incumbent and, where the formulation has one, its proven bound.
+"""Every formulation stops at its time limit, neither before it (95%) nor after it by more than
+5% + 0.5 s, model building included, on an instance that needs far more time, and a
+time-limited run returns status ``time_limit``, a message naming the limit, a labeling with its
+decision values, and, for a search, its trace, node count, incumbent and proven bound.
 
 Each case solves with a 3-second limit an instance that the formulation takes 20 s to minutes
 to solve (docs/reliability.md), through the Python API with each solve in a child process, as
 the command line runs it (:func:`s3vm.solvers.runtime.supervisor.set_isolation`): a step that cannot
 be cut short is killed with its process instead of running on in the test's. Both the solve's
-own clock (``seconds``, from before the model is built) and the wall clock of the call are
-held to the tolerance; the command line itself is timed in tests/test_reliability.py.
+own clock (``seconds``, from the call) and the wall clock of the call are held to
+[0.95 T, 1.05 T + 0.5 s]; the command line itself is timed in tests/test_reliability.py.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ from s3vm.core.registry import FORMULATIONS
 from s3vm.solvers.registry import installed_solvers
 
 LIMIT = 3.0
+#: The formulations that search a tree: at their limit they have a trace and an incumbent.
+SEARCHES = ("bb", "bb-mip", "bb-sdp")
+#: The formulations whose solver stops at the limit by itself and returns its own result.
+OWN_RESULT = ("bd-mip", "l2-miqp", *SEARCHES)
 RBF = {"kernel": "rbf", "sigma": 0.5}
 
 # formulation -> (instance, options)
@@ -46,12 +51,13 @@ CASES = {
     "sdp": ("moons1010", RBF),
     "sdp-subspace": ("moons1010", RBF),
     "sdp-lowrank": ("moons3010", RBF),
-    # the 270-point instance of the issue (37.5 s for a 5 s limit)
-    "bb-sdp": ("sdp_2moons", {"bias": False}),
+    # 90 points (40 unlabeled a class) with one cutting-plane round a node: the root is bounded
+    # in under a second, the search takes a minute (161 nodes, 59 s on the loaded machine)
+    "bb-sdp": ("moons90", dict(RBF, max_rounds=1)),
 }
 
 
-OWN = ("lp_form", "rank")  # options of the formulation, not settings
+OWN = ("lp_form", "rank", "max_rounds")  # options of the formulation, not settings
 
 
 def test_every_formulation_has_a_case():
@@ -61,10 +67,11 @@ def test_every_formulation_has_a_case():
 @pytest.fixture(scope="module")
 def instances(tmp_path_factory):
     folder = tmp_path_factory.mktemp("limits")
-    paths = {"heart": "heart", "sdp_2moons": "sdp_2moons"}
+    paths = {"heart": "heart"}
     for name, instance in (("moons3010", two_moons(5, 1500, seed=1)),
                            ("moons1010", two_moons(5, 500, seed=1)),
-                           ("labeled3010", two_moons(1500, 5, seed=1))):
+                           ("labeled3010", two_moons(1500, 5, seed=1)),
+                           ("moons90", two_moons(5, 40, seed=1))):
         path = folder / f"{name}.csv"
         instance.to_csv(str(path))
         paths[name] = str(path)
@@ -94,15 +101,20 @@ def solve_limited(data, name, options, limit):
     out = result.to_dict()
     check_result_object(out, formulation=name)
     assert out["status"] == "time_limit", (out["status"], out.get("message"))
+    assert "time limit" in out["message"], out["message"]
     # Used, not left: an unsolved problem runs to its limit (bb-mip stopped at 12.5 s of 20
-    # when HiGHS counted its limit from the session's first LP).
-    assert out["seconds"] >= 0.95 * limit, out["seconds"]
-    assert out["seconds"] <= limit * 1.1 + 1, out["seconds"]
-    assert wall <= limit * 1.1 + 1 + 1, wall  # + reading the data and checking the input
+    # when HiGHS counted its limit from the session's first LP), and stops there: a step that
+    # checks no clock (a Pyomo build, ARPACK, an SDPA node) ran on to the end of the grace
+    # period and was killed with the trace and decision values of the search. The call's
+    # clock starts with the call: the wall clock is held to the same interval.
+    for clock, seconds in (("seconds", out["seconds"]), ("wall clock", wall)):
+        assert 0.95 * limit <= seconds <= 1.05 * limit + 0.5, (clock, seconds, out["message"])
     if "labeled3010" not in str(data):  # 3,000 labeled rows: past the supervised fallback
         # Its best labeling, or the labeled rows' supervised SVM's when it had none yet (sdp
         # on heart returned no labels at its limit).
         assert out["labels"] is not None, out["message"]
+        assert out["decision_values"] is not None, out["message"]
+        assert len(out["decision_values"]) == len(out["labels"])
         if out["info"].get("labels_from") == "supervised SVM":
             assert "supervised SVM" in out["message"]
     return out
@@ -113,29 +125,40 @@ def test_the_time_limit_holds(instances, isolated, name):
     if name == "l2-miqp" and "scip" not in installed_solvers("miqp"):
         pytest.skip("l2-miqp needs SCIP")
     data, options = CASES[name]
-    solve_limited(instances[data], name, options, LIMIT)
+    result = solve_limited(instances[data], name, options, LIMIT)
+    if name in OWN_RESULT:
+        # The solver's own result (with its labels when it had some), not the last progress
+        # report of a solve killed at the end of the grace period: l2-miqp scored SCIP's labels
+        # with a threaded factorisation after the limit and was killed in 5 of 10 solves on the
+        # loaded machine ("time limit reached while solving (SCIP)", SCIP's labels lost).
+        assert result["message"].split(";")[0] == "time limit reached", result["message"]
+    if name in SEARCHES:
+        # The search's own result, not its last progress report: bb-sdp's node SDP ran past
+        # the limit in the command line's solve process and was killed with the search
+        # ("time limit reached while starting heuristic", no trace, no decision values); bb-mip
+        # stopped early when HiGHS counted its limit from the session's first LP, and the LP of
+        # the decision values after the stop was cancelled at once.
+        assert result["message"] == "time limit reached", result["message"]
+        assert result.get("info", {}).get("labels_from") is None
+        assert result["objective"] is not None
+        assert result["lower_bound"] is not None
+        assert result["lower_bound"] <= result["objective"] + 1e-9 * abs(result["objective"])
+        trace = result["info"]["trace"]
+        assert trace["nodes"] and trace["nodes"][-1] == result["nodes"] > 0
 
 
-@pytest.mark.parametrize("name", ["bb", "bb-mip"])
-def test_a_time_limited_search_returns_its_incumbent_and_proven_bound(isolated, name):
-    # 6 s: heart's bounds are built in well under a second, so the search has begun.
-    result = solve_limited("heart", name, {}, 6.0)
-    assert result["labels"] is not None and result["objective"] is not None
-    assert result["lower_bound"] is not None and result["lower_bound"] <= result["objective"]
-
-
-def test_a_time_limited_bb_mip_keeps_its_trace_decision_values_and_node_count(isolated):
-    # The search stopped early (HiGHS's limit is on the session's total run time), and the LP
-    # for the decision values after the stop was cancelled at once, so the solve fell back to
-    # its last progress report: no trace, no decision values, fewer nodes than searched.
-    limit = 6.0
-    result = solve_limited("heart", "bb-mip", {}, limit)
-    assert result["seconds"] <= limit * 1.05 + 0.5
-    assert result["message"] == "time limit reached"
-    assert result["decision_values"] is not None and len(result["decision_values"]) == 267
+def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(isolated):
+    # sdp_2moons (270 points) with one round a node: an SDPA solve of a few seconds is running
+    # at the limit. In the command line's solve process SDPA ran in place, holding the GIL
+    # with no limit of its own, so the whole solve was killed at the end of the grace period
+    # (3.66 s of 3) and the result came from its last progress report: "time limit reached
+    # while starting heuristic", no trace, no decision values.
+    result = solve_limited("sdp_2moons", "bb-sdp", {"bias": False, "max_rounds": 1}, LIMIT)
+    assert result["message"] == "time limit reached", result["message"]
+    assert result["info"].get("labels_from") is None
+    assert result["objective"] is not None
     trace = result["info"]["trace"]
-    assert trace["nodes"] and trace["nodes"][-1] == result["nodes"] > 0
-    assert trace["seconds"][-1] >= 0.95 * limit
+    assert trace["nodes"][-1:] == ([result["nodes"]] if result["nodes"] else [])
 
 
 def test_a_highs_session_gets_its_whole_limit_on_every_re_solve():
@@ -248,3 +271,120 @@ def test_the_limit_reached_during_the_last_step_does_not_cancel_it():
             clock.stop(INTERRUPTED, signal.SIGINT)
             assert cancelled == ["call"]  # a signal still cancels it
     assert clock.remaining() < 1e-6  # after the step: stopped
+
+
+def test_an_abortable_step_is_stopped_at_the_stop():
+    # Pyomo's model building and its compiling for HiGHS check no clock: rlp on 3,000 labeled
+    # rows ran on to the end of the grace period (3.65 s of 3) and was killed there.
+    import threading
+
+    from s3vm.solvers.runtime.clock import TIME_LIMIT, Clock, Stopped
+
+    clock = Clock()
+    start = time.perf_counter()
+    stopper = threading.Timer(0.3, clock.stop, args=(TIME_LIMIT,))
+    stopper.start()
+    count = 0
+    with pytest.raises(Stopped):
+        with clock.abortable():
+            while time.perf_counter() - start < 30:  # pure Python, no checkpoint
+                count += 1
+    stopper.join()
+    assert count > 0 and time.perf_counter() - start < 5
+
+
+def test_a_step_begun_after_the_stop_runs_to_its_end_and_no_stop_lands_after_a_step():
+    import threading
+
+    from s3vm.solvers.runtime.clock import TIME_LIMIT, Clock, Stopped
+
+    clock = Clock()
+    clock.stop(TIME_LIMIT)
+    with clock.abortable():  # the decision values of the incumbent, after the limit
+        total = sum(range(200000))
+    assert total == 199999 * 200000 // 2
+    # A stop that comes as a step ends is raised in the step or not at all.
+    for k in range(40):
+        clock = Clock()
+        stopper = threading.Timer(0.001 * (k % 4), clock.stop, args=(TIME_LIMIT,))
+        stopper.start()
+        try:
+            with clock.abortable():
+                end = time.perf_counter() + 0.002
+                while time.perf_counter() < end:
+                    pass
+        except Stopped:
+            pass
+        stopper.join()
+        x = 0
+        for i in range(20000):  # a Stopped left pending would be raised here
+            x += i
+        assert x == 19999 * 20000 // 2
+
+
+def _expired_clock():
+    from s3vm.solvers.runtime.clock import Clock
+
+    clock = Clock(1e-6)
+    time.sleep(0.01)
+    assert clock.expired()
+    return clock
+
+
+def test_l2_miqp_makes_no_kernel_after_the_limit(monkeypatch):
+    # After SCIP stopped at the limit, l2-miqp built J's kernel matrix and factor to score the
+    # labels (3.30 s of 3 on heart under load): past the grace period the process was killed
+    # with SCIP's labels. The objective is now made with the model, inside the limit.
+    from s3vm.core.registry import get_formulation
+    from s3vm.core.settings import Settings
+    from s3vm.formulations import l2_miqp
+    from s3vm.models.l2_svm import S3VMObjective
+    from s3vm.solvers.results import Result
+
+    instance = two_moons(3, 6, seed=4)
+    settings = Settings(kernel="rbf", sigma=0.5)
+    formulation = get_formulation("l2-miqp")
+    model = formulation.model_to_solve(instance, settings, None)
+    labels = np.where(np.arange(instance.u) % 2 == 0, 1, -1)
+    for k, j in enumerate(model.U):
+        model.z[j].set_value(float(labels[k] > 0))
+    monkeypatch.setattr(l2_miqp, "s3vm_objective", lambda *a: pytest.fail("made after the limit"))
+    result = Result(formulation="l2-miqp", solver="scip", status="time_limit")
+    with _expired_clock().active():
+        formulation.fill(result, model, instance, settings)
+    np.testing.assert_array_equal(result.labels, labels)
+    # Its decision values are the SVM's at those labels (a solve of its own, cold).
+    reference = S3VMObjective(instance, settings).solve(labels)
+    np.testing.assert_allclose(result.decision_values, reference.outputs[instance.unlabeled],
+                               atol=1e-8)
+
+
+def test_bd_mip_builds_no_labeling_lp_after_the_limit(monkeypatch):
+    # Past the limit the labeling's LP was built and compiled for HiGHS, then given no time:
+    # tenths of a second past the limit for nothing. The MIP's own point stands.
+    from pyomo.environ import Var
+
+    from s3vm.core.registry import get_formulation
+    from s3vm.core.settings import Settings
+    from s3vm.formulations import bd_mip
+    from s3vm.models.problem3 import primal_values
+    from s3vm.solvers.results import Result
+
+    instance = two_moons(3, 6, seed=4)
+    settings = Settings(kernel="linear")
+    formulation = get_formulation("bd-mip")
+    model = formulation.model_to_solve(instance, settings, None)
+    labels = np.where(np.arange(instance.u) % 2 == 0, 1, -1)
+    for var in model.component_data_objects(ctype=Var):
+        if var.value is None:
+            var.set_value(0.0, skip_validation=True)
+    for k, j in enumerate(model.U):
+        model.d[j].set_value(float(labels[k] > 0), skip_validation=True)
+    monkeypatch.setattr(bd_mip, "labeling_value", lambda *a: pytest.fail("built after the limit"))
+    result = Result(formulation="bd-mip", solver="highs", status="time_limit")
+    with _expired_clock().active():
+        formulation.fill(result, model, instance, settings)
+    np.testing.assert_array_equal(result.labels, labels)
+    primal = primal_values(model)
+    data = model.problem_data
+    np.testing.assert_allclose(result.decision_values, data.B @ primal["w"] + primal["b"])

@@ -25,6 +25,7 @@ from s3vm.formulations.families.pyomo import PyomoFormulation
 from s3vm.models.problem3 import (Problem3Data, build_problem3, exact_result_check, labeling_value,
                                   primal_values)
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.clock import current
 
 
 class BennettDemirizMIP(PyomoFormulation):
@@ -50,7 +51,13 @@ class BennettDemirizMIP(PyomoFormulation):
     def fill(self, result, model, instance, settings):
         labels = np.where(primal_values(model)["d"] > 0.5, 1, -1).astype(int)
         data = model.problem_data
-        value, w, g = labeling_value(data, labels, settings.mu, settings.nu)
+        clock = current()
+        if clock is not None and clock.expired():
+            # Past the limit the labeling's LP is given no time: it returned at once, after its
+            # model had been built and compiled (tenths of a second past the limit, for nothing).
+            value = w = g = None
+        else:
+            value, w, g = labeling_value(data, labels, settings.mu, settings.nu)
         if value is None:  # the labeling's LP did not solve: keep the MIP's own point
             primal = primal_values(model)
             w, g = primal["w"], -primal["b"]

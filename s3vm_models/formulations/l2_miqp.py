@@ -11,6 +11,7 @@ come from the same solve. The lower bound is the solver's dual bound.
 from __future__ import annotations
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from s3vm.core.options import Option
 from s3vm.formulations.families.pyomo import PyomoFormulation
@@ -62,12 +63,27 @@ class L2MIQP(PyomoFormulation):
     def build(self, instance, settings):
         return build_l2_miqp(L2Data.from_instance(instance, settings), self.form)
 
+    def model_to_solve(self, instance, settings, backend):
+        model = self.build(instance, settings)
+        # J's exact objective (its kernel matrix and factor) is made here, inside the time
+        # limit: after a time-limited solve fill() only solves the labeling's SVM (it made
+        # the objective there, past the limit, and the solve's process was killed with SCIP's
+        # labels before it returned).
+        model.l2_objective = s3vm_objective(instance, settings)
+        return model
+
     def fill(self, result, model, instance, settings):
         z = np.array([model.z[j].value for j in model.U], dtype=float)
         labels = np.where(z > 0.5, 1, -1).astype(int)
         # J at the labeling from the exact supervised solve on the instance's kernel, so that
         # the objective, f and the primal carry none of the MIQP's tolerances.
-        solution = s3vm_objective(instance, settings).solve(labels)
+        objective = getattr(model, "l2_objective", None)
+        if objective is None:  # a model given by the caller (s3vm.built)
+            objective = s3vm_objective(instance, settings)
+        # One BLAS thread: on a loaded machine a threaded factorisation waits for its other
+        # threads at every Newton step (over 0.3 s at heart's 297 points, after the limit).
+        with threadpool_limits(limits=1, user_api="blas"):
+            solution = objective.solve(labels)
         result.labels = labels
         result.decision_values = solution.outputs[instance.unlabeled]
         result.primal = {"beta": solution.beta, "b": solution.b}

@@ -131,7 +131,8 @@ class VS3VM(DualFormLP, PyomoFormulation):
 
     def run(self, instance, settings, backend, profile, clock, result):
         clock.report(phase="building the LP")
-        model = self.model_to_solve(instance, settings, backend)
+        with clock.abortable():  # Pyomo's construction has no place for a checkpoint
+            model = self.model_to_solve(instance, settings, backend)
         checkpoint()
         problem = ConcaveS3VM(model, settings.mu, settings.nu)
         clock.report(phase=f"setting up the LP ({backend.name})")

@@ -55,7 +55,7 @@ def label_switching(objective: S3VMObjective, positives: Optional[int], anneal=A
                     max_rounds: Optional[int] = None,
                     stop: Optional[Callable[[], bool]] = None,
                     on_stage: Optional[Callable[[int, np.ndarray], None]] = None,
-                    balanced_start: bool = True) -> tuple[np.ndarray, float, bool]:
+                    balanced_start: bool = True, with_solution: bool = False) -> tuple:
     """A local minimum of J by annealed label switching.
 
     Without a count (``positives`` None) two searches run and the lower J wins: the search
@@ -83,6 +83,9 @@ def label_switching(objective: S3VMObjective, positives: Optional[int], anneal=A
         copy), for progress reports.
     balanced_start : bool
         Without a count, also run the search under the labeled ratio (above).
+    with_solution : bool
+        Also return the objective's solution at the labels returned, which the search
+        computed for their value (a caller needs no second solve, cold, after a time limit).
 
     Returns
     -------
@@ -91,24 +94,30 @@ def label_switching(objective: S3VMObjective, positives: Optional[int], anneal=A
         J(labels) with the true C*.
     finished : bool
         False when ``stop`` ended the search.
+    solution : object
+        With ``with_solution``: ``objective.evaluate`` at ``labels``.
     """
+    def answer(labels, value, finished, solution):
+        return (labels, value, finished, solution) if with_solution else \
+            (labels, value, finished)
+
     labels, value, finished, sol = _anneal(objective, positives, None, anneal, max_rounds,
                                            stop, on_stage)
     if positives is not None or not balanced_start or not finished:
-        return labels, value, finished
+        return answer(labels, value, finished, sol)
     count = labeled_ratio_count(objective)
     if count is None:
-        return labels, value, finished
+        return answer(labels, value, finished, sol)
     start, _, finished, _ = _anneal(objective, count, None, anneal, max_rounds, stop,
                                     on_stage)
     if not finished:  # the time limit: the first search's local minimum, stopped
-        return labels, value, False
+        return answer(labels, value, False, sol)
     # Released from the count at C*: switching alone, from the balanced local minimum.
-    other, other_value, finished, _ = _anneal(objective, None, start, (1.0,), max_rounds,
-                                              stop, None)
+    other, other_value, finished, other_sol = _anneal(objective, None, start, (1.0,),
+                                                      max_rounds, stop, None)
     if other_value < value:
-        return other, other_value, finished
-    return labels, value, finished
+        return answer(other, other_value, finished, other_sol)
+    return answer(labels, value, finished, sol)
 
 
 def labeled_ratio_count(objective) -> Optional[int]:

@@ -48,6 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from s3vm.solvers.backends.base import Backend, Outcome
+from s3vm.solvers.runtime.clock import current
 from s3vm.solvers.runtime.supervisor import (ChildCallStopped, call_in_child, in_solve_process,
                                               native_threads)
 
@@ -184,6 +185,34 @@ class SdpaDirectBackend(StandardConicBackend):
     python_module = "sdpap"
     python_package = "sdpa-python"
 
+    #: In a solve process, an SDPA call runs in place while the clock has at least this many
+    #: times the longest call so far left, plus a second (below, in a child killed at the
+    #: limit).
+    DIRECT_MARGIN = 10.0
+
+    def _call(self, solve):
+        """``solve()``, in a child process or in place.
+
+        SDPA holds the GIL for a whole solve and has no time limit: in a thread of the caller's
+        process (the Python API) the supervisor could neither keep the limit nor answer a
+        signal, so it runs in a child process killed when the clock stops. A solve process of
+        the command line is itself killed at the end of its grace period, which answers a
+        signal, so a call there runs in place (a fork costs tens of milliseconds, bb-sdp makes
+        hundreds of calls); but a call still running at the time limit would be killed with the
+        whole search (its trace, node count and decision values lost): near the limit, and
+        before the first call has shown how long one takes, it runs in a child too.
+        """
+        clock = current()
+        left = None if clock is None else clock.remaining()
+        longest = getattr(self, "_longest", None)
+        direct = in_solve_process() and (
+            left is None or (longest is not None and left >= self.DIRECT_MARGIN * longest + 1.0))
+        start = time.perf_counter()
+        try:
+            return solve() if direct else call_in_child(solve)
+        finally:
+            self._longest = max(longest or 0.0, time.perf_counter() - start)
+
     def _solve(self, problem, profile):
         from sdpap import SymCone
         from sdpap.param import param
@@ -205,12 +234,7 @@ class SdpaDirectBackend(StandardConicBackend):
                     problem.A.tocsc(), sp.csc_matrix(problem.b.reshape(-1, 1)),
                     sp.csc_matrix(problem.c.reshape(-1, 1)), cone, opt)
 
-        # SDPA holds the GIL for a whole solve and has no time limit: in a thread of the
-        # caller's process (the Python API) the supervisor could neither keep the limit nor
-        # answer a signal, so it runs in a child process killed when the clock stops. A solve
-        # process of the command line is itself killed at the end of its grace period: no
-        # fork per node there.
-        x, y, _, info = solve() if in_solve_process() else call_in_child(solve)
+        x, y, _, info = self._call(solve)
         problem.x = np.asarray(x.todense(), dtype=float).ravel()
         problem.y = np.asarray(y.todense(), dtype=float).ravel()
         phase = str(info.get("phasevalue", ""))

@@ -10,12 +10,16 @@ that runs in another thread: :meth:`Clock.stop` records why (the time limit, a s
 the cancel functions that solver calls registered with :meth:`Clock.cancellable` (HiGHS's
 ``cancelSolve``, SCIP's ``interruptSolve``, killing a solver process); loops ask
 :meth:`Clock.expired` between steps, and :func:`checkpoint` raises :class:`Stopped` inside long
-model builds. Steps publish their best solution so far with :meth:`Clock.report`, so that a solve
-stopped in the middle of a step that cannot be cut short still returns it.
+model builds. A pure-Python step with no place for a checkpoint (Pyomo compiling a model, an
+ARPACK iteration in SciPy) runs inside :meth:`Clock.abortable`: a stop raises :class:`Stopped`
+in its thread at the next Python instruction. Steps publish their best solution so far with
+:meth:`Clock.report`, so that a solve stopped in the middle of a step that cannot be cut short
+still returns it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 import threading
@@ -37,6 +41,13 @@ _local = threading.local()
 class Stopped(Exception):
     """Raised by :func:`checkpoint` when the solve's clock was stopped (a time limit, a signal):
     the step gives up, and the solve returns what it reported so far."""
+
+
+def _raise_in(thread_id: int, exc_type: Optional[type]) -> None:
+    """Raise ``exc_type`` in thread ``thread_id`` at its next Python instruction (None takes
+    back one not yet raised): CPython's ``PyThreadState_SetAsyncExc``."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread_id), None if exc_type is None else ctypes.py_object(exc_type))
 
 
 class Clock:
@@ -63,6 +74,8 @@ class Clock:
         self.last_line = self.start
         # perf_counter() until which a last step after the stop may run (see finishing()).
         self._finishing_until: Optional[float] = None
+        # Threads inside abortable() (their ids), to raise Stopped in on a stop.
+        self._abortable: set = set()
 
     @property
     def seconds(self) -> float:
@@ -106,6 +119,13 @@ class Clock:
             # a moment later (a child process hears it through a pipe). A signal still cancels.
             finishing = self._finishing_until is not None and reason != INTERRUPTED
             cancels = [] if finishing else list(self._cancels)
+            if not finishing:
+                # Once per region: the exception may land late, even in the region's exit.
+                me = threading.get_ident()
+                for thread_id in self._abortable:
+                    if thread_id != me:  # a step that stops itself raises on its own
+                        _raise_in(thread_id, Stopped)
+                self._abortable.clear()
         for cancel in cancels:
             try:
                 cancel()
@@ -135,6 +155,37 @@ class Clock:
         finally:
             with self._lock:
                 self._cancels.remove(cancel)
+
+    @contextmanager
+    def abortable(self) -> Iterator[None]:
+        """A step of this thread that a stop (the time limit, a signal) aborts at once:
+        :class:`Stopped` is raised in it at its next Python instruction, wherever that is.
+
+        For pure-Python work with no place for a :func:`checkpoint`, whose state is dropped
+        when it stops (a model being built or compiled for a solver). Not around a solver
+        call: an exception raised in its Python callbacks would unwind through the solver's C
+        code; those have :meth:`cancellable`. Work inside one long C call (a dense
+        eigendecomposition) is aborted only when the call returns. Regions do not nest: an
+        inner one is part of the outer. A region begun after the stop runs to its end.
+        """
+        me = threading.get_ident()
+        with self._lock:
+            # A step begun after the stop is one its caller still wants (the decision values
+            # of the incumbent): it is not aborted.
+            registered = me not in self._abortable and self.stop_reason is None
+            if registered:
+                self._abortable.add(me)
+        if not registered:
+            yield
+            return
+        try:
+            yield
+        finally:
+            with self._lock:
+                if me in self._abortable:
+                    self._abortable.discard(me)
+                else:  # stopped during the region: take back a Stopped not raised yet
+                    _raise_in(me, None)
 
     @contextmanager
     def finishing(self, seconds: float) -> Iterator["Clock"]:
@@ -207,6 +258,17 @@ def call_limit(limit: Optional[float]) -> Optional[float]:
     if left is None:
         return limit
     return left if limit is None else min(float(limit), left)
+
+
+@contextmanager
+def abortable() -> Iterator[None]:
+    """:meth:`Clock.abortable` on the current clock (nothing outside a solve)."""
+    clock = current()
+    if clock is None:
+        yield
+        return
+    with clock.abortable():
+        yield
 
 
 @contextmanager

@@ -103,7 +103,8 @@ class ConicFormulation(Formulation):
         The hook for formulations that solve in more than one step (a working set) or read the
         solver's status differently.
         """
-        built = self.build(instance, settings, backend.model_kind)
+        with clock.abortable():  # CVXPY's and Fusion's model building check no clock
+            built = self.build(instance, settings, backend.model_kind)
         checkpoint()
         clock.report(phase=f"solving the SDP ({backend.name})")
         return built, backend.solve(built.model, remaining_profile(profile, clock)), {}

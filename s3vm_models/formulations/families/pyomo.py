@@ -31,7 +31,8 @@ class PyomoFormulation(Formulation):
 
     def run(self, instance, settings, backend, profile, clock, result):
         clock.report(phase="building the model")
-        model = self.model_to_solve(instance, settings, backend)
+        with clock.abortable():  # Pyomo's construction has no place for a checkpoint
+            model = self.model_to_solve(instance, settings, backend)
         checkpoint()
         clock.report(phase=f"solving ({backend.name})")
         outcome = backend.solve(model, remaining_profile(profile, clock))

@@ -19,6 +19,7 @@ from s3vm.models.subspace import (SPECTRAL_OPTIONS, balance_row, check_dim_fits,
 from s3vm.models.subspace_oracle import KernelColumns, make_oracle, svm_value
 from s3vm.models.svm_dual import svm_dual_value, svm_dual_value_factor
 from s3vm.solvers.engines.psd_barrier import PSDProblem
+from s3vm.solvers.runtime.clock import abortable
 from s3vm.solvers.registry import get_backend, unavailable_reason
 
 
@@ -55,8 +56,9 @@ class SubspaceFamily(ConicFormulation):
 
     def basis(self, instance: Instance) -> np.ndarray:
         """V from the spectral step with this formulation's options."""
-        return subspace_basis(instance, self.dim, rule=self.spectral_rule, graph=self.graph,
-                              threshold_quantile=self.threshold_quantile)
+        with abortable():  # ARPACK's iteration (seconds at 1,000 points) checks no clock
+            return subspace_basis(instance, self.dim, rule=self.spectral_rule,
+                                  graph=self.graph, threshold_quantile=self.threshold_quantile)
 
     def prepare(self, instance: Instance, settings: Settings,
                 V: Optional[np.ndarray] = None) -> tuple[Optional[np.ndarray], np.ndarray]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from s3vm.solvers.backends.base import Backend, Outcome, Session
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import TIME_LIMIT, call_limit, current
+from s3vm.solvers.runtime.clock import TIME_LIMIT, abortable, call_limit, current
 
 LARGE_LP_ROWS = 5000  # below this, simplex is fast whatever the start
 
@@ -67,7 +67,8 @@ class HighsSession(Session):
         start = time.perf_counter()
         self.inf = highspy.kHighsInf
         objective = _objective(model)
-        info = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
+        with abortable():  # Pyomo's compiler checks no clock (seconds for a large model)
+            info = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
         self.columns = info.columns
         self.offset = float(info.c_offset[0]) if len(info.c_offset) else 0.0
         n = len(self.columns)
