@@ -199,24 +199,10 @@ def test_options_come_from_the_class_once_it_is_imported(monkeypatch):
 
 
 # -- the renderer of s3vm/core/catalog.py ------------------------------------------------------
-_HEADER = '''"""The options of the shipped formulations, declared here as well as on their classes, so that
-the command line builds its parser without importing a formulation (each imports its family, and
-with it scipy.optimize and the kernels: half a second of the command's start on a loaded
-machine). A solve imports its own formulation only.
-
-:func:`s3vm.core.registry.formulation_options` reads :data:`SHIPPED` while the registry still
-names the shipped class and its module is not imported yet; otherwise it asks the class.
-tests/test_cli_startup.py checks every entry against the class's ``option_table()``, so the
-two cannot drift apart; it prints this module afresh when they do::
-
-    .venv/bin/python tests/test_cli_startup.py > s3vm_models/core/catalog.py
-"""
-
-from __future__ import annotations
-
-from s3vm.core.options import Option
-
-'''
+# The module's own docstring and imports head the text it is rendered to: written once, there.
+_HEADER = ('"""' + catalog.__doc__ + '"""\n\n'
+           "from __future__ import annotations\n\n"
+           "from s3vm.core.options import Option\n\n")
 
 
 def _quoted(text: str) -> str:
