@@ -581,14 +581,17 @@ def scripted_solves(problem, answers):
     ([(0.90, 1.0, "optimal"), (0.93, 1.0, "feasible")], [1e-7, 1e-8], 1e-7),
     # the certificate already prunes the node: no second solve
     ([(0.9995, 1.0, "optimal")], [1e-7], np.inf),
-    # even b'y would not prune it: a finer solve cannot change this round's decision
-    ([(0.50, 0.60, "optimal")], [1e-7], np.inf),
+    # a certificate far below b'y (SDPA's loose solve on ionosphere gave -2.65 where b'y was
+    # 1.85) is solved again although b'y alone would not prune the node either
+    ([(-2.65, 0.60, "optimal"), (0.59, 0.60, "optimal")], [1e-7, 1e-8], 1e-8),
+    # a loss within a tenth of the gap is kept
+    ([(0.50, 0.52, "optimal")], [1e-7], np.inf),
 ])
 def test_escalation_only_where_it_decides_and_never_below_finest(answers, expected, finest):
     """SDPA asked for 1e-9 ran to its iteration limit (pdFEAS, ten times the time of a 1e-7
     solve) and every later SDP of the instance started there; the escalation now stops at
-    1e-8, is not kept when the solver cannot reach it, and runs only where the loss decides
-    whether the node is pruned. The larger certificate of the attempts is returned."""
+    1e-8, is not kept when the solver cannot reach it, and does not run where the certificate
+    prunes the node already. The larger certificate of the attempts is returned."""
     from s3vm.bounds.shor import FINEST_TOLERANCE
 
     instance, settings = case("rbf_u10_mean")

@@ -94,10 +94,9 @@ class ShorOptions:
     cert_loss : float
         A solve is repeated 100 times more accurately (twice at most, never finer than 1e-8)
         when its certificate falls short of the dual value b'y by more than this fraction of
-        |b'y| and by more than a tenth of the gap UB - certificate, and b'y would prune the
-        node where the certificate does not (a loss that cannot change a decision is kept);
-        the instance's later solves start at that accuracy, unless the solver could not reach
-        it.
+        |b'y| and by more than a tenth of the gap UB - certificate, and does not prune the node
+        already (a loss that cannot change a decision is kept); the instance's later solves
+        start at that accuracy, unless the solver could not reach it.
     hide_upper : bool
         Leave out the rows V_ii <= umd_i until the solution violates one (they are almost
         never active; they only bound the trace).
@@ -521,8 +520,8 @@ class ShorBoundProblem(LabelingProblem):
     def _solve(self, rows: RowList, T: float, tolerance: float):
         """Solve the rows' SDP and certify: (certificate, X in full coordinates) or (None, None).
         The certificate is the larger of the trace bound's and the incumbent-relative one; when
-        it loses more than ``cert_loss`` of b'y, and the loss could decide whether the node is
-        pruned, the SDP is solved again, more accurately (never finer than
+        it loses more than ``cert_loss`` of b'y and a tenth of the node's gap, and does not
+        prune the node already, the SDP is solved again, more accurately (never finer than
         :data:`FINEST_TOLERANCE`). The larger certificate of the attempts is kept."""
         opt = self.options
         # An instance whose SDPs needed a finer accuracy once needs it again: start there.
@@ -542,7 +541,7 @@ class ShorBoundProblem(LabelingProblem):
             loss = cert.dual - cert.value
             gap = self.UB - cert.value
             if loss <= opt.cert_loss * max(abs(cert.dual), 1e-12) or loss <= 0.1 * gap \
-                    or self._gap_closed(cert.value) or not self._gap_closed(cert.dual) \
+                    or self._gap_closed(cert.value) \
                     or tolerance <= FINEST_TOLERANCE or self._last_status != "optimal":
                 break
             tolerance = max(tolerance * 1e-2, FINEST_TOLERANCE)
