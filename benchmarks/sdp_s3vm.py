@@ -304,10 +304,18 @@ def compare_table(args):
         print(f"| {r['instance']} | {r.get('n', '-')} | {r.get('seed', 0)} | {r['convention']} | {sel.get('kernel')}, "
               f"{_fmt(sel.get('C'), 3)}, {_fmt(sel.get('C_star'), 3)} | {order_text} | {label} | "
               f"{_pct(root_gap)} | {_fmt(r.get('root_seconds'), 3)} | {_fmt(r.get('nodes'))} | "
-              f"{_fmt(r.get('seconds'), 3)} | {status} | {_pct(r.get('gap'))} | {ratio} | "
+              f"{_fmt(r.get('seconds'), 3)} | {status} | {_pct(_relative_gap(r))} | {ratio} | "
               f"{r['load'][0]} |")
     for h in header:
         print(f"\n{h.get('date', '')}: {h['uptime']}")
+
+
+def _relative_gap(r):
+    """(objective - lower bound) / |objective| of a run (its ``gap`` divides by max(1, |UB|))."""
+    obj, lb = r.get("objective"), r.get("lower_bound")
+    if obj is None or lb is None or obj == 0:
+        return None
+    return max(0.0, (obj - lb) / abs(obj))
 
 
 def compare_summary(args):
@@ -347,7 +355,7 @@ def compare_summary(args):
         roots = [rel(r.get("objective"), (name, r["seed"], conv)) for r in mine]
         root_gaps = sorted(-(rel(r.get("root_bound"), (name, r["seed"], conv)) or 0.0)
                            for r in mine if r.get("root_bound") is not None)
-        finals = sorted(r["gap"] for r in mine if r.get("gap") is not None)
+        finals = sorted(_relative_gap(r) for r in mine if _relative_gap(r) is not None)
         incs = [rel(r.get("root_incumbent"), (name, r["seed"], conv)) for r in mine
                 if r.get("root_incumbent") is not None]
         proved = [r for r in mine if _proved(r)]
@@ -356,7 +364,7 @@ def compare_summary(args):
         this = runs.get((name, 0, conv, "new"))
 
         def status(r):
-            return "-" if r is None else f"{r.get('status')}, {_pct(r.get('gap'))}"
+            return "-" if r is None else f"{r.get('status')}, {_pct(_relative_gap(r))}"
 
         def med(xs):
             return None if not xs else xs[len(xs) // 2]
