@@ -604,3 +604,35 @@ def test_escalation_only_where_it_decides_and_never_below_finest(answers, expect
     assert min(asked) >= FINEST_TOLERANCE
     assert cert.value == max(a[0] for a in answers[:len(asked)])
     assert problem._finest == pytest.approx(finest)
+
+
+def test_product_rows_the_solver_fails_on_are_dropped_and_the_bound_stays_valid():
+    """SDPA called wdbc's root SDP with the mean balance's product rows infeasible, and every
+    later round's an error whose certificate was -3e7 (the search's bound with it); the same SDP
+    without them solved. A failure on the product rows now drops them for the instance and
+    solves the round again: the bound is the relaxation's without them, below the optimum."""
+    name = "rbf_u10_mean"
+    instance, settings = case(name)
+    root = np.zeros(instance.u, dtype=int)
+    _, plain = problem_for(instance, settings, mean_products=False)
+    plain.options.heuristic = False
+    expected = plain.bound(root).value
+
+    _, problem = problem_for(instance, settings, mean_products=True)
+    problem.options.heuristic = False
+    assert problem.fr is not None
+    solve_once = problem._solve_once
+    calls = []
+
+    def failing_first(rows, T, tolerance):
+        calls.append(tolerance)
+        if len(calls) == 1:
+            problem._last_status = "infeasible"
+            return None, None
+        return solve_once(rows, T, tolerance)
+
+    problem._solve_once = failing_first
+    bound = problem.bound(root).value
+    assert problem.fr is None and problem.stats["products_dropped"] == 1
+    assert bound <= reference(name).best + 1e-7 * abs(reference(name).best)
+    assert bound == pytest.approx(expected, rel=1e-4)

@@ -113,7 +113,8 @@ class ShorOptions:
         Switch the parts of the loop off (for experiments).
     products : bool
         The mean balance's products sum_U X_ij = rhs x_j by facial reduction
-        [add_product_constraints, false in parameters.txt].
+        [add_product_constraints, false in parameters.txt]; dropped for the rest of the
+        instance when the solver fails on them (the round is solved again without them).
     count_bound : {"none", "lifted"}
         The count balance in the relaxation (module docstring).
     """
@@ -216,7 +217,7 @@ class ShorBoundProblem(LabelingProblem):
         self.stats = {"sdp": 0, "sdp_seconds": 0.0, "sdp_cpu": 0.0, "box_seconds": 0.0,
                       "heuristic_seconds": 0.0, "cuts": 0, "rounds": 0, "root_bound": None,
                       "root_seconds": None, "root_rounds": None, "sdp_failures": 0,
-                      "sdp_escalations": 0, "upper_rows_shown": 0}
+                      "sdp_escalations": 0, "upper_rows_shown": 0, "products_dropped": 0}
         d = self.data
         N = d.n + 1 + (d.u if self._lifted else 0)
         self.Ct = np.zeros((N, N))
@@ -542,12 +543,31 @@ class ShorBoundProblem(LabelingProblem):
             gap = self.UB - cert.value
             if loss <= opt.cert_loss * max(abs(cert.dual), 1e-12) or loss <= 0.1 * gap \
                     or self._gap_closed(cert.value) \
-                    or tolerance <= FINEST_TOLERANCE or self._last_status != "optimal":
+                    or tolerance <= FINEST_TOLERANCE \
+                    or (attempt and self._last_status != "optimal"):
                 break
             tolerance = max(tolerance * 1e-2, FINEST_TOLERANCE)
             self._finest = tolerance
             self.stats["sdp_escalations"] += 1
         return best
+
+    def _products_failed(self, cert) -> bool:
+        """Whether the mean balance's product rows made the solver fail (no solution, or a
+        status of infeasible or error: SDPA on wdbc, rbf, called the root SDP with the product
+        rows infeasible, and every later round's an error with certificates of -3e7, where
+        the same SDP without them solves); if so, drop them for the rest of the instance (the
+        relaxation without them is weaker, so every bound stays valid) and say so in
+        ``stats["products_dropped"]``: the caller solves the round again."""
+        if self.fr is None or self._lifted:
+            return False
+        if cert is not None and math.isfinite(cert.value) \
+                and self._last_status not in ("infeasible", "error"):
+            return False
+        self.fr = None
+        if self.options.incumbent_certificate:
+            self.scale = IncumbentScale.build(self.Ct, np.array([0]), None)
+        self.stats["products_dropped"] += 1
+        return True
 
     def _solve_node(self, L, U, lmd, umd, cuts, upper, T: float, tolerance: float):
         """One round's SDP: (certificate, X, rows, upper) with ``upper`` (the rows
@@ -559,9 +579,15 @@ class ShorBoundProblem(LabelingProblem):
             # Without RLT rows nothing else bounds V_ii, and such an SDP is cheap: all shown.
             rows = self._rows(L, U, lmd, umd, cuts)
             cert, X = self._solve(rows, T, tolerance)
+            if self._products_failed(cert):
+                rows = self._rows(L, U, lmd, umd, cuts)
+                cert, X = self._solve(rows, T, tolerance)
             return cert, X, rows, upper
         rows = self._rows(L, U, lmd, umd, cuts, upper)
         cert, X = self._solve(rows, T, tolerance)
+        if self._products_failed(cert):
+            rows = self._rows(L, U, lmd, umd, cuts, upper)
+            cert, X = self._solve(rows, T, tolerance)
         if cert is None or upper is None:
             return cert, X, rows, upper
         diag = np.diag(X)[1:self.data.n + 1]
