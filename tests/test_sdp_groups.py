@@ -9,6 +9,7 @@ per representative; ``sdp-subspace`` and ``sdp-lowrank`` put the groups into the
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import warnings
 
@@ -280,20 +281,24 @@ def write_grouped_csv(path, inst: Instance, group) -> str:
     return str(path)
 
 
-def test_cli_solves_with_a_group_column(capsys, tmp_path, small):
-    unl = small.unlabeled
-    group = np.zeros(small.n, dtype=int)
-    group[[unl[0], unl[1]]] = [5, -5]
-    data = write_grouped_csv(tmp_path / "grouped.csv", small, group)
-    assert np.array_equal(read_csv(data).group, group)
+def cli_sdp_labels(data, capsys) -> list:
+    """The labels of ``s3vm solve DATA -f sdp`` (rbf, Clarabel) read from its JSON; exit 0."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         status = cli.main(["solve", data, "-f", "sdp", "--kernel", "rbf", "--sigma", str(SIGMA),
                            "--solver", "clarabel", "--json"])
     out, _ = capsys.readouterr()
     assert status == 0
-    import json
-    labels = json.loads(out)["labels"]
+    return json.loads(out)["labels"]
+
+
+def test_cli_solves_with_a_group_column(capsys, tmp_path, small):
+    unl = small.unlabeled
+    group = np.zeros(small.n, dtype=int)
+    group[[unl[0], unl[1]]] = [5, -5]
+    data = write_grouped_csv(tmp_path / "grouped.csv", small, group)
+    assert np.array_equal(read_csv(data).group, group)
+    labels = cli_sdp_labels(data, capsys)
     assert labels[0] == -labels[1]
 
 
@@ -373,14 +378,7 @@ def test_group_ids_beyond_2_to_the_53_are_read_exactly(capsys, tmp_path, small):
     group = read_csv(data).group
     assert group[unl[0]] == big + 1 and group[unl[1]] == -big
     assert group[unl[3]] == -(big + 1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        status = cli.main(["solve", data, "-f", "sdp", "--kernel", "rbf", "--sigma", str(SIGMA),
-                           "--solver", "clarabel", "--json"])
-    out, _ = capsys.readouterr()
-    assert status == 0
-    import json
-    labels = np.asarray(json.loads(out)["labels"])
+    labels = np.asarray(cli_sdp_labels(data, capsys))
     position = {row: k for k, row in enumerate(unl)}
     y = np.asarray(small.label, dtype=int).copy()
     y[unl] = labels
