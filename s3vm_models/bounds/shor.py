@@ -532,7 +532,8 @@ class ShorBoundProblem(LabelingProblem):
             cert, X = self._solve_once(rows, T, tolerance)
             if cert is None or not math.isfinite(cert.value):
                 return best if best[0] is not None else (cert, X)
-            if self._last_status != "optimal" and attempt:
+            unreached = attempt and self._last_status != "optimal"
+            if unreached:
                 # The solver did not reach the finer accuracy (SDPA's pdFEAS: it ran to its
                 # iteration limit): that accuracy costs more than it buys on this instance.
                 self._finest = min(self._finest * 1e2, opt.tolerance_near)
@@ -543,8 +544,7 @@ class ShorBoundProblem(LabelingProblem):
             gap = self.UB - cert.value
             if loss <= opt.cert_loss * max(abs(cert.dual), 1e-12) or loss <= 0.1 * gap \
                     or self._gap_closed(cert.value) \
-                    or tolerance <= FINEST_TOLERANCE \
-                    or (attempt and self._last_status != "optimal"):
+                    or tolerance <= FINEST_TOLERANCE or unreached:
                 break
             tolerance = max(tolerance * 1e-2, FINEST_TOLERANCE)
             self._finest = tolerance
@@ -569,6 +569,16 @@ class ShorBoundProblem(LabelingProblem):
         self.stats["products_dropped"] += 1
         return True
 
+    def _solve_rows(self, L, U, lmd, umd, cuts, upper, T: float, tolerance: float):
+        """The round's rows and their SDP solved: (certificate, X, rows); once more without
+        the product rows when the solver failed on them (:meth:`_products_failed`)."""
+        rows = self._rows(L, U, lmd, umd, cuts, upper)
+        cert, X = self._solve(rows, T, tolerance)
+        if self._products_failed(cert):
+            rows = self._rows(L, U, lmd, umd, cuts, upper)
+            cert, X = self._solve(rows, T, tolerance)
+        return cert, X, rows
+
     def _solve_node(self, L, U, lmd, umd, cuts, upper, T: float, tolerance: float):
         """One round's SDP: (certificate, X, rows, upper) with ``upper`` (the rows
         V_ii <= umd_i shown; None: all) grown by those the solution violates, for the next
@@ -577,17 +587,9 @@ class ShorBoundProblem(LabelingProblem):
         rows' multipliers are zero); a violated row only means this round's SDP was weaker."""
         if len(cuts) == 0:
             # Without RLT rows nothing else bounds V_ii, and such an SDP is cheap: all shown.
-            rows = self._rows(L, U, lmd, umd, cuts)
-            cert, X = self._solve(rows, T, tolerance)
-            if self._products_failed(cert):
-                rows = self._rows(L, U, lmd, umd, cuts)
-                cert, X = self._solve(rows, T, tolerance)
+            cert, X, rows = self._solve_rows(L, U, lmd, umd, cuts, None, T, tolerance)
             return cert, X, rows, upper
-        rows = self._rows(L, U, lmd, umd, cuts, upper)
-        cert, X = self._solve(rows, T, tolerance)
-        if self._products_failed(cert):
-            rows = self._rows(L, U, lmd, umd, cuts, upper)
-            cert, X = self._solve(rows, T, tolerance)
+        cert, X, rows = self._solve_rows(L, U, lmd, umd, cuts, upper, T, tolerance)
         if cert is None or upper is None:
             return cert, X, rows, upper
         diag = np.diag(X)[1:self.data.n + 1]
