@@ -1,5 +1,5 @@
 """The bound providers of the branch-and-bound driver, each a
-:class:`~s3vm.solvers.bnb.problem.BnBProblem` over partial labelings: the SVM bound of
+:class:`~s3vm.solvers.bnb.problem.LabelingProblem` over partial labelings: the SVM bound of
 Chapelle, Sindhwani and Keerthi (:mod:`~s3vm.bounds.svm`), the LP relaxation of the
 Bennett-Demiriz MIP (:mod:`~s3vm.bounds.lp_relaxation`) and the Shor node loop of Piccialli,
 Schwiddessen and Sudoso (:mod:`~s3vm.bounds.shor`).
