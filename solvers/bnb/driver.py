@@ -17,7 +17,6 @@ optimum from below by its own bound, not by the incumbent.
 
 from __future__ import annotations
 
-import heapq
 import logging
 import math
 import numbers
@@ -29,6 +28,7 @@ import numpy as np
 
 from s3vm.solvers.backends.base import Backend, Outcome
 from s3vm.solvers.bnb.problem import LabelingProblem
+from s3vm.solvers.bnb.queues import QUEUES, Node
 from s3vm.solvers.bnb.tree import NoTree, TreeRecorder, write_graphml
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import Stopped
@@ -213,7 +213,7 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
         fixed position, a first label other than +1/-1.
     """
     validate_search_options(node_selection, abs_gap, rel_gap, time_limit, node_limit, log_every)
-    frontier = {"depth": _Stack, "best": _Heap, "best-dive": _DiveHeap}[node_selection]()
+    frontier = QUEUES[node_selection]()
     run = _Search(problem, abs_gap=float(abs_gap), rel_gap=float(rel_gap), time_limit=time_limit,
                   node_limit=node_limit, log_every=log_every,
                   log=log if log is not None else LOGGER.info,
@@ -232,16 +232,6 @@ def _log_progress(line: str) -> None:
     LOGGER.info(line, extra={"progress": True})
 
 
-class _Node:
-    """An open node: its partial labeling, fixed-label counts, bound and the bound's data."""
-
-    __slots__ = ("id", "depth", "partial", "plus", "minus", "bound", "info")
-
-    def __init__(self, node_id, depth, partial, plus, minus, bound, info):
-        self.id, self.depth, self.partial = node_id, depth, partial
-        self.plus, self.minus, self.bound, self.info = plus, minus, bound, info
-
-
 class _Job:
     """A created node waiting for its evaluation: a leaf's objective or a bound."""
 
@@ -250,90 +240,6 @@ class _Job:
     def __init__(self, node_id, depth, partial, plus, minus, parent_bound, leaf):
         self.id, self.depth, self.partial = node_id, depth, partial
         self.plus, self.minus, self.parent_bound, self.leaf = plus, minus, parent_bound, leaf
-
-
-class _Stack:
-    """Depth-first: the first child on top."""
-
-    def __init__(self):
-        self.items: list = []
-
-    def push(self, first, second) -> None:
-        if second is not None:
-            self.items.append(second)
-        if first is not None:
-            self.items.append(first)
-
-    def pop(self) -> _Node:
-        return self.items.pop()
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def best_bound(self) -> float:
-        return min((node.bound for node in self.items), default=math.inf)
-
-    def nodes(self):
-        return iter(self.items)
-
-
-class _Heap:
-    """Best-first on the bound; among equal bounds the deepest node, then the oldest."""
-
-    def __init__(self):
-        self.heap: list = []
-
-    def _add(self, node: Optional[_Node]) -> None:
-        if node is not None:
-            heapq.heappush(self.heap, (node.bound, -node.depth, node.id, node))
-
-    def push(self, first, second) -> None:
-        self._add(first)
-        self._add(second)
-
-    def pop(self) -> _Node:
-        return heapq.heappop(self.heap)[3]
-
-    def __len__(self) -> int:
-        return len(self.heap)
-
-    def best_bound(self) -> float:
-        return self.heap[0][0] if self.heap else math.inf
-
-    def nodes(self):
-        return (entry[3] for entry in self.heap)
-
-
-class _DiveHeap(_Heap):
-    """Best-first with diving: the first child of the node just expanded comes next."""
-
-    def __init__(self):
-        super().__init__()
-        self.dive: Optional[_Node] = None
-
-    def push(self, first, second) -> None:
-        if self.dive is not None:  # a batch expands several nodes: one dive, the rest wait
-            self._add(self.dive)
-        self.dive = first
-        self._add(second)
-
-    def pop(self) -> _Node:
-        if self.dive is not None:
-            node, self.dive = self.dive, None
-            return node
-        return super().pop()
-
-    def __len__(self) -> int:
-        return len(self.heap) + (self.dive is not None)
-
-    def best_bound(self) -> float:
-        dive = self.dive.bound if self.dive is not None else math.inf
-        return min(dive, super().best_bound())
-
-    def nodes(self):
-        yield from super().nodes()
-        if self.dive is not None:
-            yield self.dive
 
 
 class _Search:
@@ -399,8 +305,8 @@ class _Search:
         self.tree.set(node_id, status="pruned")
 
     # -- node evaluation -------------------------------------------------------------------
-    def _evaluate(self, parent: Optional[_Node], state: Any, partial: np.ndarray, plus: int,
-                  minus: int, index: Optional[int], label: Optional[int]) -> Optional[_Node]:
+    def _evaluate(self, parent: Optional[Node], state: Any, partial: np.ndarray, plus: int,
+                  minus: int, index: Optional[int], label: Optional[int]) -> Optional[Node]:
         """Create a child of ``parent`` (None: the root) from the parent's bound ``state``;
         return it when it stays open, None when it is settled."""
         job = self._create(parent, partial, plus, minus, index, label)
@@ -411,7 +317,7 @@ class _Search:
             return None
         return self._settle(job, self.problem.bound(job.partial, state))
 
-    def _create(self, parent: Optional[_Node], partial: np.ndarray, plus: int, minus: int,
+    def _create(self, parent: Optional[Node], partial: np.ndarray, plus: int, minus: int,
                 index: Optional[int], label: Optional[int]) -> Optional["_Job"]:
         """Number a new node and settle what needs no bound (the count, the parent's bound);
         else the job that evaluates it: a leaf's objective or a bound."""
@@ -433,7 +339,7 @@ class _Search:
             free = 0
         return _Job(node_id, depth, partial, plus, minus, parent_bound, leaf=not free)
 
-    def _settle(self, job: "_Job", info) -> Optional[_Node]:
+    def _settle(self, job: "_Job", info) -> Optional[Node]:
         """The node of ``job`` with its bound ``info``: open, or settled (None)."""
         node_id = job.id
         self.nodes += 1
@@ -448,7 +354,7 @@ class _Search:
         if value >= self.cutoff:
             self._prune(node_id, value)
             return None
-        return _Node(node_id, job.depth, job.partial, job.plus, job.minus, value, info)
+        return Node(node_id, job.depth, job.partial, job.plus, job.minus, value, info)
 
     def _leaf(self, node_id: int, labels: np.ndarray) -> None:
         value = float(self.problem.objective(labels))
@@ -459,7 +365,7 @@ class _Search:
         if not settled:
             self._offer(labels, value, "leaf")
 
-    def _branching(self, node: _Node) -> tuple[int, int]:
+    def _branching(self, node: Node) -> tuple[int, int]:
         """The position ``node`` branches on and its first label, checked."""
         info, partial = node.info, node.partial
         index = info.branch_index
@@ -474,14 +380,14 @@ class _Search:
         self.tree.set(node.id, status="branched", expanded=self.expansions)
         return int(index), int(first)
 
-    def _children(self, node: _Node, index: int, first: int):
+    def _children(self, node: Node, index: int, first: int):
         """(partial, plus, minus, label) of the two children of ``node``, first label first."""
         for label in (first, -first):
             child = node.partial.copy()
             child[index] = label
             yield child, node.plus + (label == 1), node.minus + (label == -1), label
 
-    def _expand(self, node: _Node) -> tuple[Optional[_Node], Optional[_Node]]:
+    def _expand(self, node: Node) -> tuple[Optional[Node], Optional[Node]]:
         """Bound both children of ``node``; return them (None where settled), first label first."""
         index, first = self._branching(node)
         state = node.info.state
