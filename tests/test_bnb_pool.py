@@ -148,7 +148,7 @@ def test_children_solve_with_clarabel_after_the_parent_did():
     bb-sdp's node bounds waited forever on Clarabel in every child once the parent had solved
     one labeling QP (the search then sat at its root until the time limit). The children must
     answer, and as the parent does."""
-    from s3vm.solvers.runtime.supervisor import calls_in_children
+    from s3vm.solvers.runtime.processes import calls_in_children
 
     parent = _labeling_qp(0)
     started = time.monotonic()

@@ -41,7 +41,7 @@ import numpy as np
 
 from s3vm.models.l2_svm import S3VMObjective
 from s3vm.solvers.bnb.problem import labels_by_outputs
-from s3vm.solvers.runtime.supervisor import native_threads
+from s3vm.solvers.runtime.processes import native_threads
 
 #: Safety margin of the box: a bound is moved outwards by this before use (their TOL_BOUND).
 BOX_TOL = 1e-5

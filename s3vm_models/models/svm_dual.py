@@ -13,7 +13,7 @@ from typing import Optional
 
 import numpy as np
 
-from s3vm.solvers.runtime.supervisor import native_threads
+from s3vm.solvers.runtime.processes import native_threads
 
 
 def psd_factor(K: np.ndarray, tol: float = 1e-10) -> np.ndarray:

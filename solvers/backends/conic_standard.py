@@ -23,7 +23,7 @@ Backends (``--solver NAME`` for the problem class ``conic``):
 - ``sdpa``: SDPA through the low-level call of ``sdpa-python`` (extra ``sdpa``; GPL), one thread
   unless the profile says otherwise. It has no time limit and holds the GIL: outside an isolated
   solve process each call runs in a forked child that the clock kills
-  (:func:`~s3vm.solvers.runtime.supervisor.call_in_child`).
+  (:func:`~s3vm.solvers.runtime.processes.call_in_child`).
 - ``scs``: SCS 3 on the same data, rewritten in its own form (A x + s = b, s in {0} x R+ x PSD
   in scaled lower-triangular vectors); first-order, so its y can be far from dual feasible.
 - ``clarabel``: Clarabel likewise (interior point; accurate but slow on dense PSD blocks).
@@ -49,8 +49,8 @@ import scipy.sparse as sp
 
 from s3vm.solvers.backends.base import Backend, Outcome
 from s3vm.solvers.runtime.clock import current
-from s3vm.solvers.runtime.supervisor import (ChildCallStopped, call_in_child, in_solve_process,
-                                              native_threads)
+from s3vm.solvers.runtime.processes import (ChildCallStopped, call_in_child, in_solve_process,
+                                             native_threads)
 
 
 @dataclass

@@ -10,7 +10,7 @@ comes back with the bound and is added to the driver's problem.
 
 :class:`ProcessPool` forks one child process per bound (Linux): the child shares the problem at
 the fork (nothing is pickled on the way in) and is killed at the time limit or on a signal, as
-:func:`s3vm.solvers.runtime.supervisor.call_in_child` kills a single solver call. :class:`DaskPool` sends
+:func:`s3vm.solvers.runtime.processes.call_in_child` kills a single solver call. :class:`DaskPool` sends
 the bounds to a Dask cluster (a ``dask.distributed`` scheduler address, as ``s3vm bench
 --scheduler`` takes), so the nodes of one search are bounded on many machines; the problem is
 sent to every worker once, each bound runs on a copy of it under a clock of the time that
@@ -31,7 +31,7 @@ from typing import Any, Callable, Optional
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import Clock, Stopped
 from s3vm.solvers.runtime.memory import available_memory
-from s3vm.solvers.runtime.supervisor import calls_in_children
+from s3vm.solvers.runtime.processes import calls_in_children
 
 __all__ = ["NodePool", "ProcessPool", "DaskPool", "make_pool", "default_workers",
            "bound_task"]

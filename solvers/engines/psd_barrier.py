@@ -44,7 +44,7 @@ from typing import Any, Optional, Protocol
 import numpy as np
 import scipy.linalg as sla
 
-from s3vm.solvers.runtime.supervisor import native_threads
+from s3vm.solvers.runtime.processes import native_threads
 
 __all__ = ["Evaluation", "Oracle", "OracleError", "PSDProblem", "PSDResult", "minimize", "svec",
            "smat", "svec_outer_rows", "certificate"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import signal
 import threading
 import time
 from contextlib import contextmanager
@@ -313,3 +314,11 @@ def process_start() -> Optional[float]:
         return None
     now = time.perf_counter()
     return now - age if 0.0 <= age else now
+
+
+def signal_name(signum: int) -> str:
+    """The name of signal ``signum`` (SIGINT, SIGTERM) for messages."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:  # pragma: no cover - not a known signal
+        return f"signal {signum}"

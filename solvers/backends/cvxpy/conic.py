@@ -24,8 +24,8 @@ from typing import ClassVar, Optional
 from s3vm.solvers.backends.base import Backend, Outcome
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import INTERRUPTED, call_limit, current
-from s3vm.solvers.runtime.supervisor import (ChildCallStopped, Interrupted, call_in_child,
-                                              native_threads)
+from s3vm.solvers.runtime.processes import ChildCallStopped, call_in_child, native_threads
+from s3vm.solvers.runtime.supervisor import Interrupted
 
 
 def map_cvxpy_status(status: str) -> str:
