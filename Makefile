@@ -18,7 +18,7 @@ PIN    := --constraint constraints.txt
 # message. `pip install .` prints no warning and needs no filter (tests/test_packaging.py).
 EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
-.PHONY: demo test venv clean test-latest test-oldest constraints docs
+.PHONY: demo test venv clean test-latest test-oldest constraints docs catalog
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,12 @@ PLOT_EXTRAS := sdpa,plot
 demo: $(STAMP)
 	$(if $(PLOT),$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e '.[$(PLOT_EXTRAS)]')
 	$(BIN)/s3vm compare instances/two_moons.toml --formulations $(DEMO_FORMULATIONS) --set bd-mip.time_limit=10 --quiet $(if $(PLOT),--plot $(PLOT))
+
+# s3vm_models/core/catalog.py (the shipped formulations' options, read by the command line's
+# parser) written from the classes, through a checked temporary file: run after changing an
+# option; on an up-to-date tree it changes nothing.
+catalog: $(STAMP)
+	$(BIN)/python -m s3vm.core.catalog_writer
 
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests

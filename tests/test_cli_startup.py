@@ -3,9 +3,8 @@ libraries, its table of the shipped formulations' options (:mod:`s3vm.core.catal
 with the formulation classes, and a command's time limit counts from the process's start,
 importing the solver library included.
 
-Run as a script, this file prints :mod:`s3vm.core.catalog` afresh from the classes::
-
-    .venv/bin/python tests/test_cli_startup.py > s3vm_models/core/catalog.py
+:mod:`s3vm.core.catalog` is written by ``make catalog`` (:mod:`s3vm.core.catalog_writer`); this
+file only compares it with the classes.
 """
 
 from __future__ import annotations
@@ -15,13 +14,13 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import time
 
 import pytest
 
 from s3vm import api
-from s3vm.core import catalog, registry
+from s3vm.core import catalog, catalog_writer, registry
+from s3vm.core.catalog_writer import drift as _drift
 from s3vm.core.options import Option
 from s3vm.solvers.runtime import clock
 
@@ -154,29 +153,42 @@ def test_the_fallback_labels_are_ready_before_the_step(monkeypatch):
 
 
 # -- the catalog against the classes ----------------------------------------------------------
-def _drift(shipped: dict) -> list:
-    """Where ``shipped`` (a catalog's SHIPPED) and the registry's classes disagree."""
-    out = []
-    names = [n for n, t in registry.FORMULATIONS.items()
-             if isinstance(t, str) and t.startswith("s3vm.formulations.")]
-    if sorted(names) != sorted(shipped):
-        out.append(f"names: registry {sorted(names)}, catalog {sorted(shipped)}")
-    for name in names:
-        if name not in shipped:
-            continue
-        target, options = shipped[name]
-        if target != registry.FORMULATIONS[name]:
-            out.append(f"{name}: catalog {target}, registry {registry.FORMULATIONS[name]}")
-        declared = list(registry.formulation_class(name).option_table().items())
-        if [(o.name, o) for o in options] != declared:
-            out.append(f"{name}: options differ")
-    return out
-
-
 def test_the_catalog_agrees_with_every_shipped_formulation_class():
     drift = _drift(catalog.SHIPPED)
     assert not drift, ("s3vm/core/catalog.py is out of date (" + "; ".join(drift) + "): "
-                       "python tests/test_cli_startup.py > s3vm_models/core/catalog.py")
+                       "make catalog")
+
+
+def test_the_catalog_file_is_what_its_writer_renders():
+    # The drift test compares values; this one the text, so that `make catalog` on a clean
+    # tree changes nothing.
+    with open(catalog_writer.CATALOG_PATH, encoding="utf-8") as fh:
+        assert fh.read() == catalog_writer.render(), "s3vm/core/catalog.py: run make catalog"
+
+
+
+def test_the_writer_replaces_the_file_only_with_a_checked_catalog(tmp_path, monkeypatch):
+    target = tmp_path / "catalog.py"
+    target.write_text("old", encoding="utf-8")
+    assert catalog_writer.write(str(target)) is True
+    assert target.read_text(encoding="utf-8") == catalog_writer.render()
+    assert catalog_writer.write(str(target)) is False  # agrees already: nothing written
+    # A rendering that drifts from the classes, or is no Python: the old file stays.
+    for broken, error in ((catalog_writer.HEADER + "SHIPPED = {}\n", RuntimeError),
+                          ("SHIPPED = (\n", SyntaxError)):
+        target.write_text("old", encoding="utf-8")
+        monkeypatch.setattr(catalog_writer, "render", lambda text=broken: text)
+        with pytest.raises(error):
+            catalog_writer.write(str(target))
+        assert target.read_text(encoding="utf-8") == "old"
+    assert sorted(os.listdir(tmp_path)) == ["catalog.py"]  # no temporary file left
+
+
+def test_the_writer_checks_the_shipped_catalog_from_the_command_line():
+    proc = subprocess.run([sys.executable, "-m", "s3vm.core.catalog_writer", "--check"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0 and "up to date" in proc.stderr, proc.stderr
+    assert proc.stdout == ""
 
 
 def test_drift_between_catalog_and_classes_is_caught():
@@ -196,85 +208,3 @@ def test_options_come_from_the_class_once_it_is_imported(monkeypatch):
     monkeypatch.setattr(cls, "options", cls.options + (extra,))
     assert registry.formulation_options("svm1")["planted"] is extra
     assert "planted" in registry.all_options()
-
-
-# -- the renderer of s3vm/core/catalog.py ------------------------------------------------------
-# The module's own docstring and imports head the text it is rendered to: written once, there.
-_HEADER = ('"""' + catalog.__doc__ + '"""\n\n'
-           "from __future__ import annotations\n\n"
-           "from s3vm.core.options import Option\n\n")
-
-
-def _quoted(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _literal(value) -> str:
-    if isinstance(value, str):
-        return _quoted(value)
-    if isinstance(value, tuple):
-        return "(" + ", ".join(map(_literal, value)) + ("," if len(value) == 1 else "") + ")"
-    return repr(value)
-
-
-def _render_option(const: str, option: Option) -> str:
-    defaults = {f.name: f.default for f in dataclasses.fields(Option)}
-    keywords = [f"{f.name}={_literal(getattr(option, f.name))}"
-                for f in dataclasses.fields(Option)
-                if f.name not in ("name", "kind", "default", "help")
-                and getattr(option, f.name) != defaults[f.name]]
-    lines = [f"{const} = Option(",
-             f"    {_quoted(option.name)}, {_quoted(option.kind)}, {_literal(option.default)},"]
-    lines += ["    " + _quoted(part) for part in
-              textwrap.wrap(option.help, 90, drop_whitespace=False, break_on_hyphens=False)]
-    lines[-1] += "," if keywords else ")"
-    if keywords:
-        lines += _packed(keywords, "    ", ")")
-    return "\n".join(lines)
-
-
-def _packed(items: list, indent: str, end: str) -> list:
-    """``items`` joined by commas into lines of at most 99 characters, none split."""
-    lines, line = [], indent
-    for i, item in enumerate(items):
-        piece = item + (end if i == len(items) - 1 else ",")
-        if line.strip() and len(line) + len(piece) > 99:
-            lines.append(line.rstrip())
-            line = indent
-        line += piece + " "
-    return lines + [line.rstrip()]
-
-
-def render() -> str:
-    """The text of s3vm/core/catalog.py from the registry's shipped formulation classes."""
-    names = [n for n, t in registry.FORMULATIONS.items()
-             if isinstance(t, str) and t.startswith("s3vm.formulations.")]
-    tables = {name: registry.formulation_class(name).option_table() for name in names}
-    consts: dict = {}
-    for options in tables.values():
-        for option in options.values():
-            if option not in consts.values():
-                const, i = option.name.upper(), 2
-                while const in consts:
-                    const, i = f"{option.name.upper()}_{i}", i + 1
-                consts[const] = option
-    out = [_HEADER]
-    out += [_render_option(c, o) + "\n" for c, o in consts.items()]
-    out.append('\n#: registry name -> (the registry\'s "module:Class" of the shipped formulation, '
-               'its options in the\n#: order of its ``option_table()``).\nSHIPPED = {')
-    for name, options in tables.items():
-        refs = [next(c for c, o in consts.items() if o == option) for option in options.values()]
-        head = f"    {_quoted(name)}: ({_quoted(registry.FORMULATIONS[name])},"
-        body = "(" + ", ".join(refs) + ("," if len(refs) == 1 else "") + ")),"
-        if len(head) + 1 + len(body) <= 99:
-            out.append(f"{head} {body}")
-        else:
-            out.append(head)
-            lines = _packed(refs, "         ", ")),")
-            out += ["        (" + lines[0].lstrip()] + lines[1:]
-    out.append("}\n")
-    return "\n".join(out)
-
-
-if __name__ == "__main__":
-    sys.stdout.write(render())

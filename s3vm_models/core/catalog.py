@@ -5,10 +5,9 @@ machine). A solve imports its own formulation only.
 
 :func:`s3vm.core.registry.formulation_options` reads :data:`SHIPPED` while the registry still
 names the shipped class and its module is not imported yet; otherwise it asks the class.
-tests/test_cli_startup.py checks every entry against the class's ``option_table()``, so the
-two cannot drift apart; it prints this module afresh when they do::
 
-    .venv/bin/python tests/test_cli_startup.py > s3vm_models/core/catalog.py
+Generated from the classes by :mod:`s3vm.core.catalog_writer` (``make catalog``); do not edit
+by hand. tests/test_cli_startup.py fails when the two drift apart.
 """
 
 from __future__ import annotations

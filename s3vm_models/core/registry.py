@@ -2,7 +2,8 @@
 
 Adding a formulation is one module in :mod:`s3vm.formulations`, one line here and its options
 in :mod:`s3vm.core.catalog` (which the command line's parser reads without importing the
-formulations; tests/test_cli_startup.py holds it equal to the classes); code outside the
+formulations; ``make catalog`` writes it from the classes, tests/test_cli_startup.py holds the
+two equal); code outside the
 package registers its own with :func:`register_formulation` (docs/extending.md).
 """
 
