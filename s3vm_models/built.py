@@ -6,118 +6,29 @@ settings it was built from. Change the model as its modeling library allows (a s
 a cut, another objective term) and :meth:`Built.solve` solves it with any installed solver of its
 kind, through the same pipeline as :func:`s3vm.solve` (time limit, progress, a quiet stdout, the
 checks of every :class:`~s3vm.solvers.results.Result`), reading labels and decision values from
-the model's named components. The components of each model are listed in :data:`COMPONENTS`
-and in docs/models.md.
+the model's named components. What a model is comes from its formulation's class: the
+libraries it is written in (``modelers``), its named components (``components``, listed by
+:func:`documented_components` and in docs/models.md), the hook that builds it
+(``declarative_model``) and the one that solves it as given (``solving_given``); this module
+names no formulation, so one registered from outside is built like a shipped one.
 
 Formulations that are algorithms rather than one model (``switching``, ``bb``, ``cvs3vm``) have
-none to give.
+none to give, and say why (``no_model``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-import numpy as np
-
 from s3vm.api import _base_settings, _options, _profile, load
-from s3vm.core.formulation import remaining_profile
-from s3vm.core.registry import formulation_class, get_formulation
+from s3vm.core.formulation import MODELERS, GivenModel
+from s3vm.core.registry import formulation_class, formulation_names, get_formulation
 from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
-from s3vm.formulations.bb_sdp import BranchAndBoundSDP
-from s3vm.formulations.bd_mip import BennettDemirizMIP
-from s3vm.formulations.families.conic import ConicFormulation
 from s3vm.models.conic import ConicModel
-from s3vm.models.output_space import s3vm_objective
 from s3vm.solvers.errors import InputError, SolverUnavailableError
 from s3vm.solvers.registry import DEFAULT_SOLVERS, backend_class, installed_solvers
-from s3vm.solvers.runtime.clock import checkpoint
-
-#: The modeling libraries a model may come from.
-MODELERS = ("pyomo", "cvxpy", "fusion")
-
-#: Formulation name -> its model's named components: name -> meaning, in the notation of
-#: docs/formulations.md (Problem 3 for the LP/MIP family, Problem 1 for S3VM-L2, Problem 2 for
-#: the SDPs). Pyomo components are attributes of the model (``model.d[j]``); CVXPY variables are
-#: in ``problem.var_dict`` by name.
-_PROBLEM3 = {
-    "F, L": "index sets: columns of A (features, or kernel columns under rbf), labeled rows",
-    "w[k], g": "the classifier f(x) = x'w - g (kernel expansion coefficients under rbf)",
-    "y[i]": "labeled slack: D(A w - e g) + y >= e",
-    "labeled_margin[i]": "the labeled row  d_i (A_i w - g) + y_i >= 1",
-    "obj": "the objective",
-}
-_NORM = {
-    "z[k]": "|w_k| at an optimum: -z <= w <= z",
-    "mu": "mutable Param, the weight of e'z",
-    "norm_upper[k], norm_lower[k]": "w - z <= 0 and w + z >= 0",
-}
-_SIDES = {
-    "U": "index set of the unlabeled rows",
-    "r[j], s[j]": "unlabeled slacks of the +1 side (B w - e g + r >= e) and the -1 side "
-                  "(-B w + e g + s >= e)",
-    "cost_r[j], cost_s[j]": "mutable Params, the costs of r_j and s_j in the objective",
-    "plus_side[j], minus_side[j]": "the two unlabeled rows of point j",
-}
-_MIP = {
-    "d[j]": "binary: 1 labels unlabeled point j +1 (charges r_j), 0 labels it -1 (charges s_j)",
-    "big_m[j]": "Param M_j of the big-M rows: B_j w - g + r_j - M_j d_j >= 1 - M_j and "
-                "-B_j w + g + s_j + M_j d_j >= 1",
-    "balance": "e'd = P (with balance='count' only)",
-}
-_L2 = {
-    "R, L, U": "index sets: columns of the factor G (K = G G'), labeled rows, unlabeled rows",
-    "v[k], b": "the classifier f = G v + b (b only with bias)",
-    "xi_L[i], xi_U[j]": "labeled and unlabeled slacks (squared in the objective)",
-    "z[j]": "binary: 1 labels unlabeled point j +1",
-    "labeled_margin[i]": "y_i (G_i v + b) + xi_i >= 1",
-    "plus_side[j], minus_side[j]": "the unlabeled rows switched by z_j (big-M, or SOS1 with "
-                                   "form='sos1': p[j], q[j], zbar[j], complement, plus_switch, "
-                                   "minus_switch)",
-    "balance, mean_balance": "e'z = P (balance='count'), the mean balance (balance='mean')",
-    "obj": "1/2 |v|^2 + C e'xi_L^2 + C* e'xi_U^2",
-}
-_LOWRANK_DUAL = {
-    "a": "SVM dual variables, 0 <= a <= C (CVXPY variable 'a')",
-    "lam": "multipliers of diag(V M V') <= 1 (variable 'lam')",
-    "eta": "multiplier of the count balance (variable 'eta', balance='count' only)",
-    "constraints[-1]": "the LMI [[V' diag(lam) V + eta B, W(a)'], [W(a), I]] >> 0; its dual "
-                       "matrix's top-left block is M, the relaxed label matrix on V",
-    "objective": "minimise -(2 1'a - 1'lam - eta rhs): the relaxation's value, negated",
-}
-COMPONENTS = {
-    "rlp": _PROBLEM3,
-    "svm1": {**_PROBLEM3, **_NORM},
-    "vs3vm": {**_PROBLEM3, **_NORM, **_SIDES,
-              "cost_r[j], cost_s[j]": "mutable Params, nu/2 each: the first LP of the successive "
-                                      "linear approximation"},
-    "bd-mip": {**_PROBLEM3, **_NORM, **_SIDES, **_MIP},
-    "bb-mip": {**_PROBLEM3, **_NORM, **_SIDES, **_MIP},
-    "l2-miqp": _L2,
-    "sdp": {**_LOWRANK_DUAL,
-            "V": "the label map L (sdp_form='dual', the default); with sdp_form='primal' the "
-                 "variables are 'gamma_u' (g, the free representatives' relaxed labels), "
-                 "'Gamma_uu' (G), 't', 'nu', 'mu', and Gamma_c = [[1, g'], [g, G]] >> 0, "
-                 "diag(G) = 1"},
-    "sdp-subspace": {"M": "the d x d PSD matrix of the label matrix Gamma = V M V' (variable "
-                          "'M')",
-                     "t, nu, mu": "the SVM LMI's variables (minimise t)",
-                     "constraints": "[the SVM LMI, diag(V M V') <= 1, the count balance]"},
-    "sdp-lowrank": {**_LOWRANK_DUAL, "V": "the spectral subspace (n x dim)"},
-    "bb-sdp": {"X": "the (n + 1) x (n + 1) PSD matrix [[1, x'], [x, V]] of the Shor relaxation "
-                    "in output space, points labeled first (variable 'X')",
-               "constraints": "[the equality rows, the inequality rows] of the root node"},
-}
-
-#: What the formulations without a model are, for the error.
-_NOT_MODELS = {
-    "bb": "a branch and bound over labelings with SVM bounds computed in numpy",
-    "switching": "a local search over labelings (label switching)",
-    "cvs3vm": "a clustering step followed by one MIP per cluster",
-}
-
 
 @dataclass
 class Built:
@@ -137,7 +48,7 @@ class Built:
     options : dict
         The formulation's options.
     components : dict
-        The model's named components and what they mean (:data:`COMPONENTS`).
+        The model's named components and what they mean (the formulation's ``components``).
     """
 
     model: Any
@@ -230,55 +141,65 @@ def build(data, formulation: str, settings: Optional[Settings] = None, *,
     Raises
     ------
     InputError
-        A formulation that is not one model (switching, bb, cvs3vm), or a modeler it has no
-        model for.
+        A formulation that is not one model (switching, bb, cvs3vm, or one that declares no
+        ``modelers``), or a modeler it has no model for.
     """
 
     instance, data_settings = load(data)
     form = get_formulation(formulation, **_options(options))
     name = form.name
-    if name in _NOT_MODELS:
-        raise InputError(f"{name} is {_NOT_MODELS[name]}, not one declarative model: solve it "
+    _check_declarations(form)
+    if not form.modelers:
+        raise InputError(f"{name} is {form.no_model}, not one declarative model: solve it "
                          f"with s3vm.solve; the formulations with a model are "
-                         f"{', '.join(COMPONENTS)}")
+                         f"{', '.join(documented_components())}")
     effective = form.settings_for(_base_settings(data_settings, settings), overrides)
     form.check(instance, effective)
-    kind = _modeler(name, modeler)
-    conic = None
-    if kind == "pyomo":
-        model = _pyomo_model(form, instance, effective)
-    else:
-        conic = _conic_model(form, instance, effective, kind)
-        model = conic.model
-    return Built(model=model, formulation=name, modeler=kind, instance=instance,
-                 settings=effective, options=form.option_values(),
-                 components=dict(COMPONENTS[name]), _conic=conic)
-
-
-def _modeler(name: str, modeler: Optional[str]) -> str:
-    pyomo = name in ("rlp", "svm1", "vs3vm", "bd-mip", "bb-mip", "l2-miqp")
-    if modeler is None:
-        return "pyomo" if pyomo else "cvxpy"
-    if modeler not in MODELERS:
-        raise InputError(f"modeler= must be one of {', '.join(MODELERS)}, got {modeler!r}")
-    if pyomo != (modeler == "pyomo"):
-        has = "pyomo" if pyomo else "cvxpy or fusion"
-        raise InputError(f"{name} has a {has} model, not a {modeler} one")
-    return modeler
-
-
-def _pyomo_model(form, instance: Instance, settings: Settings):
-    if form.name == "bb-mip":
-        return BennettDemirizMIP().build(instance, settings)
-    return form.build(instance, settings)
-
-
-def _conic_model(form, instance: Instance, settings: Settings, kind: str):
-    if form.name == "bb-sdp":
-        return _shor_root(form, instance, settings, kind)
+    kind = _modeler(form, modeler)
     if kind == "fusion":
         _require_mosek()
-    return form.build(instance, settings, kind)
+    made = form.declarative_model(instance, effective, kind)
+    conic = made if isinstance(made, ConicModel) else None
+    return Built(model=made.model if conic is not None else made, formulation=name,
+                 modeler=kind, instance=instance, settings=effective,
+                 options=form.option_values(), components=dict(form.components), _conic=conic)
+
+
+def documented_components() -> dict:
+    """name -> {component: meaning} of every registered formulation with a declarative model
+    (each class's ``components``; docs/models.md lists them)."""
+    out = {}
+    for name in formulation_names():
+        cls = formulation_class(name)
+        if getattr(cls, "modelers", ()):
+            out[name] = dict(cls.components)
+    return out
+
+
+def _check_declarations(form) -> None:
+    """A class registered from outside that declares its model wrongly is an InputError, not a
+    TypeError further on."""
+    modelers = getattr(form, "modelers", None)
+    name = form.name
+    if not isinstance(modelers, tuple) or not set(modelers) <= set(MODELERS):
+        raise InputError(f"formulation {name!r} declares modelers {modelers!r}: a tuple of "
+                         f"{', '.join(MODELERS)} (empty when it has no declarative model)")
+    if not modelers and not isinstance(getattr(form, "no_model", None), str):
+        raise InputError(f"formulation {name!r} declares no declarative model (modelers) and "
+                         "no reason why (no_model): solve it with s3vm.solve")
+    if modelers and not isinstance(getattr(form, "components", None), dict):
+        raise InputError(f"formulation {name!r} declares no components for its model")
+
+
+def _modeler(form, modeler: Optional[str]) -> str:
+    if modeler is None:
+        return form.modelers[0]
+    if modeler not in MODELERS:
+        raise InputError(f"modeler= must be one of {', '.join(MODELERS)}, got {modeler!r}")
+    if modeler not in form.modelers:
+        raise InputError(f"{form.name} has a {' or '.join(form.modelers)} model, not a "
+                         f"{modeler} one")
+    return modeler
 
 
 def _require_mosek() -> None:
@@ -289,104 +210,14 @@ def _require_mosek() -> None:
                          "s3vm[mosek]); no licence is needed to build a model") from None
 
 
-def _shor_root(form, instance: Instance, settings: Settings, kind: str):
-    """bb-sdp's root relaxation with a reader of the unlabeled outputs x_U (row 0 of X)."""
-
-    if kind == "fusion":
-        _require_mosek()
-        built = form._export_model(instance, settings)
-        return built if isinstance(built, ConicModel) else ConicModel(built)
-    built = form.build_cvxpy(instance, settings)
-    # X's indices 1..n are the points, labeled first, then the unlabeled in file order.
-    unlabeled_at = np.arange(1 + instance.l, 1 + instance.n)
-    read_x = built.read["X"]
-    rows = built.info.get("order")
-    if rows is not None and rows != instance.n + 1:
-        built.read["gamma_u"] = None  # reduced coordinates: no x to read (see _runner)
-    else:
-        built.read["gamma_u"] = lambda: np.asarray(read_x(), dtype=float)[0, unlabeled_at]
-    return built
-
-
 # -- solving -----------------------------------------------------------------------------------
 
 def _runner(built: Built):
     """A formulation object whose step solves ``built.model`` instead of building one."""
 
-    if built.modeler == "pyomo":
-        return _pyomo_runner(built)
-    if built.formulation == "bb-sdp":
-        return _shor_runner(built)
-    return _conic_runner(formulation_class(built.formulation), built)
-
-
-def _pyomo_runner(built: Built):
-    if built.formulation == "bb-mip":
-        # its MIP, solved by a MIP solver (the driver would relax the user's model in place)
-        base, options = BennettDemirizMIP, {}
-    else:
-        base = formulation_class(built.formulation)
-        options = built.options
-
-    class Given(base):
-        name = built.formulation
-
-        def model_to_solve(self, instance, settings, backend):
-            return built.model
-
-    return Given(**options)
-
-
-def _solve_given(built: Built):
-    """The conic step on ``built.model``: one solver call, no working set or fallback."""
-
-    def run_model(self, instance, settings, backend, profile, clock):
-        if backend.model_kind != built.modeler:
-            raise InputError(f"solver {backend.name!r} does not take a {built.modeler} model: "
-                             f"{_kind_hint(built.modeler)}")
-        checkpoint()
-        clock.report(phase=f"solving the SDP ({backend.name})")
-        conic = dataclasses.replace(built._conic, model=built.model)
-        return conic, backend.solve(built.model, remaining_profile(profile, clock)), {}
-
-    return run_model
-
-
-def _conic_runner(base, built: Built):
-    class Given(base):
-        run_model = _solve_given(built)
-
-    return Given(**built.options)
-
-
-def _shor_runner(built: Built):
-    """bb-sdp's root relaxation solved once: labels by the sign of the relaxed outputs x_U,
-    scored by S3VM-L2's J (the objective bb-sdp minimises)."""
-
-    if built.modeler == "fusion":
-        raise InputError("bb-sdp's MOSEK Fusion root model is for export and inspection: "
-                         "build the CVXPY one (modeler='cvxpy') to solve it here")
-    if built._conic is None or built._conic.read.get("gamma_u") is None:
-        raise InputError("this bb-sdp root model is lifted (the count's labels) or written in "
-                         "reduced coordinates (facial reduction), so its outputs cannot be "
-                         "read: build it with balance='none', count_bound='none' or "
-                         "mean_products=False to solve it here")
-
-    class Given(ConicFormulation):
-        name = "bb-sdp"
-        settings_used = BranchAndBoundSDP.settings_used
-        settings_fixed = BranchAndBoundSDP.settings_fixed
-        balances = BranchAndBoundSDP.balances
-        dense_bytes = BranchAndBoundSDP.dense_bytes
-        uses_groups = False
-        run_model = _solve_given(built)
-
-        def supervised_value(self, instance, settings, y):
-            solution = s3vm_objective(instance, settings).solve(
-                np.asarray(y[instance.unlabeled], dtype=int))
-            return solution.value, None, "J of S3VM-L2 at the rounded labels"
-
-    return Given()
+    form = get_formulation(built.formulation, **built.options)
+    return form.solving_given(GivenModel(model=built.model, modeler=built.modeler,
+                                         conic=built._conic, solvers=_kind_hint(built.modeler)))
 
 
 def _kind_hint(modeler: str) -> str:

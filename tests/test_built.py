@@ -13,7 +13,7 @@ import pytest
 from scipy.optimize import linprog
 
 import s3vm
-from s3vm.built import COMPONENTS
+from s3vm.built import documented_components
 from s3vm.solvers.registry import installed_solvers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -96,7 +96,7 @@ def test_build_returns_the_declarative_model_with_its_documented_components(name
     assert built.formulation == name
     if name in PYOMO:
         assert built.modeler == "pyomo" and isinstance(built.model, pyo.ConcreteModel)
-        for key in COMPONENTS[name]:
+        for key in documented_components()[name]:
             for part in key.split(", "):
                 attr = re.sub(r"\[.*\]$", "", part)
                 if attr not in ("balance", "mean_balance"):  # only with the balance settings
@@ -132,6 +132,100 @@ def test_a_modeler_the_formulation_has_no_model_for_is_refused():
         s3vm.build(BLOBS, "bd-mip", modeler="cvxpy")
     with pytest.raises(s3vm.InputError, match="modeler= must be one of"):
         s3vm.build(BLOBS, "sdp", modeler="jump")
+
+
+# -- the facts on the classes ------------------------------------------------------------------
+
+def test_every_registered_formulation_declares_its_model():
+    # What s3vm.build needs is declared by each class (no table keyed by name in built.py).
+    from s3vm.core.formulation import MODELERS
+    from s3vm.core.registry import formulation_class
+
+    with_model = []
+    for name in s3vm.formulation_names():
+        cls = formulation_class(name)
+        assert isinstance(cls.modelers, tuple) and set(cls.modelers) <= set(MODELERS), name
+        assert callable(cls.declarative_model) and callable(cls.solving_given), name
+        if cls.modelers:
+            with_model.append(name)
+            assert cls.no_model is None, name
+            assert cls.components and all(isinstance(k, str) and isinstance(v, str) and v
+                                          for k, v in cls.components.items()), name
+        else:
+            assert isinstance(cls.no_model, str) and cls.no_model.strip(), name
+            assert "\n" not in cls.no_model and not cls.components, name
+    assert sorted(with_model) == sorted(PYOMO + CVXPY)
+    assert {n: formulation_class(n).modelers[0] for n in with_model} == {
+        **dict.fromkeys(PYOMO, "pyomo"), **dict.fromkeys(CVXPY, "cvxpy")}
+
+
+@pytest.fixture
+def own_registry(monkeypatch):
+    from s3vm.core import registry
+
+    monkeypatch.setattr(registry, "FORMULATIONS", dict(registry.FORMULATIONS))
+    return registry
+
+
+def test_a_formulation_registered_from_outside_is_built_and_solved(own_registry, data):
+    # A Pyomo family member written outside the package: the Bennett-Demiriz MIP stated with
+    # the model builder of s3vm.models; built.py knows nothing of it.
+    from s3vm.formulations.families.pyomo import PyomoFormulation
+    from s3vm.models.problem3 import (Problem3Data, build_problem3, primal_values,
+                                      unlabeled_scores)
+
+    class ToyMIP(PyomoFormulation):
+        name = "toy-mip"
+        summary = "the Bennett-Demiriz MIP, registered from a test"
+        problem = 3
+        problem_class = "mip"
+        settings_used = ("kernel", "sigma", "mu", "nu")
+        components = {"d[j]": "binary: 1 labels unlabeled point j +1"}
+
+        def build(self, instance, settings):
+            return build_problem3(Problem3Data.from_instance(instance, settings),
+                                  mu=settings.mu, unlabeled="mip", nu=settings.nu)
+
+        def fill(self, result, model, instance, settings):
+            result.labels = np.where(primal_values(model)["d"] > 0.5, 1, -1)
+            result.decision_values = unlabeled_scores(model)
+
+    own_registry.register_formulation("toy-mip", ToyMIP)
+    built = s3vm.build(BLOBS, "toy-mip")
+    assert built.modeler == "pyomo" and built.components == ToyMIP.components
+    assert hasattr(built.model, "d")
+    instance, settings = data
+    best = min(labeling_lp(instance, settings, y) for y in labelings(instance.u))
+    result = built.solve(solver="highs")
+    assert result.formulation == "toy-mip" and result.status == "optimal"
+    assert result.objective == pytest.approx(best, rel=1e-6, abs=1e-8)
+    with pytest.raises(s3vm.InputError, match="toy-mip has a pyomo model, not a cvxpy one"):
+        s3vm.build(BLOBS, "toy-mip", modeler="cvxpy")
+
+
+def test_a_formulation_from_outside_without_a_model_is_a_clean_input_error(own_registry):
+    from s3vm.core.formulation import Formulation
+
+    class Toy(Formulation):
+        name = "toy"
+        summary = "declares nothing about a model"
+        problem_class = "svm"
+
+        def build(self, instance, settings):
+            return None
+
+        def run(self, instance, settings, backend, profile, clock, result):
+            result.status = "error"
+
+    own_registry.register_formulation("toy", Toy)
+    with pytest.raises(s3vm.InputError, match="'toy' declares no declarative model"):
+        s3vm.build(BLOBS, "toy")
+    Toy.no_model = "a toy"
+    with pytest.raises(s3vm.InputError, match="toy is a toy, not one declarative model"):
+        s3vm.build(BLOBS, "toy")
+    Toy.modelers = ("jump",)
+    with pytest.raises(s3vm.InputError, match="declares modelers"):
+        s3vm.build(BLOBS, "toy")
 
 
 # -- build, change, solve ---------------------------------------------------------------------

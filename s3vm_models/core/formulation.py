@@ -16,7 +16,8 @@ import os
 import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
-from typing import ClassVar, Optional
+from dataclasses import dataclass
+from typing import Any, ClassVar, Optional
 
 import numpy as np
 
@@ -125,6 +126,14 @@ class Formulation(ABC):
         against n^2 (``benchmarks/peak_memory.py``). The memory guard refuses an n whose
         ``dense_bytes * n^2`` exceeds the memory available; (0, 0), the default, for a
         formulation that forms no n x n matrix.
+    modelers : tuple of str
+        The modeling libraries of the declarative model :func:`s3vm.build` returns, the default
+        first (:data:`MODELERS`); empty for a formulation that is an algorithm, not one model.
+    no_model : str or None
+        Why there is no declarative model (one line), when :attr:`modelers` is empty.
+    components : dict
+        The declarative model's named components: name -> meaning, in the notation of
+        docs/formulations.md (docs/models.md lists them).
     """
 
     name: ClassVar[str]
@@ -143,6 +152,9 @@ class Formulation(ABC):
     settings_fixed: ClassVar[dict] = {}
     balances: ClassVar[tuple] = ("none", "count")
     preferred_solvers: ClassVar[tuple] = ()
+    modelers: ClassVar[tuple] = ()
+    no_model: ClassVar[Optional[str]] = None
+    components: ClassVar[dict] = {}
 
     def __init__(self, **values):
         options = self.option_table()
@@ -534,12 +546,50 @@ class Formulation(ABC):
         self.check(instance, settings)
         self._write(self._export_model(instance, settings), path, fmt)
 
+    def declarative_model(self, instance: Instance, settings: Settings, modeler: str):
+        """The model :func:`s3vm.build` returns for ``modeler`` (one of :attr:`modelers`), built
+        and not solved: :meth:`build` by default (the conic family's holds its readers)."""
+        return self.build(instance, settings)
+
+    def solving_given(self, given: "GivenModel") -> "Formulation":
+        """A formulation whose step solves ``given.model`` (a declarative model the user may
+        have changed) instead of building one: what ``Built.solve`` runs. Each family that has
+        a declarative model gives it."""
+        raise InputError(f"{self.name} has no declarative model to solve")
+
     def _export_model(self, instance: Instance, settings: Settings):
         """The model :meth:`export` writes (the conic family builds its MOSEK Fusion model)."""
         return self.build(instance, settings)
 
     def _write(self, model, path: str, fmt: str) -> None:  # pragma: no cover - per family
         raise NotImplementedError
+
+
+#: The modeling libraries a declarative model may come from (:attr:`Formulation.modelers`).
+MODELERS = ("pyomo", "cvxpy", "fusion")
+
+
+@dataclass
+class GivenModel:
+    """A declarative model handed back to its formulation to be solved as it is now
+    (:meth:`Formulation.solving_given`).
+
+    Attributes
+    ----------
+    model : object
+        The Pyomo model, CVXPY problem or Fusion model.
+    modeler : str
+        Its library (:data:`MODELERS`).
+    conic : object, optional
+        The conic family's holder it was built in (its readers), None for Pyomo.
+    solvers : str
+        Which solvers take a model of this kind, for the error when another is asked for.
+    """
+
+    model: Any
+    modeler: str
+    conic: Any = None
+    solvers: str = ""
 
 
 #: (formulation, solver) pairs whose missing preferred solver was already reported.

@@ -36,6 +36,7 @@ class BranchAndBound(BranchAndBoundFormulation):
     problem: ClassVar[int] = 1
 
     name: ClassVar[str] = "bb"
+    no_model: ClassVar[str] = "a branch and bound over labelings with SVM bounds computed in numpy"
     #: peak bytes per n^2 entry (linear, rbf): K (8); the factors the open nodes keep, capped
     #: at 8 (s3vm.bounds.svm.FACTOR_BYTES_PER_ENTRY); the node being bounded, its parent's
     #: and the last node's factors (up to 24); the open nodes' vectors f, y and partial

@@ -20,7 +20,10 @@ from typing import ClassVar
 
 from s3vm.bounds.lp_relaxation import LPRelaxationProblem
 from s3vm.formulations.families.branch_and_bound import BranchAndBoundFormulation
-from s3vm.models.problem3 import Problem3Data, build_problem3
+from s3vm.core.formulation import GivenModel
+from s3vm.core.registry import get_formulation
+from s3vm.models.problem3 import (COMPONENTS, MIP_COMPONENTS, NORM_COMPONENTS, SIDES_COMPONENTS,
+                                  Problem3Data, build_problem3)
 from s3vm.solvers.errors import InputError
 
 
@@ -42,6 +45,10 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
                               "(--mu, --nu, --balance count)")
     problem_class: ClassVar[str] = "lp"
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "mu", "nu", "balance", "positives")
+    #: Its declarative model is the MIP its nodes relax: bd-mip's.
+    modelers: ClassVar[tuple] = ("pyomo",)
+    components: ClassVar[dict] = {**COMPONENTS, **NORM_COMPONENTS, **SIDES_COMPONENTS,
+                                  **MIP_COMPONENTS}
 
     def check(self, instance, settings):
         super().check(instance, settings)
@@ -53,9 +60,23 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
         """A :class:`s3vm.bounds.lp_relaxation.LPRelaxationProblem` on the model of ``bd-mip``."""
 
         positives = settings.positive_count(instance) if settings.balance == "count" else None
-        model = build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,
-                               unlabeled="mip", nu=settings.nu, positives=positives)
-        return LPRelaxationProblem(model, backend, profile, positives)
+        return LPRelaxationProblem(self._mip(instance, settings), backend, profile, positives)
+
+    def _mip(self, instance, settings):
+        """The Bennett-Demiriz MIP of ``bd-mip``, which the nodes relax."""
+        positives = settings.positive_count(instance) if settings.balance == "count" else None
+        return build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,
+                              unlabeled="mip", nu=settings.nu, positives=positives)
+
+    def declarative_model(self, instance, settings, modeler):
+        return self._mip(instance, settings)
+
+    def solving_given(self, given: GivenModel):
+        """bd-mip's step on the given MIP, by a MIP solver (this driver would relax the user's
+        model in place), reported under this name."""
+        runner = get_formulation("bd-mip").solving_given(given)
+        type(runner).name = self.name  # a class made for this call alone
+        return runner
 
     def result_primal(self, problem, labels) -> dict:
         """w, b and the labeled slacks y of the MIP's solution at the final labeling."""

@@ -30,7 +30,9 @@ import numpy as np
 from s3vm.bounds.shor import BRANCHINGS, COUNT_BOUNDS, ShorBoundProblem, ShorOptions
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.options import Option
+from s3vm.core.formulation import GivenModel
 from s3vm.formulations.families.branch_and_bound import BNB_GROUP, BranchAndBoundFormulation
+from s3vm.formulations.families.conic import ConicFormulation, given_step
 from s3vm.models.conic import ConicModel
 from s3vm.models.fusion.shor import build_shor
 from s3vm.models.output_space import s3vm_objective
@@ -94,6 +96,13 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
     settings_fixed: ClassVar[dict] = {
         "bias": (False, "bb-sdp solves S3VM-L2 without bias (bb takes both)")}
     balances: ClassVar[tuple] = ("none", "count", "mean")
+    #: The declarative model is the root relaxation (the box of the starting incumbent, no
+    #: cuts); the Fusion one is for export and inspection.
+    modelers: ClassVar[tuple] = ("cvxpy", "fusion")
+    components: ClassVar[dict] = {
+        "X": "the (n + 1) x (n + 1) PSD matrix [[1, x'], [x, V]] of the Shor relaxation in "
+             "output space, points labeled first (variable 'X')",
+        "constraints": "[the equality rows, the inequality rows] of the root node"}
 
     options: ClassVar[tuple] = BranchAndBoundFormulation.options + (
         Option("node_selection", "choice", "best", "depth-first, best-first (default for "
@@ -200,6 +209,54 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
     def _export_model(self, instance, settings):
         rows, Ct = self._root(instance, settings)
         return build_shor(rows, Ct)
+
+    def declarative_model(self, instance, settings, modeler):
+        """The root relaxation in its :class:`ConicModel`, the CVXPY one with a reader of the
+        unlabeled outputs x_U (row 0 of X) where X is written in full coordinates."""
+
+        if modeler == "fusion":
+            built = self._export_model(instance, settings)
+            return built if isinstance(built, ConicModel) else ConicModel(built)
+        built = self.build_cvxpy(instance, settings)
+        # X's indices 1..n are the points, labeled first, then the unlabeled in file order.
+        unlabeled_at = np.arange(1 + instance.l, 1 + instance.n)
+        read_x = built.read["X"]
+        rows = built.info.get("order")
+        if rows is not None and rows != instance.n + 1:
+            built.read["gamma_u"] = None  # reduced coordinates: no x to read (solving_given)
+        else:
+            built.read["gamma_u"] = lambda: np.asarray(read_x(), dtype=float)[0, unlabeled_at]
+        return built
+
+    def solving_given(self, given: GivenModel):
+        """The root relaxation solved once: labels by the sign of the relaxed outputs x_U,
+        scored by S3VM-L2's J (the objective bb-sdp minimises)."""
+
+        if given.modeler == "fusion":
+            raise InputError("bb-sdp's MOSEK Fusion root model is for export and inspection: "
+                             "build the CVXPY one (modeler='cvxpy') to solve it here")
+        if given.conic is None or given.conic.read.get("gamma_u") is None:
+            raise InputError("this bb-sdp root model is lifted (the count's labels) or written "
+                             "in reduced coordinates (facial reduction), so its outputs cannot "
+                             "be read: build it with balance='none', count_bound='none' or "
+                             "mean_products=False to solve it here")
+        own = type(self)
+
+        class Given(ConicFormulation):
+            name = own.name
+            settings_used = own.settings_used
+            settings_fixed = own.settings_fixed
+            balances = own.balances
+            dense_bytes = own.dense_bytes
+            uses_groups = False
+            run_model = given_step(given)
+
+            def supervised_value(self, instance, settings, y):
+                solution = s3vm_objective(instance, settings).solve(
+                    np.asarray(y[instance.unlabeled], dtype=int))
+                return solution.value, None, "J of S3VM-L2 at the rounded labels"
+
+        return Given()
 
     def _write(self, built, path: str, fmt: str) -> None:
         try:

@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from s3vm.formulations.families.pyomo import PyomoFormulation
-from s3vm.models.problem3 import (Problem3Data, build_problem3, exact_result_check, labeling_value,
+from s3vm.models.problem3 import (COMPONENTS, MIP_COMPONENTS, NORM_COMPONENTS, SIDES_COMPONENTS,
+                                  Problem3Data, build_problem3, exact_result_check, labeling_value,
                                   primal_values)
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import current
@@ -37,6 +38,7 @@ class BennettDemirizMIP(PyomoFormulation):
     summary = "Bennett-Demiriz S3VM mixed-integer program (--mu, --nu, --balance count)"
     problem_class = "mip"
     settings_used = ("kernel", "sigma", "mu", "nu", "balance", "positives")
+    components = {**COMPONENTS, **NORM_COMPONENTS, **SIDES_COMPONENTS, **MIP_COMPONENTS}
 
     def check(self, instance, settings):
         super().check(instance, settings)

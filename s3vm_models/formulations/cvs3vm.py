@@ -38,6 +38,9 @@ class CVS3VM(VS3VM):
     """
 
     name: ClassVar[str] = "cvs3vm"
+    modelers: ClassVar[tuple] = ()
+    no_model: ClassVar[str] = "a clustering step followed by one MIP per cluster"
+    components: ClassVar[dict] = {}
     #: peak bytes per n^2 entry (linear, rbf), measured: rbf: the kernel expansion over all points
     dense_bytes: ClassVar[tuple] = (0, 640)
     summary: ClassVar[str] = ("k-median picks points for an oracle (truth) to label, then vs3vm "

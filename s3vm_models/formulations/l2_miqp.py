@@ -15,7 +15,7 @@ from threadpoolctl import threadpool_limits
 
 from s3vm.core.options import Option
 from s3vm.formulations.families.pyomo import PyomoFormulation
-from s3vm.models.l2_miqp import FORMS, L2Data, build_l2_miqp
+from s3vm.models.l2_miqp import COMPONENTS, FORMS, L2Data, build_l2_miqp
 from s3vm.models.output_space import s3vm_objective
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.files import atomic_output
@@ -44,6 +44,7 @@ class L2MIQP(PyomoFormulation):
     dense_bytes = (48, 1400)
     summary = "S3VM-L2 (squared hinge, kernel) as a MIQP, SCIP by default (--form bigm|sos1)"
     problem_class = "miqp"
+    components = COMPONENTS
     settings_used = ("kernel", "sigma", "C", "C_star", "bias", "balance", "positives")
     balances = ("none", "count", "mean")
 

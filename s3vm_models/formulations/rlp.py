@@ -7,6 +7,7 @@ on the labeled points only; the unlabeled points are classified by sign(x'w - g)
 """
 
 from s3vm.formulations.families.supervised_lp import SupervisedLinearLP
+from s3vm.models.problem3 import COMPONENTS
 
 
 class RLP(SupervisedLinearLP):
@@ -17,6 +18,7 @@ class RLP(SupervisedLinearLP):
     dense_bytes = (0, 640)
     summary = "robust linear program (Bennett-Mangasarian) on the labeled points"
     settings_used = ("kernel", "sigma")
+    components = COMPONENTS
 
     def norm_weight(self, settings):
         return None

@@ -49,7 +49,7 @@ from s3vm.formulations.families.conic import ConicFormulation
 from s3vm.models.conic import ConicModel, balance_coefficients, problem2_penalties, svm_lmi
 from s3vm.models.fusion.sdp import build_sdp
 from s3vm.models.kernel_factor import dual_scale, kernel_factor
-from s3vm.models.lowrank_dual import lowrank_dual_model
+from s3vm.models.lowrank_dual import COMPONENTS, lowrank_dual_model
 
 
 class SDPRelaxation(ConicFormulation):
@@ -63,6 +63,12 @@ class SDPRelaxation(ConicFormulation):
     """
 
     name: ClassVar[str] = "sdp"
+    components: ClassVar[dict] = {
+        **COMPONENTS,
+        "V": "the label map L (sdp_form='dual', the default); with sdp_form='primal' the "
+             "variables are 'gamma_u' (g, the free representatives' relaxed labels), "
+             "'Gamma_uu' (G), 't', 'nu', 'mu', and Gamma_c = [[1, g'], [g, G]] >> 0, "
+             "diag(G) = 1"}
     #: peak bytes per n^2 entry (linear, rbf), measured: the PSD block of size n + 1 and the solver's
     #: copies; rbf 1,180 to 1,290 at n = 600 and 900 (a full-rank K o Gamma in CVXPY)
     dense_bytes: ClassVar[tuple] = (400, 1400)

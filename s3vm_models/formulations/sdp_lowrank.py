@@ -45,7 +45,7 @@ from s3vm.formulations.families.subspace import SubspaceFamily
 from s3vm.models.conic import ConicModel, problem2_penalties
 from s3vm.models.fusion.sdp_lowrank import build_lowrank
 from s3vm.models.kernel_factor import DEFAULT_RANK, dual_scale, kernel_factor, kkt_violations
-from s3vm.models.lowrank_dual import lowrank_dual_model
+from s3vm.models.lowrank_dual import COMPONENTS, lowrank_dual_model
 from s3vm.models.subspace import SPECTRAL_OPTIONS, balance_row, subspace_readers
 from s3vm.models.subspace_oracle import (DENSE_ORACLE_MAX_N, KernelColumns, factor_rank_bound,
                                          svm_value)
@@ -89,6 +89,7 @@ class LowRankSDP(SubspaceFamily):
     """
 
     name: ClassVar[str] = "sdp-lowrank"
+    components: ClassVar[dict] = {**COMPONENTS, "V": "the spectral subspace (n x dim)"}
     #: peak bytes per n^2 entry (linear, rbf), measured: a Nystroem factor, no n x n matrix
     dense_bytes: ClassVar[tuple] = (0, 0)
     summary: ClassVar[str] = "subspace SDP through its low-rank dual (one LMI of size d + r)"

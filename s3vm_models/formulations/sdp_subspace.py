@@ -68,6 +68,10 @@ class SubspaceSDP(SubspaceFamily):
     """
 
     name: ClassVar[str] = "sdp-subspace"
+    components: ClassVar[dict] = {
+        "M": "the d x d PSD matrix of the label matrix Gamma = V M V' (variable 'M')",
+        "t, nu, mu": "the SVM LMI's variables (minimise t)",
+        "constraints": "[the SVM LMI, diag(V M V') <= 1, the count balance]"}
     #: peak bytes per n^2 entry (linear, rbf), measured: the n x n blocks of the subspace model and its CVXPY copies
     dense_bytes: ClassVar[tuple] = (1400, 1400)
     #: and per n^2 d^2 under a CVXPY backend (``--solver scs``, ...): V M V' as an affine

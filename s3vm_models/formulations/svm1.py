@@ -6,6 +6,7 @@ on the labeled points only (``--mu``); the unlabeled points are classified by si
 """
 
 from s3vm.formulations.families.supervised_lp import SupervisedLinearLP
+from s3vm.models.problem3 import COMPONENTS, NORM_COMPONENTS
 
 
 class SVM1(SupervisedLinearLP):
@@ -14,6 +15,7 @@ class SVM1(SupervisedLinearLP):
     dense_bytes = (0, 640)
     summary = "1-norm SVM linear program on the labeled points (--mu)"
     settings_used = ("kernel", "sigma", "mu")
+    components = {**COMPONENTS, **NORM_COMPONENTS}
 
     def norm_weight(self, settings):
         return settings.mu

@@ -23,7 +23,8 @@ from s3vm.core.formulation import remaining_profile
 from s3vm.core.options import Option
 from s3vm.formulations.families.pyomo import PyomoFormulation, labels_from_scores
 from s3vm.formulations.families.supervised_lp import DualFormLP, LP_FORM
-from s3vm.models.problem3 import Problem3Data, build_problem3, build_problem3_dual, solution_wg
+from s3vm.models.problem3 import (COMPONENTS, NORM_COMPONENTS, SIDES_COMPONENTS, Problem3Data,
+                                  build_problem3, build_problem3_dual, solution_wg)
 from s3vm.solvers.engines.slp import successive_lp
 from s3vm.solvers.runtime.clock import checkpoint
 
@@ -118,6 +119,11 @@ class VS3VM(DualFormLP, PyomoFormulation):
         LP_FORM,
         Option("warm_start", "bool", True, "re-solve each LP from the last basis", cli=False),
     )
+    #: The model is its first LP; its costs change from one LP to the next.
+    components: ClassVar[dict] = {
+        **COMPONENTS, **NORM_COMPONENTS, **SIDES_COMPONENTS,
+        "cost_r[j], cost_s[j]": "mutable Params, nu/2 each: the first LP of the successive "
+                                "linear approximation"}
 
     def build(self, instance, settings):
         return build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,

@@ -63,6 +63,21 @@ from s3vm.solvers.errors import InputError
 
 FORMS = ("bigm", "sos1")
 
+#: The named components of the model :func:`build_l2_miqp` builds (name -> meaning, in the
+#: notation of docs/formulations.md, Problem 1), what ``s3vm.build`` documents for l2-miqp.
+COMPONENTS = {
+    "R, L, U": "index sets: columns of the factor G (K = G G'), labeled rows, unlabeled rows",
+    "v[k], b": "the classifier f = G v + b (b only with bias)",
+    "xi_L[i], xi_U[j]": "labeled and unlabeled slacks (squared in the objective)",
+    "z[j]": "binary: 1 labels unlabeled point j +1",
+    "labeled_margin[i]": "y_i (G_i v + b) + xi_i >= 1",
+    "plus_side[j], minus_side[j]": "the unlabeled rows switched by z_j (big-M, or SOS1 with "
+                                   "form='sos1': p[j], q[j], zbar[j], complement, plus_switch, "
+                                   "minus_switch)",
+    "balance, mean_balance": "e'z = P (balance='count'), the mean balance (balance='mean')",
+    "obj": "1/2 |v|^2 + C e'xi_L^2 + C* e'xi_U^2",
+}
+
 
 # Relative safety margin on M and on the variable bounds: they come from the same upper bound,
 # and a bound that is exactly tight would let the solver's feasibility tolerance cut off an

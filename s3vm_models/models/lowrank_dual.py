@@ -36,6 +36,18 @@ import scipy.sparse as sp
 
 from s3vm.models.conic import ConicModel
 
+#: The named components of the CVXPY problem :func:`lowrank_dual_model` builds (name -> meaning),
+#: what ``s3vm.build`` documents for sdp and sdp-lowrank (CVXPY variables by name in
+#: ``problem.var_dict``).
+COMPONENTS = {
+    "a": "SVM dual variables, 0 <= a <= C (CVXPY variable 'a')",
+    "lam": "multipliers of diag(V M V') <= 1 (variable 'lam')",
+    "eta": "multiplier of the count balance (variable 'eta', balance='count' only)",
+    "constraints[-1]": "the LMI [[V' diag(lam) V + eta B, W(a)'], [W(a), I]] >> 0; its dual "
+                       "matrix's top-left block is M, the relaxed label matrix on V",
+    "objective": "minimise -(2 1'a - 1'lam - eta rhs): the relaxation's value, negated",
+}
+
 # Relative margin for the rounding of a computed smallest eigenvalue (times the matrix's norm).
 EIG_SAFETY = 64 * np.finfo(float).eps
 

@@ -32,6 +32,38 @@ from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import get_backend
 
 
+#: The named components of the models :func:`build_problem3` builds (name -> meaning, in the
+#: notation of docs/formulations.md, Problem 3), what ``s3vm.build`` documents for the LP/MIP
+#: family: the labeled part every model has, then the parts switched on by the 1-norm term
+#: (:data:`NORM_COMPONENTS`), the unlabeled rows (:data:`SIDES_COMPONENTS`) and the binaries
+#: (:data:`MIP_COMPONENTS`). Pyomo components are attributes of the model (``model.d[j]``).
+COMPONENTS = {
+    "F, L": "index sets: columns of A (features, or kernel columns under rbf), labeled rows",
+    "w[k], g": "the classifier f(x) = x'w - g (kernel expansion coefficients under rbf)",
+    "y[i]": "labeled slack: D(A w - e g) + y >= e",
+    "labeled_margin[i]": "the labeled row  d_i (A_i w - g) + y_i >= 1",
+    "obj": "the objective",
+}
+NORM_COMPONENTS = {
+    "z[k]": "|w_k| at an optimum: -z <= w <= z",
+    "mu": "mutable Param, the weight of e'z",
+    "norm_upper[k], norm_lower[k]": "w - z <= 0 and w + z >= 0",
+}
+SIDES_COMPONENTS = {
+    "U": "index set of the unlabeled rows",
+    "r[j], s[j]": "unlabeled slacks of the +1 side (B w - e g + r >= e) and the -1 side "
+                  "(-B w + e g + s >= e)",
+    "cost_r[j], cost_s[j]": "mutable Params, the costs of r_j and s_j in the objective",
+    "plus_side[j], minus_side[j]": "the two unlabeled rows of point j",
+}
+MIP_COMPONENTS = {
+    "d[j]": "binary: 1 labels unlabeled point j +1 (charges r_j), 0 labels it -1 (charges s_j)",
+    "big_m[j]": "Param M_j of the big-M rows: B_j w - g + r_j - M_j d_j >= 1 - M_j and "
+                "-B_j w + g + s_j + M_j d_j >= 1",
+    "balance": "e'd = P (with balance='count' only)",
+}
+
+
 @dataclass(frozen=True)
 class Problem3Data:
     """The arrays of Problem 3: labeled points A with labels d, unlabeled points B.

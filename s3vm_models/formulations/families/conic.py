@@ -4,11 +4,12 @@ relaxation into labels with the bound interval of De Bie and Cristianini (2006),
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar, Optional
 
 import numpy as np
 
-from s3vm.core.formulation import Formulation, remaining_profile
+from s3vm.core.formulation import Formulation, GivenModel, remaining_profile
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.options import Option
 from s3vm.core.settings import Settings
@@ -43,6 +44,7 @@ class ConicFormulation(Formulation):
     export_formats: ClassVar[tuple] = ("cbf", "ptf")
 
     options: ClassVar[tuple] = (ROUNDING,)
+    modelers: ClassVar[tuple] = ("cvxpy", "fusion")
 
     def kernel(self, instance: Instance, settings: Settings) -> np.ndarray:
         return kernel_matrix(instance.X, None, settings.kernel, settings.sigma)
@@ -60,6 +62,19 @@ class ConicFormulation(Formulation):
 
     def build_cvxpy(self, instance: Instance, settings: Settings) -> ConicModel:
         raise NotImplementedError
+
+    def declarative_model(self, instance: Instance, settings: Settings,
+                          modeler: str) -> ConicModel:
+        """The model of ``modeler`` in its :class:`ConicModel` (the readers of the labels)."""
+        return self.build(instance, settings, modeler)
+
+    def solving_given(self, given: GivenModel) -> "ConicFormulation":
+        """This formulation with :meth:`run_model` solving ``given.model`` once."""
+
+        class Given(type(self)):
+            run_model = given_step(given)
+
+        return Given(**self.option_values())
 
     def build_fusion(self, instance: Instance, settings: Settings) -> ConicModel:
         raise InputError(f"formulation {self.name!r} has no MOSEK Fusion model yet")
@@ -194,3 +209,18 @@ class ConicFormulation(Formulation):
                     "another --positives, or --balance none")
         return "the model has no feasible point: check the groups of the data"
 
+
+def given_step(given: GivenModel):
+    """A :meth:`ConicFormulation.run_model` that solves ``given.model`` with one solver call, no
+    working set or fallback, read through the readers of the holder it was built in."""
+
+    def run_model(self, instance, settings, backend, profile, clock):
+        if backend.model_kind != given.modeler:
+            raise InputError(f"solver {backend.name!r} does not take a {given.modeler} model: "
+                             f"{given.solvers}")
+        checkpoint()
+        clock.report(phase=f"solving the SDP ({backend.name})")
+        conic = dataclasses.replace(given.conic, model=given.model)
+        return conic, backend.solve(given.model, remaining_profile(profile, clock)), {}
+
+    return run_model

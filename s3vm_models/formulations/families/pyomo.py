@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from s3vm.core.formulation import Formulation, remaining_profile
+from s3vm.core.formulation import Formulation, GivenModel, remaining_profile
 from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
 from s3vm.solvers.runtime.clock import checkpoint
@@ -20,6 +20,7 @@ class PyomoFormulation(Formulation):
     """A formulation whose model is one Pyomo ConcreteModel solved by one backend call."""
 
     export_formats = ("mps", "lp")
+    modelers = ("pyomo",)
 
     def backend(self, profile):
         backend = super().backend(profile)
@@ -49,6 +50,16 @@ class PyomoFormulation(Formulation):
         """The model handed to ``backend``: :meth:`build` unless a formulation solves an
         equivalent form (the LP dual) faster."""
         return self.build(instance, settings)
+
+    def solving_given(self, given: GivenModel) -> "PyomoFormulation":
+        """This formulation with :meth:`model_to_solve` handing over ``given.model``."""
+        model = given.model
+
+        class Given(type(self)):
+            def model_to_solve(self, instance, settings, backend):
+                return model
+
+        return Given(**self.option_values())
 
     def objective_bounds(self, model, outcome):
         """(objective, lower bound) of the formulation from the solver's numbers."""
