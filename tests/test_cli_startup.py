@@ -133,14 +133,14 @@ def test_the_api_clock_skips_the_import_unless_charged(monkeypatch):
 
 def test_the_fallback_labels_are_ready_before_the_step(monkeypatch):
     # Computed after the grace period, they took 0.08 to 0.15 s at 20,000 columns (load 6).
-    from s3vm.core import formulation
+    from s3vm.core import pipeline
 
     calls = []
-    scores = formulation.Formulation._supervised_scores
-    supervise = formulation.supervise
-    monkeypatch.setattr(formulation.Formulation, "_supervised_scores",
-                        lambda self, *a: calls.append("scores") or scores(self, *a))
-    monkeypatch.setattr(formulation, "supervise",
+    scores = pipeline.supervised_scores
+    supervise = pipeline.supervise
+    monkeypatch.setattr(pipeline, "supervised_scores",
+                        lambda *a: calls.append("scores") or scores(*a))
+    monkeypatch.setattr(pipeline, "supervise",
                         lambda *a, **k: calls.append("step") or supervise(*a, **k))
     api.solve("blobs_small", "bd-mip")  # its imports done: the step starts within the limit
     cls = registry.formulation_class("bd-mip")

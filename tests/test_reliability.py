@@ -92,7 +92,7 @@ def test_features_near_1e300_are_refused_with_the_scaling_that_fixes_them(capsys
 
 
 def test_a_solution_with_nan_values_is_a_numerical_failure_never_a_solution():
-    from s3vm.core.formulation import check_result
+    from s3vm.core.pipeline import check_result
 
     instance = Instance(np.array([[0.0], [1.0], [2.0]]), np.array([1, -1, 0]))
     result = Result("rlp", "highs", "optimal", objective=1.0, lower_bound=1.0,

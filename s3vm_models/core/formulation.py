@@ -1,19 +1,16 @@
-"""What every formulation provides: its options, its checks, and the one solve pipeline.
+"""What every formulation provides: its declarations, its options and its checks.
 
-The pipeline (:meth:`Formulation.solve`) is the same for every formulation: check the instance
-and settings, resolve the solver, start the clock (the time limit covers model building), run the
-family's step, and complete the :class:`~s3vm.solvers.results.Result` with the time, the
-settings actually used and the options. Each family supplies one hook, :meth:`Formulation.run`:
-build the model and hand it to a backend (Pyomo, conic), or to an engine (successive LPs, branch
-and bound).
+The pipeline (:meth:`Formulation.solve`, :mod:`s3vm.core.pipeline`) is the same for every
+formulation: check the instance and settings, resolve the solver, start the clock (the time limit
+covers model building), run the family's step, and complete the
+:class:`~s3vm.solvers.results.Result` with the time, the settings actually used and the options.
+Each family supplies one hook, :meth:`Formulation.run`: build the model and hand it to a backend
+(Pyomo, conic), or to an engine (successive LPs, branch and bound).
 """
 
 from __future__ import annotations
 
 import logging
-import math
-import os
-import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,34 +18,21 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
-from s3vm._version import __version__
-from s3vm.core.kernels import kernel_matrix
+from s3vm.core import pipeline
 from s3vm.core.options import flags_of, table
+from s3vm.core.pipeline import ALL_SETTINGS
 from s3vm.core.problems import PROBLEMS
 from s3vm.core.registry import all_options
 from s3vm.core.settings import SETTINGS_TABLE, Settings, keyword_hint
-from s3vm.core.supervised import l2svm_no_bias
 from s3vm.data.instance import Instance
 from s3vm.solvers.bnb.problem import labels_by_outputs
-from s3vm.solvers.errors import InputError, MESSAGES
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.registry import backend_class, get_backend, unavailable_reason
 from s3vm.solvers.results import Result
-from s3vm.solvers.runtime.clock import Clock, INTERRUPTED, Stopped, imports_charged
+from s3vm.solvers.runtime.clock import Clock
 from s3vm.solvers.runtime.files import check_writable
 from s3vm.solvers.runtime.memory import check_dense_memory
-from s3vm.solvers.runtime.stdio import native_stdout_elsewhere
-from s3vm.solvers.runtime.supervisor import (Interrupted, PROGRESS_SECONDS, signal_name, signal_of,
-                                             supervise)
 
-#: How far (relative) a solver's bound may lie above the objective and still be read as equal
-#: to it (the feasibility tolerances of the MIP solvers are 1e-6).
-BOUND_ROUNDING = 1e-6
-
-#: Progress lines of long solves (elapsed time, incumbent, bound), every few seconds.
-PROGRESS_LOG = logging.getLogger("s3vm.progress")
-
-ALL_SETTINGS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance", "positives",
-                "mu", "nu")
 
 #: Bytes a solve with dense matrices needs whatever n, added to the guard's estimate: the
 #: libraries it imports (CVXPY, Pyomo, SCIP, SDPA) and their work space, 120 to 160 MiB for
@@ -313,192 +297,11 @@ class Formulation(ABC):
     def solve(self, instance: Instance, settings: Settings, profile, *,
               started: Optional[float] = None) -> Result:
         """Check, resolve the solver, run the family's step on a clock that starts before the
-        model is built, and return the completed :class:`~s3vm.solvers.results.Result`.
+        model is built, and return the completed :class:`~s3vm.solvers.results.Result`: the
+        one pipeline of every formulation, :func:`s3vm.core.pipeline.solve` (``started``, the
+        time limit, progress lines and signals are described there)."""
+        return pipeline.solve(self, instance, settings, profile, started=started)
 
-        ``started`` (a ``time.perf_counter()`` value) makes the clock count from an earlier
-        moment, when the command or API call began: the time limit then covers reading the
-        data and these checks too, as the caller waits for them (not importing the solver
-        library, which no clock can cut short; the clock skips it, but in a program that
-        charges it: :func:`~s3vm.solvers.runtime.clock.charge_imports`, the command line). A
-        limit that reading the data (or a charged import) used up returns at once, status
-        ``time_limit``. ``info["seconds_before_step"]`` is the clock's reading when the model
-        building began (or when the limit was found spent before it).
-
-        The step runs under :func:`~s3vm.solvers.runtime.supervisor.supervise`: the time limit holds
-        even inside a step that cannot be cut short (the result is then what the step reported
-        so far, status ``time_limit``), a progress line reaches the log (logger
-        ``s3vm.progress``) every few seconds, and a signal (Ctrl-C; SIGTERM under the command
-        line) stops the solve and raises :class:`~s3vm.solvers.runtime.supervisor.Interrupted` carrying
-        the best result so far.
-        """
-        limit = profile.time_limit
-        if limit is not None and not (limit > 0 and math.isfinite(limit)):
-            # profiles check this; a duck-typed one may not
-            raise InputError(f"time limit must be > 0 (seconds), got {limit}")
-        self.check(instance, settings)
-        if started is not None and Clock(limit, start=started).expired():
-            # Reading the data used the whole limit: no solver library is imported, no model
-            # built, no process forked (each takes seconds on a loaded machine).
-            clock = Clock(limit, start=started)
-            result = Result(formulation=self.name, solver=str(profile.solver),
-                            status="time_limit",
-                            message="time limit reached while reading the data")
-            result.info["seconds_before_step"] = round(clock.seconds, 6)
-            return self._finish(result, instance, settings, clock)
-        importing = time.perf_counter()
-        backend = self.backend(profile)
-        if started is not None and not imports_charged():
-            # Importing the solver library is not charged to the solve (a second or two, once
-            # per process, that no clock can cut short): the clock skips it, but under a
-            # program that charges it (the command line, whose caller waits on the wall clock).
-            started += time.perf_counter() - importing
-        self.check_memory(instance, settings, backend)  # a solver's own model may cost more
-        clock = Clock(limit, start=started)
-        seconds_before_step = round(clock.seconds, 6)
-        if started is not None and clock.expired():
-            # Starting the command and the imports used the whole limit (seconds on a loaded
-            # machine): nothing is built, no process forked.
-            result = Result(formulation=self.name, solver=backend.name, status="time_limit",
-                            message="time limit reached while importing the solver library")
-            if instance.u:
-                self._supervised_labels(instance, settings, result)
-            result.info["seconds_before_step"] = seconds_before_step
-            return self._finish(result, instance, settings, clock)
-
-        def work() -> Optional[Result]:
-            result = Result(formulation=self.name, solver=backend.name, status="error")
-            try:
-                with self.environment():
-                    self.run(instance, settings, backend, profile, clock, result)
-            except Stopped:  # a model build cut short by the limit or a signal
-                return None
-            except KeyboardInterrupt as exc:  # a solver that caught the signal itself
-                clock.stop(INTERRUPTED, signal_of(exc))
-                return None
-            return result
-
-        # The labels of a solve stopped before it had a labeling (the supervised SVM's) are
-        # ready before the step: computed after the grace period they took 0.08 to 0.15 s at
-        # 20,000 columns on a loaded machine, on top of the limit and its grace period.
-        fallback = self._supervised_scores(instance, settings) \
-            if limit is not None and instance.u else None
-        # A library prints nothing on stdout: what solver libraries write there from C goes to
-        # the null device (to stderr under verbose, where the solver's log belongs).
-        with native_stdout_elsewhere(to_stderr=bool(getattr(profile, "verbose", False))):
-            outcome = supervise(work, clock, line=self._progress_line(clock),
-                                emit=PROGRESS_LOG.info, interval=progress_seconds())
-        result = outcome.value if outcome.finished else None
-        if result is None:
-            result = self._result_so_far(backend, clock)
-        elif clock.interrupted and result.status == "time_limit":
-            result.status = "feasible" if result.labels is not None else "error"
-        if result.status == "time_limit" and result.labels is None and instance.u:
-            self._supervised_labels(instance, settings, result, fallback)
-        if clock.interrupted:
-            reason = f"interrupted by {signal_name(clock.signal)}"
-            result.message = reason + (f" ({result.message})" if result.message else "")
-        result.info["seconds_before_step"] = seconds_before_step
-        return self._finish(result, instance, settings, clock)
-
-    def _finish(self, result: Result, instance: Instance, settings: Settings,
-                clock: Clock) -> Result:
-        """Check ``result``, stamp its time and provenance; raise Interrupted after a signal."""
-        check_result(result, instance)
-        translate = MESSAGES["translate"]
-        if result.message and translate is not None and MESSAGES["spelling"] == "python":
-            # The advice in a message names keywords under the Python API (scale='standard').
-            result.message = translate(result.message)
-        result.seconds = clock.seconds
-        used = [k for k in ALL_SETTINGS if k in self.settings_used or k in self.settings_fixed]
-        options = self.option_values()
-        result.info.update({
-            "instance": instance.name,
-            "settings": settings.to_dict(used),
-            "options": options,
-            # The seed of the labeled draw (or generator) that made the data, and the seed of
-            # the formulation's own randomised steps (None where there is none).
-            "seed": {"data": instance.meta.get("seed"), "formulation": options.get("seed")},
-            "s3vm_version": __version__,
-        })
-        if instance.meta:
-            result.info["data"] = dict(instance.meta)
-        if clock.interrupted:
-            raise Interrupted(clock.signal, result=result)
-        return result
-
-    def _progress_line(self, clock: Clock):
-        """The progress line of this solve at ``elapsed`` seconds (see :meth:`Clock.report`)."""
-
-        def line(elapsed: float) -> str:
-            snap = clock.snapshot()
-            parts = [f"{self.name}: {elapsed:.0f} s", snap.get("phase") or "building the model"]
-            for key, word in (("iterations", "iterations"), ("nodes", "nodes")):
-                if snap.get(key) is not None:
-                    parts.append(f"{snap[key]} {word}")
-            parts.append(f"incumbent {_fmt(snap.get('objective'))}")
-            parts.append(f"bound {_fmt(snap.get('lower_bound'))}")
-            return ", ".join(parts)
-
-        return line
-
-    def _result_so_far(self, backend, clock: Clock) -> Result:
-        """The result of a solve stopped inside a step: what the step reported (its incumbent
-        and proven bound), status ``time_limit`` (or, after a signal, ``feasible`` with a
-        solution and ``error`` without)."""
-        snap = clock.snapshot()
-        labels = snap.get("labels")
-        if clock.interrupted:
-            status = "feasible" if labels is not None else "error"
-        else:
-            status = "time_limit"
-        where = snap.get("phase") or "building the model"
-        reason = "stopped" if clock.interrupted else "time limit reached"
-        return Result(formulation=self.name, solver=backend.name, status=status,
-                      objective=snap.get("objective"), lower_bound=snap.get("lower_bound"),
-                      labels=labels, decision_values=snap.get("decision_values"),
-                      primal=snap.get("primal") or {}, iterations=snap.get("iterations"),
-                      nodes=snap.get("nodes"), message=f"{reason} while {where}")
-
-    def _supervised_labels(self, instance: Instance, settings: Settings, result: Result,
-                           scores: Optional[np.ndarray] = None) -> None:
-        """Labels for a solve its time limit stopped before it had any labeling (a model still
-        being built, a relaxation without an iterate to round): the supervised SVM of the
-        labeled rows under the solve's kernel, sigma and C (the squared-hinge SVM without bias
-        of :func:`s3vm.core.supervised.l2svm_no_bias`), rounded by :meth:`round_fallback`, said so in
-        the message. The objective stays
-        unknown: these labels were not scored by the formulation.
-
-        ``scores``: the SVM's scores of the unlabeled rows when computed already
-        (:meth:`_supervised_scores`). Skipped (the result keeps no labels) when a class has no
-        labeled row, or when the labeled rows are too many for this to take well under a second.
-        """
-        if scores is None:
-            scores = self._supervised_scores(instance, settings)
-        if scores is None:
-            return
-        result.labels, result.decision_values = self.round_fallback(scores, instance, settings)
-        result.info["labels_from"] = "supervised SVM"
-        note = ("the labels are the supervised SVM's on the labeled rows (no labeling of "
-                f"{self.name} yet)")
-        result.message = f"{result.message}; {note}" if result.message else note
-
-    def _supervised_scores(self, instance: Instance,
-                           settings: Settings) -> Optional[np.ndarray]:
-        """The scores of the unlabeled rows by the labeled rows' supervised SVM (see
-        :meth:`_supervised_labels`); None where it is skipped or fails."""
-        yL = instance.label[instance.labeled].astype(float)
-        if min(np.sum(yL > 0), np.sum(yL < 0)) == 0 or yL.size > SUPERVISED_FALLBACK_ROWS:
-            return None
-        XL = instance.XL
-        try:
-            beta = l2svm_no_bias(kernel_matrix(XL, None, settings.kernel, settings.sigma), yL,
-                                 float(settings.C))
-        except (np.linalg.LinAlgError, ValueError, ArithmeticError):
-            # computed for every timed solve, it must not fail one the formulation would solve
-            # (C = 0 divides by zero here)
-            return None
-        scores = kernel_matrix(instance.XU, XL, settings.kernel, settings.sigma) @ beta
-        return scores if np.all(np.isfinite(scores)) else None
 
     def round_fallback(self, scores: np.ndarray, instance: Instance,
                        settings: Settings) -> tuple[np.ndarray, np.ndarray]:
@@ -594,79 +397,6 @@ class GivenModel:
 
 #: (formulation, solver) pairs whose missing preferred solver was already reported.
 _INSTALL_HINTS_GIVEN: set = set()
-
-#: The most labeled rows for which a solve stopped without labels computes the supervised
-#: SVM's (well under a second at this size, inside the time limit's tolerance).
-SUPERVISED_FALLBACK_ROWS = 500
-
-
-def progress_seconds() -> float:
-    """Seconds between progress lines: 5, or ``S3VM_PROGRESS_SECONDS`` when set."""
-    text = os.environ.get("S3VM_PROGRESS_SECONDS")
-    if text:
-        try:
-            value = float(text)
-        except ValueError:
-            value = 0.0
-        if value > 0 and math.isfinite(value):
-            return value
-        raise InputError(f"S3VM_PROGRESS_SECONDS must be a number of seconds > 0, got {text!r}")
-    return PROGRESS_SECONDS
-
-
-def _fmt(value) -> str:
-    return "-" if value is None or not math.isfinite(value) else f"{value:.8g}"
-
-
-def check_result(result: Result, instance: Instance) -> None:
-    """The guarantees of every result, whatever a solver returned: labels are u values +1/-1,
-    decision values u finite numbers, the objective and bound finite (or None), and the bound
-    not above the objective. A solution with non-finite numbers is a numerical failure: status
-    ``error`` with a message saying what to change, never a solution reported as found."""
-    u = instance.u
-    failures = []
-    labels = result.labels
-    if labels is not None:
-        labels = np.asarray(labels)
-        if labels.shape != (u,) or not np.all((labels == 1) | (labels == -1)):
-            failures.append(f"labels of shape {labels.shape} (expected {u} values +1/-1)")
-    scores = result.decision_values
-    if scores is not None:
-        scores = np.asarray(scores, dtype=float)
-        if scores.shape != (u,):
-            failures.append(f"{scores.size} decision values (expected {u})")
-        elif not np.all(np.isfinite(scores)):
-            failures.append("non-finite decision values")
-    objective = result.objective
-    if objective is not None and not math.isfinite(float(objective)):
-        failures.append(f"objective {objective}")
-    if failures:
-        result.labels = result.decision_values = result.objective = None
-        result.lower_bound = None
-        result.primal = {}
-        if result.status in ("optimal", "feasible", "time_limit"):
-            result.status = "error"
-        result.message = ("numerical failure: " + ", ".join(failures) + "; the data or options "
-                          "are too extreme for the solver (scale the features with --scale "
-                          "standard, or choose moderate --C, --sigma)")
-        return
-    if result.labels is not None:
-        result.labels = labels.astype(int)
-    bound = result.lower_bound
-    if bound is not None:
-        bound = float(bound)
-        if math.isnan(bound) or bound == -math.inf:
-            result.lower_bound = None
-        elif objective is not None and bound > float(objective):
-            if bound <= float(objective) + BOUND_ROUNDING * max(1.0, abs(objective)):
-                result.lower_bound = float(objective)  # rounding: the objective is attained
-            else:
-                # A bound above an attained objective is wrong: drop it rather than report a
-                # negative gap.
-                result.info["dropped_lower_bound"] = bound
-                result.lower_bound = None
-                if result.status == "optimal":
-                    result.status = "feasible"
 
 
 def remaining_profile(profile, clock: Clock):
