@@ -159,6 +159,15 @@ def test_every_registered_formulation_declares_its_model():
         **dict.fromkeys(PYOMO, "pyomo"), **dict.fromkeys(CVXPY, "cvxpy")}
 
 
+def test_built_names_no_formulation():
+    # Its facts come from the classes: the module imports and names no formulation.
+    with open(os.path.join(ROOT, "s3vm_models", "built.py"), encoding="utf-8") as fh:
+        source = fh.read()
+    assert "s3vm.formulations." not in source
+    for name in ("bb-mip", "bb-sdp", "bd-mip", "switching", "cvs3vm"):
+        assert f'"{name}"' not in source, name
+
+
 @pytest.fixture
 def own_registry(monkeypatch):
     from s3vm.core import registry
