@@ -12,7 +12,15 @@ the result's ``seconds`` (the solve's clock), the wall clock measured around the
 status and message::
 
     .venv/bin/python benchmarks/wide_csv.py run /tmp/wide20k.csv --time-limit 20 \\
-        -f bd-mip bb-mip vs3vm cvs3vm sdp-subspace sdp-lowrank l2-miqp
+        -f bd-mip bb-mip vs3vm cvs3vm sdp-subspace sdp-lowrank l2-miqp \\
+        --out benchmarks/wide_csv-20k.jsonl
+
+Each line also carries the 1-minute load (``/proc/loadavg``) before the command, the time
+limit, the result's ``info["seconds_before_step"]`` and the UTC time it started. ``table``
+prints the table of docs/benchmarks.md (section "The whole command on the clock") from such a
+file; tests/test_docs.py holds the page equal to it::
+
+    .venv/bin/python benchmarks/wide_csv.py table benchmarks/wide_csv-20k.jsonl
 """
 
 from __future__ import annotations
@@ -45,10 +53,21 @@ def make(path: str, rows: int = ROWS, features: int = FEATURES, seed: int = 0) -
             fh.write(f"{label[i]},{truth[i]}," + ",".join(f"{v:.4f}" for v in x[i]) + "\n")
 
 
-def run(path: str, names, time_limit: float) -> None:
-    """Solve ``path`` with each of ``names`` in turn and print one JSON line each."""
+def _load() -> float:
+    with open("/proc/loadavg") as fh:
+        return float(fh.read().split()[0])
+
+
+def run(path: str, names, time_limit: float, out=None) -> None:
+    """Solve ``path`` with each of ``names`` in turn and print one JSON line each (appended to
+    ``out`` too when given)."""
     script = os.path.join(os.path.dirname(sys.executable), "s3vm")
+    with open(path) as fh:
+        columns = fh.readline().count(",") + 1
+    megabytes = round(os.path.getsize(path) / 1e6, 1)
     for name in names:
+        load = _load()
+        started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
         command = [script, "solve", path, "-f", name, "--time-limit", str(time_limit), "-q",
                    "--json"]
         begun = time.monotonic()
@@ -58,12 +77,36 @@ def run(path: str, names, time_limit: float) -> None:
             result = json.loads(done.stdout)
         except ValueError:
             result = {}
-        print(json.dumps({"formulation": name, "exit": done.returncode,
-                          "clock": result.get("seconds"), "wall": round(wall, 2),
-                          "status": result.get("status"),
-                          "labels": result.get("labels") is not None,
-                          "message": result.get("message"),
-                          "stderr": done.stderr.strip()[-200:]}), flush=True)
+        line = json.dumps({"formulation": name, "exit": done.returncode,
+                           "clock": result.get("seconds"), "wall": round(wall, 2),
+                           "status": result.get("status"),
+                           "labels": result.get("labels") is not None,
+                           "labels_from": (result.get("info") or {}).get("labels_from"),
+                           "step_started": (result.get("info") or {}).get("seconds_before_step"),
+                           "time_limit": time_limit, "load": load, "started": started,
+                           "columns": columns, "megabytes": megabytes,
+                           "message": result.get("message"),
+                           "stderr": done.stderr.strip()[-200:]})
+        print(line, flush=True)
+        if out is not None:
+            with open(out, "a") as fh:
+                fh.write(line + "\n")
+
+
+def table(path: str) -> str:
+    """The markdown table of the runs in the JSON lines file ``path``."""
+    with open(path) as fh:
+        runs = [json.loads(line) for line in fh if line.strip()]
+    rows = ["| formulation | clock / wall (s) | step started at (s) | load | status, labels | "
+            "message |", "|---|---|---|---|---|---|"]
+    for r in runs:
+        labels = ("supervised SVM's" if r.get("labels_from") == "supervised SVM"
+                  else "its own" if r["labels"] else "none")
+        step = "-" if r.get("step_started") is None else f"{r['step_started']:.1f}"
+        rows.append(f"| {r['formulation']} | {r['clock']:.2f} / {r['wall']:.2f} | {step} | "
+                    f"{r['load']:.1f} | {r['status']}, {labels} | "
+                    f"{(r.get('message') or '-').split(';')[0]} |")
+    return "\n".join(rows) + "\n"
 
 
 def main() -> None:
@@ -77,11 +120,16 @@ def main() -> None:
     p.add_argument("path")
     p.add_argument("--time-limit", type=float, default=20.0)
     p.add_argument("-f", "--formulations", nargs="+", required=True)
+    p.add_argument("--out", help="append the JSON lines to this file too")
+    p = sub.add_parser("table", help="print the markdown table of a JSON lines file")
+    p.add_argument("path")
     args = parser.parse_args()
     if args.command == "make":
         make(args.path, args.rows, args.features)
+    elif args.command == "table":
+        sys.stdout.write(table(args.path))
     else:
-        run(args.path, args.formulations, args.time_limit)
+        run(args.path, args.formulations, args.time_limit, args.out)
 
 
 if __name__ == "__main__":

@@ -77,3 +77,65 @@ def test_the_models_page_documents_every_component():
         section = text.split(f"#### {name}\n", 1)[1].split("####", 1)[0]
         for key in components:
             assert f"`{key}`" in section, (name, key)
+
+
+# -- benchmark tables and their generators ------------------------------------------------------
+#: The benchmark tables a script prints from its data file, each command as the page states it
+#: (docs/benchmarks.md): every table it prints must stand in the page as printed.
+GENERATED_TABLES = {
+    "ssl-book table 1": ["benchmarks/ssl_book.py", "--summary", "benchmarks/ssl_book.jsonl"],
+    "ssl-book table 2": ["benchmarks/ssl_book.py", "--summary", "benchmarks/ssl_book.jsonl",
+                         "--common"],
+    "sdp-s3vm mean": ["benchmarks/sdp_s3vm.py", "table", "--out",
+                      "benchmarks/sdp_s3vm-mean.jsonl"],
+    "sdp-s3vm eleven": ["benchmarks/sdp_s3vm.py", "compare-table", "--out",
+                        "benchmarks/sdp_s3vm-eleven.jsonl"],
+    "sdp-s3vm eleven summary": ["benchmarks/sdp_s3vm.py", "compare-summary", "--out",
+                                "benchmarks/sdp_s3vm-eleven.jsonl"],
+    "wide csv 20k": ["benchmarks/wide_csv.py", "table", "benchmarks/wide_csv-20k.jsonl"],
+    "wide csv 5k": ["benchmarks/wide_csv.py", "table", "benchmarks/wide_csv-5k.jsonl"],
+}
+
+
+def _tables(text: str) -> list:
+    """The markdown tables in ``text``: runs of lines that start with '|'."""
+    blocks, block = [], []
+    for line in text.splitlines():
+        if line.startswith("|"):
+            block.append(line)
+        elif block:
+            blocks.append("\n".join(block))
+            block = []
+    return blocks + (["\n".join(block)] if block else [])
+
+
+def _generated(command: list) -> list:
+    done = subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return _tables(done.stdout)
+
+
+@pytest.mark.parametrize("name", list(GENERATED_TABLES))
+def test_a_benchmark_table_is_what_its_generator_prints_from_its_data(name):
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    tables = _generated(GENERATED_TABLES[name])
+    assert tables, f"{name}: the generator printed no table"
+    for table in tables:
+        assert table in page, (f"{name}: docs/benchmarks.md differs from "
+                               f"`{' '.join(GENERATED_TABLES[name])}`:\n{table[:600]}")
+
+
+def test_a_changed_data_file_changes_the_table(tmp_path):
+    # The comparison can fail: one fit's error changed in a copy of the data, and the table
+    # printed from it is no longer in the page.
+    import json
+
+    lines = (ROOT / "benchmarks" / "ssl_book.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["error"] = 1.0 - first["error"]
+    copy = tmp_path / "ssl_book.jsonl"
+    copy.write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    tables = _generated(["benchmarks/ssl_book.py", "--summary", str(copy)])
+    assert tables and tables[0] not in page
