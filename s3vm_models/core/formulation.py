@@ -28,12 +28,14 @@ from s3vm.core.registry import all_options
 from s3vm.core.settings import SETTINGS_TABLE, Settings, keyword_hint
 from s3vm.core.supervised import l2svm_no_bias
 from s3vm.data.instance import Instance
+from s3vm.solvers.backends.base import check_options
 from s3vm.solvers.bnb.problem import labels_by_outputs
 from s3vm.solvers.errors import InputError, MESSAGES
 from s3vm.solvers.registry import backend_class, get_backend, unavailable_reason
 from s3vm.solvers.results import Result
 from s3vm.solvers.runtime.clock import Clock, INTERRUPTED, Stopped, imports_charged
 from s3vm.solvers.runtime.files import check_writable
+from s3vm.solvers.runtime.keys import environment_value
 from s3vm.solvers.runtime.memory import check_dense_memory
 from s3vm.solvers.runtime.stdio import native_stdout_elsewhere
 from s3vm.solvers.runtime.supervisor import (Interrupted, PROGRESS_SECONDS, signal_name, signal_of,
@@ -335,6 +337,7 @@ class Formulation(ABC):
             return self._finish(result, instance, settings, clock)
         importing = time.perf_counter()
         backend = self.backend(profile)
+        check_options(backend, profile)  # an option this solver ignores would pass silently
         if started is not None and not imports_charged():
             # Importing the solver library is not charged to the solve (a second or two, once
             # per process, that no clock can cut short): the clock skips it, but under a
@@ -551,17 +554,10 @@ SUPERVISED_FALLBACK_ROWS = 500
 
 
 def progress_seconds() -> float:
-    """Seconds between progress lines: 5, or ``S3VM_PROGRESS_SECONDS`` when set."""
-    text = os.environ.get("S3VM_PROGRESS_SECONDS")
-    if text:
-        try:
-            value = float(text)
-        except ValueError:
-            value = 0.0
-        if value > 0 and math.isfinite(value):
-            return value
-        raise InputError(f"S3VM_PROGRESS_SECONDS must be a number of seconds > 0, got {text!r}")
-    return PROGRESS_SECONDS
+    """Seconds between progress lines: 5, or ``S3VM_PROGRESS_SECONDS`` when set (checked by its
+    key in :data:`s3vm.solvers.runtime.keys.ENVIRONMENT`: at least 0.01 s, so that a tiny value
+    cannot flood stderr)."""
+    return environment_value("S3VM_PROGRESS_SECONDS", PROGRESS_SECONDS)
 
 
 def _fmt(value) -> str:
