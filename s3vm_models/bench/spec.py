@@ -372,7 +372,8 @@ def _check_solver(path: str, where: str, solver: str, names: list) -> None:
         try:
             backend_class(solver, formulation_class(entry).problem_class)
         except InputError as exc:
-            raise InputError(_where(path, f"{where}: {exc} (formulation {entry})")) from None
+            prefix = "" if where == "solver" else f"{where}: "  # the message names the solver
+            raise InputError(_where(path, f"{prefix}{exc} (formulation {entry})")) from None
 
 
 def _check_not_inputs(stem: str, inputs: list) -> None:
