@@ -257,3 +257,15 @@ def test_dataset_into_a_fifo_waits_for_its_reader_and_writes_it_whole(tmp_path):
             proc.kill()
             proc.wait()
     assert chunks and chunks[0] == plain.read_bytes()
+
+
+@pytest.mark.parametrize("make", ["dataset", "generator"])
+def test_a_negative_seed_is_an_s3vm_error_through_the_api(make):
+    from s3vm.data import generators
+    from s3vm.data.loaders import load_dataset
+
+    with pytest.raises(S3VMError, match="seed must be an integer >= 0"):
+        if make == "dataset":
+            load_dataset("heart", labeled_fraction=0.1, seed=-1)
+        else:
+            generators.two_moons(seed=-1)
