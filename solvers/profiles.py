@@ -16,7 +16,6 @@ profile of that name, ``--profile FILE`` a file of the user's.
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field, replace
 from importlib import resources

@@ -52,7 +52,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Optional
