@@ -16,7 +16,6 @@ profile of that name, ``--profile FILE`` a file of the user's.
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -25,9 +24,9 @@ from typing import Optional
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.registry import DEFAULT_SOLVERS
 from s3vm.solvers.runtime.files import read_toml
+from s3vm.solvers.runtime.keys import PROFILE
 
-PROFILE_KEYS = ("solver", "time_limit", "mip_rel_gap", "threads", "verbose", "options",
-                "description")
+PROFILE_KEYS = tuple(PROFILE)
 
 
 @dataclass(frozen=True)
@@ -64,19 +63,12 @@ class SolverProfile:
     by_default: bool = False
 
     def __post_init__(self):
-        if self.solver is not None and (not isinstance(self.solver, str) or not self.solver):
-            raise InputError(f"a solver name must be a non-empty string, got {self.solver!r}")
-        if self.time_limit is not None:
-            if isinstance(self.time_limit, bool) or not isinstance(self.time_limit, (int, float)) \
-                    or not math.isfinite(self.time_limit) or self.time_limit <= 0:
-                raise InputError(f"time limit must be a number of seconds > 0, got {self.time_limit}")
-        if self.mip_rel_gap is not None and not (
-                isinstance(self.mip_rel_gap, (int, float)) and 0 <= self.mip_rel_gap < 1):
-            raise InputError(f"mip_rel_gap must lie in [0, 1), got {self.mip_rel_gap}")
-        if self.threads is not None and not (isinstance(self.threads, int) and self.threads >= 1):
-            raise InputError(f"threads must be a positive integer, got {self.threads}")
-        if not isinstance(self.options, dict):
-            raise InputError("profile 'options' must be a table")
+        # Each entry checked by its key (s3vm.solvers.runtime.keys.PROFILE): the same type and
+        # range whether the profile comes from a file or from the Python API.
+        for name, key in PROFILE.items():
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, key.check(value))
 
     def updated(self, **changes) -> "SolverProfile":
         """A copy with the given fields replaced; ``None`` values are ignored."""
@@ -100,19 +92,24 @@ def read_profile(path: str) -> SolverProfile:
         raise InputError(f"{path}: unknown profile entries {', '.join(unknown)}")
     if "solver" not in spec:
         raise InputError(f"{path}: a profile needs a 'solver' entry")
-    return SolverProfile(**spec)
+    checked = {name: PROFILE[name].check(value, f"{path}: ") for name, value in spec.items()}
+    return SolverProfile(**checked)
 
 
 def get_profile(solver: Optional[str] = None, profile_path: Optional[str] = None,
                 problem_class: str = "lp") -> SolverProfile:
     """The profile for ``--profile FILE`` or ``--solver NAME`` (the shipped one when it exists).
 
-    ``--solver`` given with ``--profile`` replaces the profile's solver but keeps its options.
-    With neither, the shipped profile of the problem class's default solver.
+    ``--solver`` given with ``--profile`` must name the profile's own solver: another solver
+    would run with options meant for the profile's (refused, not chosen silently). With
+    neither, the shipped profile of the problem class's default solver.
     """
     if profile_path is not None:
         profile = read_profile(profile_path)
-        return profile if solver is None else replace(profile, solver=solver)
+        if solver is not None and solver != profile.solver:
+            raise InputError(f"--solver {solver} and --profile {profile_path} (solver "
+                             f"{profile.solver!r}) name two solvers: give one of them")
+        return profile
     if solver is None:
         solver = DEFAULT_SOLVERS[problem_class]
     name = solver

@@ -68,7 +68,10 @@ def test_profile_file_and_overrides(tmp_path):
     path.write_text('solver = "highs"\ntime_limit = 5\n[options]\npresolve = "off"\n')
     profile = get_profile(profile_path=str(path))
     assert (profile.solver, profile.time_limit, profile.options) == ("highs", 5, {"presolve": "off"})
-    assert get_profile("scip", str(path)).solver == "scip"
+    # Another solver than the profile's would run with options meant for HiGHS: refused.
+    with pytest.raises(InputError, match="two solvers"):
+        get_profile("scip", str(path))
+    assert get_profile("highs", str(path)) == profile
     assert profile.updated(time_limit=9).time_limit == 9
     with pytest.raises(InputError):
         SolverProfile(time_limit=0)

@@ -169,7 +169,7 @@ def test_a_tree_file_over_an_input_is_refused(tmp_path, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("entry,message", [
-    ("[set.switching]\nsolver = 1\n", "[set.switching]: solver must be a name, got 1"),
+    ("[set.switching]\nsolver = 1\n", "[set.switching] solver must be a name, got 1"),
     ("[set.switching]\ntime_limit = \"x\"\n", "[set.switching] time_limit must be a number"),
     ("[set.switching]\ntime_limit = -1\n", "[set.switching] time_limit must be a number > 0"),
 ])

@@ -52,7 +52,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Optional
@@ -65,10 +64,35 @@ from s3vm.core.settings import (SETTINGS_TABLE, SETTING_KEYS, Settings, instance
 from s3vm.data import generators
 from s3vm.data.loaders import DATASETS, SDP_INSTANCES, load_dataset, load_sdp_instance
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.registry import backend_class
 from s3vm.solvers.runtime.files import check_not_input, read_toml
+from s3vm.solvers.runtime.keys import Key, table as key_table
 
-SUITE_KEYS = ("name", "description", "formulations", "seeds", "time_limit", "solver", "output",
-              "settings", "override", "grid", "set", "instances")
+#: Every entry of a suite file, with its type and range (checked by :func:`read_suite` through
+#: these keys, before anything else; what an entry's value may name, a formulation, a solver
+#: that takes every formulation's problems, is checked after).
+SUITE = key_table(
+    Key("name", "name", "the suite's name: its results file belongs to it", example="study"),
+    Key("description", "text", "what the suite is for", example="moons, three methods"),
+    Key("formulations", "list", "formulation names", example=["rlp"], item="name"),
+    Key("seeds", "list", "seeds of the labeled draws and randomised steps (default [0])",
+        example=[0, 1], item="integer", minimum=0),
+    Key("time_limit", "number", "seconds per run (default none)", example=30, minimum=0.0,
+        open_min=True),
+    Key("solver", "name", "every formulation's solver (one that takes each formulation's "
+        "problems)", example="highs"),
+    Key("output", "name", "the results files' stem, relative to the suite file (a file name, "
+        "not a folder)", example="study-results", what="a file stem (sub/results, not a folder)"),
+    Key("settings", "table", "settings of every run", example={"kernel": "linear"}),
+    Key("override", "table", "settings that win over an instance's own", example={"kernel": "linear"}),
+    Key("grid", "table", "settings varied over their cartesian product",
+        example={"kernel": ["linear", "rbf"]}),
+    Key("set", "table", "[set.NAME]: one formulation's own entries",
+        example={"rlp": {"kernel": "rbf"}}),
+    Key("instances", "tables", "[[instances]]: one table per instance",
+        example=[{"file": "blobs_small"}]),
+)
+SUITE_KEYS = tuple(SUITE)
 INSTANCE_KINDS = ("file", "dataset", "generator", "sdp")
 GENERATORS = ("two_moons", "gaussian_blobs", "noisy_linear")
 
@@ -181,15 +205,6 @@ def _check_setting(path: str, where: str, key: str, value):
         raise InputError(_where(path, f"{where}: {exc}")) from None
 
 
-def _number(path, key, value, minimum=0.0):
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value <= minimum:
-        raise InputError(_where(path, f"{key} must be a number > {minimum:g}, got {value!r}"))
-    return float(value)
-
-
 def _instance_spec(path: str, base_dir: str, number: int, table: dict) -> InstanceSpec:
     where = f"instance {number}"
     if not isinstance(table, dict):
@@ -264,13 +279,14 @@ def read_suite(path: str, output: Optional[str] = None) -> Suite:
     if unknown:
         raise InputError(_where(path, f"unknown entries {', '.join(sorted(unknown))} (a suite "
                                       f"has {', '.join(SUITE_KEYS)})"))
-    name = spec.get("name")
-    if not isinstance(name, str) or not name.strip():
+    if "name" not in spec:
         raise InputError(_where(path, "a suite needs a name (name = \"...\"): its results "
                                       "file belongs to it"))
-    names = spec.get("formulations")
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-        raise InputError(_where(path, "formulations must be a non-empty list of names"))
+    for required in ("formulations", "instances"):
+        if required not in spec:
+            raise InputError(_where(path, f"a suite needs {required}"))
+    spec = {k: SUITE[k].check(v, f"{path}: ") for k, v in spec.items()}
+    name, names = spec["name"], spec["formulations"]
     for entry in names:
         try:
             formulation_class(entry)
@@ -279,21 +295,13 @@ def read_suite(path: str, output: Optional[str] = None) -> Suite:
     if len(set(names)) != len(names):
         raise InputError(_where(path, f"a formulation is named twice: {', '.join(names)}"))
     seeds = spec.get("seeds", [0])
-    if not isinstance(seeds, list) or not seeds or not all(
-            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
-        raise InputError(_where(path, f"seeds must be a non-empty list of integers >= 0, got "
-                                      f"{seeds!r}"))
     if len(set(seeds)) != len(seeds):
         raise InputError(_where(path, "a seed is listed twice"))
-    time_limit = _number(path, "time_limit", spec.get("time_limit"))
+    time_limit = spec.get("time_limit")
     solver = spec.get("solver")
-    if solver is not None and not isinstance(solver, str):
-        raise InputError(_where(path, f"solver must be a name, got {solver!r}"))
     settings = spec.get("settings", {})
     override = spec.get("override", {})
     grid = spec.get("grid", {})
-    if not all(isinstance(t, dict) for t in (settings, override, grid)):
-        raise InputError(_where(path, "[settings], [override] and [grid] must be tables"))
     settings = {k: _check_setting(path, "[settings]", k, v) for k, v in settings.items()}
     override = {k: _check_setting(path, "[override]", k, v) for k, v in override.items()}
     twice = set(settings) & set(override)
@@ -309,16 +317,17 @@ def read_suite(path: str, output: Optional[str] = None) -> Suite:
                 raise InputError(_where(path, f"{key} is both in [{table}] and in [grid]"))
         grid_values[key] = [_check_setting(path, "[grid]", key, v) for v in values]
     own = spec.get("set", {})
-    if not isinstance(own, dict) or not all(isinstance(v, dict) for v in own.values()):
+    if not all(isinstance(v, dict) for v in own.values()):
         raise InputError(_where(path, "[set.NAME] tables give one formulation its own entries"))
     for entry, entries in own.items():
         if entry not in names:
             raise InputError(_where(path, f"[set.{entry}]: {entry!r} is not among the "
                                           f"formulations ({', '.join(names)})"))
-        _check_run_entries(path, f"[set.{entry}]", entries)
-    instances = spec.get("instances")
-    if not isinstance(instances, list) or not instances:
-        raise InputError(_where(path, "a suite needs at least one [[instances]] table"))
+        _check_run_entries(path, f"[set.{entry}]", entries, entry, solver)
+    if solver is not None:
+        _check_solver(path, "solver", solver, [n for n in names
+                                                if "solver" not in own.get(n, {})])
+    instances = spec["instances"]
     base_dir = os.path.dirname(os.path.abspath(path))
     specs = [_instance_spec(path, base_dir, i + 1, t) for i, t in enumerate(instances)]
     labels = [s.label for s in specs]
@@ -326,27 +335,44 @@ def read_suite(path: str, output: Optional[str] = None) -> Suite:
         raise InputError(_where(path, "two instances have the same name: give each a name = "
                                       "\"...\""))
     written = spec.get("output")
-    if written is not None and (not isinstance(written, str) or not written.strip()):
-        raise InputError(_where(path, f"output must be a file stem (text), got {written!r}"))
+    if written is not None and (written.endswith(("/", os.sep)) or
+                                os.path.basename(written) in (".", "..")):
+        # "sub/" would write the hidden files sub/.jsonl, sub/.csv and sub/.parquet.
+        raise InputError(_where(path, f"output must be {SUITE['output'].what}, got "
+                                      f"{written!r}"))
     stem = output or written or os.path.splitext(os.path.basename(path))[0] + "-results"
     if not os.path.isabs(stem) and output is None:
         stem = os.path.join(base_dir, stem)
     inputs = [path] + [f for s in specs for f in s.input_files()]
     _check_not_inputs(stem, inputs)
     _check_option_files(path, own, inputs + list(ResultsFiles(stem, "").paths))
-    suite = Suite(name=name.strip(), path=path, description=str(spec.get("description", "")),
+    suite = Suite(name=name, path=path, description=spec.get("description", ""),
                   runs=[], output=stem, formulations=list(names))
     suite.runs = _expand(path, specs, names, seeds, settings, override, grid_values, own,
                          time_limit, solver)
     return suite
 
 
-def _check_run_entries(path: str, where: str, entries: dict) -> None:
-    """A formulation's own ``solver`` and ``time_limit`` have the types of the suite's."""
-    solver = entries.get("solver")
-    if solver is not None and (not isinstance(solver, str) or not solver.strip()):
-        raise InputError(_where(path, f"{where}: solver must be a name, got {solver!r}"))
-    _number(path, f"{where} time_limit", entries.get("time_limit"))
+def _check_run_entries(path: str, where: str, entries: dict, name: str,
+                       solver: Optional[str]) -> None:
+    """A formulation's own ``solver`` and ``time_limit`` are checked by the suite's keys; its
+    solver, or else the suite's, must take the formulation's problems."""
+    for key in ("solver", "time_limit"):
+        if key in entries:
+            SUITE[key].check(entries[key], f"{path}: {where} ")
+    if "solver" in entries:
+        _check_solver(path, f"{where} solver", entries["solver"], [name])
+
+
+def _check_solver(path: str, where: str, solver: str, names: list) -> None:
+    """``solver`` must be a known solver that takes the problems of every formulation of
+    ``names`` (else every run would end as an error record)."""
+    for entry in names:
+        try:
+            backend_class(solver, formulation_class(entry).problem_class)
+        except InputError as exc:
+            prefix = "" if where == "solver" else f"{where}: "  # the message names the solver
+            raise InputError(_where(path, f"{prefix}{exc} (formulation {entry})")) from None
 
 
 def _check_not_inputs(stem: str, inputs: list) -> None:

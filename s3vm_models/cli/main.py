@@ -19,9 +19,10 @@ from typing import Optional, Sequence
 from s3vm.cli.commands import command_module
 from s3vm.cli.output import configure_logging
 from s3vm.cli.parser import PROG, build_parser
-from s3vm.solvers.errors import MESSAGES, S3VMError
+from s3vm.solvers.errors import InputError, MESSAGES, S3VMError
 from s3vm.solvers.runtime.clock import charge_imports, process_start
 from s3vm.solvers.runtime.files import remove_temporary_files
+from s3vm.solvers.runtime.keys import check_environment, environment_value
 from s3vm.solvers.runtime.stdio import own_stdout, quiet_stderr
 from s3vm.solvers.runtime.supervisor import (Interrupted, abandoned_workers, received_signal,
                                              set_isolation, signal_name, signals_interrupt)
@@ -51,6 +52,9 @@ def main(argv: Optional[Sequence[str]] = None, started: Optional[float] = None) 
     spelling, MESSAGES["spelling"] = MESSAGES["spelling"], "cli"
     try:
         with signals_interrupt(), warnings.catch_warnings():
+            # Every environment variable is checked first: a wrong value is one line and exit 2
+            # before anything runs, not an internal error when a solve first reads it.
+            check_environment()
             try:
                 args = build_parser().parse_args(argv)
             except SystemExit as exc:  # --help and --version print and stop: a success
@@ -62,12 +66,28 @@ def main(argv: Optional[Sequence[str]] = None, started: Optional[float] = None) 
                 warnings.simplefilter("ignore")
             handler = configure_logging(args)
             quiet = getattr(args, "quiet", False) and not getattr(args, "verbose", False)
-            with own_stdout(native_to_stderr=getattr(args, "verbose", False)) as out, \
-                    quiet_stderr(quiet):
-                try:
-                    status = command_module(args.command).run(args, out)
-                finally:
-                    out.flush()  # a closed pipe shows here, not at interpreter exit
+            if sys.stdout is None:
+                # Started with stdout closed (`s3vm ... >&-`): the descriptor the results would
+                # go to may be any file the program opens next.
+                raise InputError("standard output is closed: redirect it to a file or to "
+                                 "/dev/null")
+            out = None
+            try:
+                with own_stdout(native_to_stderr=getattr(args, "verbose", False)) as real, \
+                        quiet_stderr(quiet):
+                    out = OutputStream(real)
+                    try:
+                        status = command_module(args.command).run(args, out)
+                    finally:
+                        out.flush()  # a closed pipe or a full disk shows here, not at exit
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                # Standard output refused a write (`> /dev/full`): the flush that closes the
+                # block fails again, after the write reported it.
+                if out is None or out.failed is None:
+                    raise
+                raise InputError(out.failed) from None
             return status
     except BrokenPipeError:
         # The reader of stdout went away (`s3vm ... | head`): stop quietly, as `cat` would.
@@ -92,7 +112,7 @@ def main(argv: Optional[Sequence[str]] = None, started: Optional[float] = None) 
             # The signal landed inside a library that turned it into an error of its own.
             print(f"{PROG}: interrupted by {signal_name(signum)}", file=sys.stderr)
             return 128 + signum
-        if os.environ.get("S3VM_DEBUG"):
+        if _debugging():
             raise
         print(f"{PROG}: internal error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
         return 1
@@ -101,6 +121,41 @@ def main(argv: Optional[Sequence[str]] = None, started: Optional[float] = None) 
         if handler is not None:
             logging.getLogger("s3vm").removeHandler(handler)
             handler.close()
+
+
+def _debugging() -> bool:
+    try:
+        return environment_value("S3VM_DEBUG", "0") == "1"
+    except InputError:  # refused before the command ran
+        return False
+
+
+class OutputStream:
+    """The command's standard output: a write that fails for want of space or of a device
+    (``> /dev/full``, a full disk) is an :class:`InputError` (exit 2, one line), not an
+    internal error; a reader that went away stays a BrokenPipeError (exit 141)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.failed = None  # the message of a write that failed
+
+    def write(self, text: str) -> int:
+        return self._guard(self._stream.write, text)
+
+    def flush(self) -> None:
+        self._guard(self._stream.flush)
+
+    def _guard(self, call, *args):
+        try:
+            return call(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            self.failed = f"cannot write standard output: {exc.strerror or exc}"
+            raise InputError(self.failed) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -120,7 +175,11 @@ def console_main() -> None:
     # Each solve in a child process (Linux): a library that holds the GIL for seconds cannot
     # make the time limit or a signal wait, and running out of memory ends the solve, not the
     # program. S3VM_ISOLATE=0 keeps solves in a thread of this process.
-    set_isolation(os.environ.get("S3VM_ISOLATE", "1") != "0")
+    try:
+        set_isolation(environment_value("S3VM_ISOLATE", "1") != "0")
+    except InputError:
+        pass  # main() refuses the value in one line
+
     # The caller waits on the wall clock: a time limit covers the whole command, from the
     # process's start (starting Python, the imports, the solver library's included).
     charge_imports()
@@ -128,7 +187,8 @@ def console_main() -> None:
     if abandoned_workers() or _TIMED[0]:
         for stream in (sys.stdout, sys.stderr):
             try:
-                stream.flush()
+                if stream is not None:  # None: started with the stream closed
+                    stream.flush()
             except (OSError, ValueError):
                 pass
         remove_temporary_files()

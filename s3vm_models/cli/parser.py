@@ -19,7 +19,13 @@ PROG = "s3vm"
 
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors and exit status 2 (argparse prints the whole usage), and
-    an option given twice refused (argparse would keep the last silently: ``--C 1 --C 2``)."""
+    an option given twice refused (argparse would keep the last silently: ``--C 1 --C 2``),
+    and no abbreviation of a long flag (``--sig 0.5 --sigma 2`` would give sigma twice, the
+    last one winning; a flag added later would change what an abbreviation means)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         raise InputError(message)
@@ -47,6 +53,17 @@ def number(text: str) -> float:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def seed(text: str) -> int:
+    """An argparse type: a seed, an integer >= 0 (numpy's generators take no negative seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
 
 
 def add_problem_options(p: argparse.ArgumentParser) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import time
 from typing import Optional
 
@@ -25,9 +24,11 @@ from s3vm.core.kernels import kernel_matrix
 from s3vm.core.settings import Settings
 from s3vm.core.supervised import l2svm_no_bias
 from s3vm.data.instance import Instance
+from s3vm.solvers.backends.base import check_options
 from s3vm.solvers.errors import InputError, MESSAGES
 from s3vm.solvers.results import Result
 from s3vm.solvers.runtime.clock import Clock, INTERRUPTED, Stopped, imports_charged, signal_name
+from s3vm.solvers.runtime.keys import environment_value
 from s3vm.solvers.runtime.stdio import native_stdout_elsewhere
 from s3vm.solvers.runtime.supervisor import Interrupted, PROGRESS_SECONDS, signal_of, supervise
 
@@ -83,6 +84,7 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
         return finish(form, result, instance, settings, clock)
     importing = time.perf_counter()
     backend = form.backend(profile)
+    check_options(backend, profile)  # an option this solver ignores would pass silently
     if started is not None and not imports_charged():
         # Importing the solver library is not charged to the solve (a second or two, once
         # per process, that no clock can cut short): the clock skips it, but under a
@@ -241,17 +243,10 @@ def supervised_scores(instance: Instance, settings: Settings) -> Optional[np.nda
 
 
 def progress_seconds() -> float:
-    """Seconds between progress lines: 5, or ``S3VM_PROGRESS_SECONDS`` when set."""
-    text = os.environ.get("S3VM_PROGRESS_SECONDS")
-    if text:
-        try:
-            value = float(text)
-        except ValueError:
-            value = 0.0
-        if value > 0 and math.isfinite(value):
-            return value
-        raise InputError(f"S3VM_PROGRESS_SECONDS must be a number of seconds > 0, got {text!r}")
-    return PROGRESS_SECONDS
+    """Seconds between progress lines: 5, or ``S3VM_PROGRESS_SECONDS`` when set (checked by its
+    key in :data:`s3vm.solvers.runtime.keys.ENVIRONMENT`: at least 0.01 s, so that a tiny value
+    cannot flood stderr)."""
+    return environment_value("S3VM_PROGRESS_SECONDS", PROGRESS_SECONDS)
 
 
 def _fmt(value) -> str:

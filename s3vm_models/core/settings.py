@@ -184,6 +184,14 @@ def instance_files(path) -> list:
         return [os.fspath(path)] if isinstance(path, (str, os.PathLike)) else []
 
 
+def _no_marker(data_path: str, marker, what: str) -> None:
+    """Refuse an unlabeled marker for a CSV file, whose unlabeled rows are those of label 0:
+    a marker there would be ignored without a word."""
+    if marker is not None:
+        raise InputError(f"{what} applies to LIBSVM/svmlight files only; {data_path} is a CSV "
+                         "file, whose unlabeled rows have label 0")
+
+
 def load_instance(path: str, unlabeled: Optional[float] = None) -> tuple[Instance, Settings]:
     """Load a data file (``.csv``, or LIBSVM/svmlight ``.svm``/``.libsvm``/``.svmlight``) or an
     instance file (``.toml``).
@@ -213,9 +221,13 @@ def load_instance(path: str, unlabeled: Optional[float] = None) -> tuple[Instanc
     if not path.lower().endswith(".toml"):
         if is_svmlight(path):
             return read_svmlight(path, 0 if unlabeled is None else unlabeled), Settings()
+        _no_marker(path, unlabeled, "--unlabeled-marker")
         return read_csv(path), Settings()
     spec = read_toml(path)
     data_path = _data_path(path, spec)
+    if not is_svmlight(data_path):
+        _no_marker(data_path, unlabeled, "--unlabeled-marker")
+        _no_marker(data_path, spec.get("unlabeled"), f"{path}: 'unlabeled'")
     unknown = set(spec) - set(SETTING_KEYS) - {"data", "name", "description", "unlabeled",
                                                "seed"}
     if unknown:

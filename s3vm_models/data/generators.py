@@ -67,6 +67,19 @@ def _class_counts_from_total(sizes: np.ndarray, total: int) -> np.ndarray:
     return k
 
 
+def random_generator(seed) -> np.random.Generator:
+    """``seed`` itself when it is a Generator, else ``numpy.random.default_rng(seed)``; a seed
+    that numpy refuses (a negative integer, text) is an InputError, not numpy's ValueError."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, (bool, np.bool_)) or (isinstance(seed, (int, np.integer)) and seed < 0):
+        raise InputError(f"seed must be an integer >= 0, got {seed!r}")
+    try:
+        return np.random.default_rng(seed)
+    except (TypeError, ValueError):
+        raise InputError(f"seed must be an integer >= 0, got {seed!r}") from None
+
+
 def select_labeled(truth, labeled_fraction: Optional[float] = None,
                    n_labeled: Optional[int] = None, n_labeled_per_class: Optional[int] = None,
                    seed=0, rounding: str = "half-up") -> np.ndarray:
@@ -133,7 +146,7 @@ def select_labeled(truth, labeled_fraction: Optional[float] = None,
             raise InputError(f"n_labeled_per_class = {per} exceeds the size of the smaller class "
                              f"({sizes.min()})")
         k = np.array([per, per])
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = random_generator(seed)
     label = np.zeros(truth.size, dtype=np.int8)
     for c, m, kc in zip(classes, members, k):
         label[rng.choice(m, size=int(kc), replace=False)] = c
@@ -170,7 +183,7 @@ def two_moons(n_per_class_labeled: int = 1, n_unlabeled_per_class: int = 50,
     nu = _check_int(n_unlabeled_per_class, "n_unlabeled_per_class", 0)
     noise = _check_float(noise, "noise")
     _check_size("two_moons", 2 * (nl + nu), 4)  # angles, two moons and the noise: 4 columns
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = random_generator(seed)
     m = nl + nu
     t = rng.uniform(0.0, np.pi, size=(2, m))
     upper = np.column_stack([np.cos(t[0]), np.sin(t[0])])
@@ -223,7 +236,7 @@ def gaussian_blobs(n: int = 100, p: int = 2, separation: float = 3.0,
     if labeled_fraction is None and n_labeled_per_class is None:
         n_labeled_per_class = 1
     _check_size("gaussian_blobs", n, p)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = random_generator(seed)
     n_pos = (n + 1) // 2
     truth = np.where(np.arange(n) < n_pos, 1, -1).astype(np.int8)
     X = rng.standard_normal((n, p))
@@ -266,7 +279,7 @@ def noisy_linear(per_class: int = 2, u: int = 10, p: int = 3, noise: float = 1.0
     p = _check_int(p, "p", 1)
     noise = _check_float(noise, "noise")
     _check_size("noisy_linear", 2 * (per_class + u) + 40, p)
-    rng = np.random.default_rng(seed)
+    rng = random_generator(seed)
     while True:  # redraw until both classes have enough points to choose from
         n = 2 * (per_class + u) + 40
         X = rng.standard_normal((n, p)) * rng.uniform(0.5, 3.0, p) + rng.uniform(-2, 2, p)

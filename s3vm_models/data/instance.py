@@ -9,6 +9,7 @@ an :class:`Instance`.
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -376,9 +377,16 @@ FEATURE_LIMIT = 1e15
 
 def _as_finite_matrix(X) -> np.ndarray:
     if hasattr(X, "dtypes") and hasattr(X, "columns"):  # a pandas DataFrame: name the column
-        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if t.kind not in "biuf"]
-        if bad:
-            raise InputError(f"features must be numeric: column {bad[0]!r} is {X[bad[0]].dtype}")
+        # Columns by position: their labels may be numbers (a frame made from an array), and
+        # str(0) names no column. An object column of real numbers is numeric, as an object
+        # array is.
+        for j, (column, dtype) in enumerate(zip(X.columns, X.dtypes)):
+            if dtype.kind in "biuf":
+                continue
+            values = X.iloc[:, j].to_numpy()
+            if dtype.kind != "O" or not all(isinstance(v, numbers.Real) for v in values):
+                shown = dtype if dtype.kind != "O" else "object (not all numbers)"
+                raise InputError(f"features must be numeric: column {str(column)!r} is {shown}")
         X = X.to_numpy()
     X = _real_array(X, "features")
     if X.ndim != 2:
@@ -676,6 +684,10 @@ def read_svmlight(path: str, unlabeled: float = 0, name: Optional[str] = None) -
     except (ValueError, TypeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: not a readable LIBSVM/svmlight file ({_first_line(exc)})") \
             from None
+    if X.shape[1] == 0 or X.nnz == 0:
+        # scikit-learn reads a file of labels only as one column of zeros.
+        raise InputError(f"{path}: no feature value: every line holds a label only (LIBSVM "
+                         "lines are 'label index:value ...')")
     unl = y == unlabeled
     classes = np.unique(y[~unl])
     spelled = ", ".join(f"{c:g}" for c in classes[:6])

@@ -34,6 +34,7 @@ from s3vm.data.instance import Instance
 from s3vm.data.resources import bundled_data_dir
 from s3vm.data.scaling import scale_features as _scale
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.keys import environment_value
 
 __all__ = [
     "DATASETS", "SSL_SETS", "SDP_INSTANCES", "data_dir", "load_features", "load_dataset",
@@ -87,8 +88,8 @@ SCALINGS = (None, "standard", "minmax")
 def data_dir() -> Path:
     """The folder of the bundled data: ``$S3VM_DATA_DIR`` if set, else the package data
     ``s3vm/instances/data`` (the repository's ``instances/data``)."""
-    env = os.environ.get("S3VM_DATA_DIR")
-    if env:
+    env = environment_value("S3VM_DATA_DIR")  # an existing folder, else an InputError
+    if env is not None:
         return Path(env)
     return bundled_data_dir()
 

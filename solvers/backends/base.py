@@ -12,6 +12,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Optional
 
+from s3vm.solvers.errors import InputError
+
 
 @dataclass
 class Outcome:
@@ -50,6 +52,10 @@ class Backend(ABC):
     """
 
     name: ClassVar[str]
+    #: The options a profile may give this solver, name -> type of value (None: the solver
+    #: library checks its options itself and refuses what it does not know; ``{}``: none).
+    #: For a library that ignores what it does not know (SDPA), or a solver of ours.
+    option_types: ClassVar[Optional[dict]] = None
     extra: ClassVar[str] = ""
     provides_duals: ClassVar[bool] = True
     model_kind: ClassVar[str] = "pyomo"
@@ -70,6 +76,28 @@ class Backend(ABC):
         model and warm start from the last basis.
         """
         return Session(self, model, profile)
+
+
+def check_options(backend, profile) -> None:
+    """Raise InputError for an option of ``profile`` that ``backend`` does not take, or of the
+    wrong type (when the backend says which it takes: :attr:`Backend.option_types`), before
+    anything is built: a library that ignores an unknown option would run without a word."""
+    types = getattr(backend, "option_types", None)
+    if types is None:
+        return
+    for key, value in profile.options.items():
+        if key not in types:
+            known = ", ".join(sorted(types)) or "none"
+            raise InputError(f"solver {backend.name!r} has no option {key!r} (its options: "
+                             f"{known})")
+        wanted = types[key]
+        fits = (isinstance(value, (int, float)) and not isinstance(value, bool)
+                if wanted is float else isinstance(value, wanted)
+                and (wanted is bool or not isinstance(value, bool)))
+        if not fits:
+            raise InputError(f"solver {backend.name!r}: option {key} must be "
+                             f"{'a number' if wanted is float else wanted.__name__}, got "
+                             f"{value!r}")
 
 
 class Session:

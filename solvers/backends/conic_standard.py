@@ -177,6 +177,26 @@ class StandardConicBackend(Backend):
         raise NotImplementedError
 
 
+#: SDPA's options (sdpap's ``param``, which replaces an unknown or mistyped one by its default
+#: without a word), with the type of each value.
+SDPA_OPTIONS = {
+    **dict.fromkeys(("maxIteration", "mpfPrecision", "numThreads"), int),
+    **dict.fromkeys(("epsilonStar", "lambdaStar", "omegaStar", "lowerBound", "upperBound",
+                     "betaStar", "betaBar", "gammaStar", "epsilonDash", "rho", "zeroPoint"),
+                    float),
+    **dict.fromkeys(("isSymmetric", "isDimacs"), bool),
+    **dict.fromkeys(("xPrint", "yPrint", "sPrint", "infPrint", "print", "resultFile",
+                     "sdpaResult", "frvMethod", "convMethod", "domainMethod", "rangeMethod"),
+                    str),
+}
+
+
+def sdpa_options(options: dict) -> dict:
+    """``options`` with SDPA's real-valued ones as floats (sdpap drops an integer ``1`` given
+    for ``epsilonStar`` in favour of its default)."""
+    return {k: float(v) if SDPA_OPTIONS.get(k) is float else v for k, v in options.items()}
+
+
 class SdpaDirectBackend(StandardConicBackend):
     """SDPA through ``sdpap.sdpacall.solve_sdpa`` (the SeDuMi form as it is)."""
 
@@ -184,6 +204,7 @@ class SdpaDirectBackend(StandardConicBackend):
     extra = "sdpa"
     python_module = "sdpap"
     python_package = "sdpa-python"
+    option_types = SDPA_OPTIONS
 
     #: In a solve process, an SDPA call runs in place while the clock has at least this many
     #: times the longest call so far left, plus a second (below, in a child killed at the
@@ -223,7 +244,7 @@ class SdpaDirectBackend(StandardConicBackend):
             options.update(epsilonStar=float(problem.tolerance),
                            epsilonDash=float(problem.tolerance))
         options.update(problem.hints.get(self.name, {}))
-        options.update(profile.options)
+        options.update(sdpa_options(profile.options))
         if profile.verbose:
             options["print"] = "display"
         def solve():

@@ -627,6 +627,7 @@ class BuiltinBackend(Backend):
     name = "builtin"
     provides_duals = False
     model_kind = "labeling"
+    option_types: dict = {}  # the search's knobs are the formulation's options, not the profile's
 
     @classmethod
     def unavailable_reason(cls) -> Optional[str]:

@@ -141,6 +141,33 @@ def _names_descriptor(path: str):
     return None
 
 
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string, quotes included: a quote, a backslash and every control
+    character escaped (TOML 1.0, section "String"), so that any file name reads back as it is.
+
+    Raises
+    ------
+    InputError
+        ``text`` holds a character TOML cannot carry (a lone surrogate: the undecodable bytes
+        of a file name).
+    """
+    escapes = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n",
+               "\f": "\\f", "\r": "\\r"}
+    out = []
+    for char in text:
+        code = ord(char)
+        if 0xD800 <= code <= 0xDFFF:
+            raise InputError(f"{text!r} cannot be written in a TOML file (it holds bytes that "
+                             "are not UTF-8)")
+        if char in escapes:
+            out.append(escapes[char])
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\u{code:04X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
 def read_toml(path: str) -> dict:
     """The table of a TOML file; a file that is not valid TOML, not UTF-8 text, or not readable
     is an :class:`InputError` naming it (one line, exit 2), never a traceback."""
@@ -149,6 +176,9 @@ def read_toml(path: str) -> dict:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:  # tomllib reads nested arrays and tables recursively
+        raise InputError(f"{path}: values nested too deeply to read (arrays or tables "
+                         "within each other)") from None
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not valid TOML (not UTF-8 text: {exc.reason} at byte "
                          f"{exc.start})") from None

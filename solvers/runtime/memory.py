@@ -19,23 +19,12 @@ import resource
 from typing import Optional
 
 from s3vm.solvers.errors import InputError
-
-_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
+from s3vm.solvers.runtime.keys import ENVIRONMENT, environment_value
 
 def parse_size(text: str) -> int:
-    """Bytes of a size such as ``"512M"``, ``"2G"`` or ``"1500000"``."""
-    text = str(text).strip().upper().removesuffix("B").removesuffix("I")
-    unit = text[-1:] if text[-1:] in _SUFFIX and text[-1:] else ""
-    number = text[:-1] if unit else text
-    try:
-        value = float(number) * _SUFFIX[unit]
-    except ValueError:
-        raise InputError(f"S3VM_MEMORY_LIMIT must be a size such as 8G or 512M, got {text!r}") \
-            from None
-    if not value > 0:
-        raise InputError(f"S3VM_MEMORY_LIMIT must be positive, got {text!r}")
-    return int(value)
+    """Bytes of a size such as ``"512M"``, ``"2G"`` or ``"1500000"``, checked as
+    ``S3VM_MEMORY_LIMIT`` is (:data:`s3vm.solvers.runtime.keys.ENVIRONMENT`)."""
+    return int(ENVIRONMENT["S3VM_MEMORY_LIMIT"].parse(str(text)))
 
 
 def _read_int(path: str) -> Optional[int]:
@@ -70,9 +59,9 @@ def _own_status(key: str) -> Optional[int]:
 def available_memory() -> Optional[int]:
     """Bytes this process can still allocate (see the module notes), None when unknown."""
     candidates = []
-    limit = os.environ.get("S3VM_MEMORY_LIMIT")
-    if limit:
-        candidates.append(parse_size(limit))
+    limit = environment_value("S3VM_MEMORY_LIMIT")
+    if limit is not None:
+        candidates.append(int(limit))
     free = _meminfo("MemAvailable")
     if free is None:
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from s3vm.cli.parser import number
+from s3vm.cli.parser import number, seed
 from s3vm.data.loaders import DATASETS, load_dataset
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.files import atomic_output, check_writable
@@ -25,7 +25,7 @@ def add_parser(sub) -> None:
     g.add_argument("--n-labeled", dest="n_labeled", type=int, help="number of labeled points")
     g.add_argument("--all-labeled", dest="all_labeled", action="store_true",
                    help="label every row (a supervised file)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the labeled draw (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the labeled draw (default 0)")
     p.add_argument("--scale", choices=("standard", "minmax"))
 
 

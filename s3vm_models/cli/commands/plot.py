@@ -73,13 +73,23 @@ def run(args, out) -> int:
 
 
 def _from_results(args):
-    """The performance profile or the gap bars of a results file."""
+    """The performance profile or the gap bars of a results file (the flags checked before
+    the file is read)."""
+    solved = _solved(args.solved) if args.kind == "profile" else None
     records = read_records(args.results)
     if args.kind == "gap":
         return plots.gap_bars(records, args.title)
-    solved = tuple(s.strip() for s in args.solved.split(",") if s.strip())
+    return plots.performance_profile(records, solved, args.title)
+
+
+def _solved(text: str) -> tuple:
+    """The statuses of ``--solved``: at least one, each a status of a result."""
+    solved = tuple(s.strip() for s in text.split(",") if s.strip())
+    if not solved:
+        raise InputError(f"--solved {text!r} names no status: give one or more of "
+                         f"{', '.join(STATUSES)}, separated by commas")
     bad = [s for s in solved if s not in STATUSES]
     if bad:
         raise InputError(f"--solved: unknown status {bad[0]!r} (statuses: "
                          f"{', '.join(STATUSES)})")
-    return plots.performance_profile(records, solved, args.title)
+    return solved

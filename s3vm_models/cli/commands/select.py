@@ -8,9 +8,10 @@ import os
 import sys
 import tomllib
 
-from s3vm.cli.parser import PROG, inputs, number, read_data
+from s3vm.cli.parser import PROG, inputs, number, read_data, seed
 from s3vm.data.resources import shipped_instance
-from s3vm.solvers.runtime.files import atomic_output, check_not_input, check_writable
+from s3vm.solvers.runtime.files import (atomic_output, check_not_input, check_writable,
+                                        toml_string)
 
 
 def add_parser(sub) -> None:
@@ -19,7 +20,7 @@ def add_parser(sub) -> None:
                                       "settings of their problem (C* = C l/u, mean balance)")
     p.add_argument("data", help="CSV data file, TOML instance file, or a shipped instance name")
     p.add_argument("--folds", type=int, default=10, help="cross-validation folds (default 10)")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=seed, default=0,
                    help="shuffle the labeled points with this seed before the folds, as their "
                         "code does (default 0)")
     p.add_argument("--file-order", action="store_true",
@@ -41,6 +42,8 @@ def run(args, out) -> int:
         check_writable(args.output)
         check_not_input(args.output, inputs(args))
     instance, _ = read_data(args)
+    if args.output is not None:
+        toml_string(_data_target(args))  # a name TOML cannot carry: refused before the work
     # s3vm.selection imports scipy.optimize (0.4 to 0.8 s at load 1 to 3): imported here, not
     # when the parser of every command is built.
     from s3vm.selection import select_parameters
@@ -69,8 +72,8 @@ def run(args, out) -> int:
     return 0
 
 
-def _write_selected(args, chosen) -> None:
-    """An instance file naming the same data with the selected settings."""
+def _data_target(args) -> str:
+    """The data file the written instance file names, relative to it."""
     data = args.data
     if not os.path.isfile(data):
         data = str(shipped_instance(data))
@@ -78,15 +81,21 @@ def _write_selected(args, chosen) -> None:
         with open(data, "rb") as fh:
             spec = tomllib.load(fh)
         data = os.path.join(os.path.dirname(os.path.abspath(data)), spec["data"])
-    target = os.path.relpath(os.path.abspath(data), os.path.dirname(os.path.abspath(args.output)))
+    return os.path.relpath(os.path.abspath(data), os.path.dirname(os.path.abspath(args.output)))
+
+
+def _write_selected(args, chosen) -> None:
+    """An instance file naming the same data with the selected settings (strings escaped as
+    TOML's basic strings: a quote or a backslash in the path reads back as it is)."""
+    target = _data_target(args)
     factor = "" if chosen.convention == "paper" else "0.5 "
-    lines = [f'data = "{target}"',
+    lines = [f"data = {toml_string(target)}",
              f"# SDP-S3VM's problem ({chosen.convention} convention): kernel and C by s3vm "
              f"select, C* = {factor}C l/u, mean balance"]
     if chosen.products:
         lines.append("# their code's product rows: solve with bb-sdp --mean-products")
     for key, value in chosen.settings().items():
-        text = (str(value).lower() if isinstance(value, bool) else f'"{value}"'
+        text = (str(value).lower() if isinstance(value, bool) else toml_string(value)
                 if isinstance(value, str) else repr(float(value)))
         lines.append(f"{key} = {text}")
     with atomic_output(args.output, suffix=".toml") as tmp:

@@ -13,6 +13,7 @@ import time
 from typing import Optional
 
 from s3vm.solvers.backends.base import Backend, Outcome, Session
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import call_limit
 
 
@@ -116,6 +117,8 @@ class PyomoContribBackend(Backend):
                 # The dual Suffix is written by us after the solve, never read by the solver.
                 warnings.filterwarnings("ignore", message=".*does not detect changes to suffixes")
                 results = self._solver.solve(model, **self._options(profile))
+        except InputError:  # the profile's fault (an option the solver refused): exit 2
+            raise
         except Exception as exc:  # the solver library failed; report, do not crash the caller
             return Outcome(status="error", seconds=time.perf_counter() - start,
                            message=f"{type(exc).__name__}: {exc}".splitlines()[0])

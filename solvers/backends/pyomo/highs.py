@@ -103,7 +103,11 @@ class HighsSession(Session):
         # otherwise keeps every solve on the same size (and deterministic).
         h.setOptionValue("threads", 1 if profile.threads is None else int(profile.threads))
         for key, value in profile.options.items():
-            if h.setOptionValue(str(key), value) != highspy.HighsStatus.kOk:
+            try:
+                accepted = h.setOptionValue(str(key), value) == highspy.HighsStatus.kOk
+            except TypeError:  # a value of no type HiGHS has (a table): refused the same way
+                accepted = False
+            if not accepted:
                 raise InputError(f"HiGHS rejected option {key} = {value!r}")
         empty_i, empty_f = np.array([], dtype=np.int32), np.array([], dtype=float)
         self.user_algorithm = any(k in profile.options for k in ("solver", "simplex_strategy"))

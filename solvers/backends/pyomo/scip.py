@@ -18,7 +18,9 @@ from __future__ import annotations
 import time
 
 from s3vm.solvers.backends.pyomo.contrib import PyomoContribBackend
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import TIME_LIMIT, current
+from s3vm.solvers.runtime.stdio import quiet_stderr
 
 REPORT_SECONDS = 0.5  # the event handler reads SCIP's bounds at most this often
 
@@ -86,7 +88,16 @@ def _scip_direct_class():
             if config.warmstart_discrete_vars:
                 self._mipstart()
             for key, option in config.solver_options.items():
-                scip_model.setParam(key, option)
+                try:
+                    # SCIP prints a refused value's call trace on fd 2 (four lines): the
+                    # message below says it in one.
+                    with quiet_stderr(not config.tee):
+                        scip_model.setParam(key, option)
+                except (KeyError, LookupError, TypeError, ValueError) as exc:
+                    # SCIP refuses an unknown parameter or a value of the wrong type: the
+                    # profile's fault (exit 2), as HiGHS's refusal is, not a failed solve.
+                    raise InputError(f"SCIP rejected option {key} = {option!r} "
+                                     f"({(str(exc).strip() or type(exc).__name__).splitlines()[0]})") from None
             clock = current()
             timer.start("optimize")
             if clock is None:
