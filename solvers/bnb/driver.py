@@ -709,7 +709,8 @@ def _num(value: Optional[float]) -> str:
 
 def _summary(result: SearchResult) -> str:
     text = (f"{result.status}: objective {_num(result.objective)}, "
-            f"bound {_num(result.lower_bound)}, {result.nodes} node{'' if result.nodes == 1 else 's'}, "
+            f"bound {_num(result.lower_bound)}, {result.nodes} "
+            f"node{'' if result.nodes == 1 else 's'}, "
             f"{result.open_nodes} open, {result.seconds:.2f} s")
     if result.incumbent_source is not None:
         text += f", incumbent from {result.incumbent_source}"
