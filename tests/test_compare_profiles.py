@@ -145,3 +145,15 @@ def test_a_failure_after_a_finished_formulation_keeps_its_row(capsys, monkeypatc
     with pytest.raises(InputError) as caught:
         api.compare(BLOBS, ["rlp", "bb"])
     assert [r.formulation for r, _ in caught.value.results] == ["rlp"]
+
+
+def test_a_formulations_profile_is_an_input_no_output_may_overwrite(capsys, solves,
+                                                                    tmp_path):
+    pytest.importorskip("matplotlib")
+    profile = tmp_path / "odd-name.png"  # a name a picture could take
+    profile.write_text('solver = "highs"\n')
+    status, out, err = run(capsys, "compare", BLOBS, "--formulations", "rlp,bd-mip",
+                           "--set", f"bd-mip.profile={profile}", "--plot", profile)
+    check_error_line(status, out, err)
+    assert solves == []
+    assert profile.read_text() == 'solver = "highs"\n'
