@@ -10,6 +10,7 @@ read one ignores it. An explicit setting is meant: a formulation that cannot hon
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from typing import Iterable, Optional, Union
@@ -20,8 +21,10 @@ from s3vm.core.registry import formulation_class, formulation_options, get_formu
 from s3vm.core.settings import (SETTINGS_TABLE, Settings, instance_files, keyword_hint,
                                 load_instance)
 from s3vm.data.instance import Instance, as_instance
-from s3vm.solvers.errors import InputError
+from s3vm.solvers.errors import InputError, S3VMError
 from s3vm.solvers.profiles import get_profile
+from s3vm.solvers.registry import problem_classes
+from s3vm.solvers.runtime.clock import imports_charged
 from s3vm.solvers.runtime.files import check_not_input
 from s3vm.solvers.runtime.supervisor import Interrupted
 
@@ -160,7 +163,7 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
 
 
 #: Keys of ``per_formulation`` that choose how a formulation is run rather than what it solves.
-RUN_KEYS = ("solver", "time_limit")
+RUN_KEYS = ("solver", "profile", "time_limit")
 
 
 def _split_per_formulation(names: list, per_formulation: Optional[dict]) -> dict:
@@ -193,7 +196,7 @@ def prepare_comparison(data: Data, formulations: Iterable[str],
     Options and explicit settings go to each formulation that takes them; one that none of
     the formulations takes is an :class:`InputError`. ``per_formulation`` maps a formulation
     name to its own settings and options (``{"vs3vm": {"balance": "none"}}``), which it must
-    honour, and to its own ``solver`` and ``time_limit``.
+    honour, and to its own ``solver``, ``profile`` (a profile file) and ``time_limit``.
     """
     instance, data_settings = load(data)
     base = _base_settings(data_settings, settings)
@@ -230,6 +233,85 @@ def prepare_comparison(data: Data, formulations: Iterable[str],
     return instance, prepared
 
 
+def comparison_profiles(prepared: list, solver: Optional[str] = None,
+                        profile: Optional[str] = None, time_limit: Optional[float] = None,
+                        verbose: Optional[bool] = None) -> tuple[list, Optional[str]]:
+    """The profile of each formulation of a comparison, and a note on those that keep their
+    own solver.
+
+    A formulation's own ``solver`` or ``profile`` (its run keys, ``--set NAME.profile=FILE``)
+    is meant for it: a solver that does not take its models is an :class:`InputError`. The
+    comparison's ``solver`` or ``profile`` goes to every other formulation whose problem class
+    (LP, MIP, SVM, ...) that solver takes; the rest keep their default solver (and take the
+    profile's time limit), and a note names them (one solver that takes none of them is an
+    InputError).
+
+    Parameters
+    ----------
+    prepared : list of (Formulation, Settings, dict)
+        What :func:`prepare_comparison` returns second.
+    solver, profile, time_limit, verbose
+        As for :func:`compare`.
+
+    Returns
+    -------
+    (list of SolverProfile, str or None)
+        The profiles, and a note naming the formulations that keep their own solver (None
+        when there are none).
+    """
+    shared = None
+    if solver is not None or profile is not None:
+        shared = get_profile(solver, profile)
+        classes = problem_classes(shared.solver)  # an unknown solver is bad input here
+    profiles, own_solver, applied = [], [], 0
+    for form, _, run in prepared:
+        limit = run.get("time_limit", time_limit)
+        if "solver" in run or "profile" in run:
+            prof = _profile(form, run.get("solver"), run.get("profile"), limit, verbose)
+            _check_solver(form, prof.solver)
+        elif shared is not None and form.problem_class in classes:
+            prof = shared.updated(time_limit=limit, verbose=verbose or None)
+            applied += 1
+        else:
+            if shared is not None:
+                # The profile's time limit is not the solver's own: it holds for every
+                # formulation compared, as --time-limit would.
+                limit = shared.time_limit if limit is None else limit
+                own_solver.append(form.name)
+            prof = _profile(form, None, None, limit, verbose)
+        profiles.append(prof)
+    if shared is not None and not applied:
+        # named for the comparison, applied to no formulation: a mistake, not a preference
+        if not own_solver:
+            raise InputError(f"solver {shared.solver!r} applies to none of the formulations "
+                             "compared: each has its own solver or profile")
+        takes = "/".join(c.upper() for c in classes)
+        raise InputError(f"solver {shared.solver!r} solves none of the formulations compared "
+                         f"({', '.join(own_solver)}): it takes {takes} models")
+    note = None
+    if own_solver:
+        note = (f"solver {shared.solver!r} does not solve the models of "
+                f"{', '.join(own_solver)}, which keep their own solver")
+    return profiles, note
+
+
+def _check_solver(form, name: Optional[str]) -> None:
+    """``name`` must take ``form``'s models (an InputError naming the formulation)."""
+    if name is not None and form.problem_class not in problem_classes(name):
+        raise InputError(f"{form.name}: solver {name!r} does not solve its "
+                         f"{form.problem_class.upper()} models")
+
+
+def _check_backends(prepared: list, profiles: list) -> float:
+    """Resolve every formulation's backend before anything is solved (a solver that does not
+    take its models, or is not installed here, is an error now, not after the others ran);
+    the seconds it took (importing the solver libraries)."""
+    began = time.perf_counter()
+    for (form, _, _), prof in zip(prepared, profiles):
+        form.backend(prof)
+    return time.perf_counter() - began
+
+
 def compare(data: Data, formulations: Iterable[str], settings: Optional[Settings] = None, *,
             solver: Optional[str] = None, profile: Optional[str] = None,
             time_limit: Optional[float] = None, options: Optional[dict] = None,
@@ -237,10 +319,12 @@ def compare(data: Data, formulations: Iterable[str], settings: Optional[Settings
             inputs: Optional[list] = None, started: Optional[float] = None, **overrides):
     """Solve several formulations on one instance; every input is checked before any solve.
 
-    See :func:`prepare_comparison` for how settings and options reach each formulation. Each
-    formulation has its own time limit; the first one's counts from ``started`` (see
-    :func:`solve`; default the start of this call), so reading the data and checking the
-    comparison count against it.
+    See :func:`prepare_comparison` for how settings and options reach each formulation, and
+    :func:`comparison_profiles` for how ``solver`` and ``profile`` do: each goes to the
+    formulations whose models that solver takes, the others keep their own solver (said on the
+    log, logger ``s3vm.solvers``). Each formulation has its own time limit; the first one's
+    counts from ``started`` (see :func:`solve`; default the start of this call), so reading
+    the data and checking the comparison count against it.
 
     Returns
     -------
@@ -251,16 +335,22 @@ def compare(data: Data, formulations: Iterable[str], settings: Optional[Settings
     ------
     s3vm.solvers.runtime.supervisor.Interrupted
         On Ctrl-C: its ``results`` are the rows so far, the interrupted solve's last.
+    S3VMError
+        A formulation failed after others finished: the exception's ``results`` attribute
+        holds their rows (no finished result is lost).
     """
     started = time.perf_counter() if started is None else started
     instance, prepared = prepare_comparison(data, formulations, settings, options=options,
                                             per_formulation=per_formulation, **overrides)
     files = _input_files(data, inputs)
-    for form, _, _ in prepared:
+    for form, _, run in prepared:
         _check_outputs(form, files)
-    profiles = [_profile(form, run.get("solver", solver), profile,
-                         run.get("time_limit", time_limit), verbose)
-                for form, _, run in prepared]
+    profiles, note = comparison_profiles(prepared, solver, profile, time_limit, verbose)
+    if note is not None:
+        logging.getLogger("s3vm.solvers").info("compare: %s", note)
+    importing = _check_backends(prepared, profiles)
+    if not imports_charged():
+        started += importing  # as solve() does: a library's import is not the solve's time
     out = []
     for (form, effective, _), prof in zip(prepared, profiles):
         try:
@@ -269,6 +359,9 @@ def compare(data: Data, formulations: Iterable[str], settings: Optional[Settings
         except Interrupted as exc:
             if exc.result is not None:
                 out.append((exc.result, evaluate(instance, exc.result)))
+            exc.results = out
+            raise
+        except S3VMError as exc:
             exc.results = out
             raise
         out.append((result, evaluate(instance, result)))

@@ -15,6 +15,8 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from s3vm.api import evaluate
+from s3vm.core.problems import PROBLEMS
+from s3vm.core.registry import formulation_class
 from s3vm.inductive import predictor
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.files import atomic_output, check_writable
@@ -59,6 +61,24 @@ def save(figure, path: str, dpi: int = 150) -> None:
 
 
 # -- decision boundaries -------------------------------------------------------------------
+def _panels(count: int, columns: int, width: float, height: float) -> list:
+    """Exactly ``count`` axes on a new figure, at most ``columns`` a row, the rows as even as
+    they can be (4 panels: two rows of two, not a row of three over one) and a shorter last
+    row centred: no blank panel is left in the grid."""
+    rows = math.ceil(count / max(1, min(columns, count)))
+    cols = math.ceil(count / rows)
+    fig = _figure(width * cols + 0.4, height * rows + 0.5)
+    # Each panel spans two half-columns, so that a last row of fewer panels can be centred.
+    grid = fig.add_gridspec(rows, 2 * cols)
+    axes = []
+    for k in range(count):
+        row, col = divmod(k, cols)
+        in_row = min(cols, count - row * cols)
+        first = (cols - in_row) + 2 * col
+        axes.append(fig.add_subplot(grid[row, first:first + 2]))
+    return axes
+
+
 def boundaries(instance, results: Sequence, columns: int = 3, resolution: int = 200):
     """One panel per result, side by side: the points of a 2-D instance and the result's
     decision boundary f = 0 (solid) and margins f = +-1 (dashed).
@@ -81,10 +101,7 @@ def boundaries(instance, results: Sequence, columns: int = 3, resolution: int = 
     results = list(results)
     if not results:
         raise InputError("no result to draw")
-    cols = min(columns, len(results))
-    rows = math.ceil(len(results) / cols)
-    fig = _figure(3.6 * cols + 0.4, 3.5 * rows + 0.5)
-    axes = fig.subplots(rows, cols, squeeze=False)
+    axes = _panels(len(results), columns, 3.6, 3.5)
     X = instance.X
     pad = 0.08 * (X.max(axis=0) - X.min(axis=0))
     lo, hi = X.min(axis=0) - pad, X.max(axis=0) + pad
@@ -92,10 +109,8 @@ def boundaries(instance, results: Sequence, columns: int = 3, resolution: int = 
                          np.linspace(lo[1], hi[1], resolution))
     grid = np.column_stack([gx.ravel(), gy.ravel()])
     lab, unl = instance.labeled, instance.unlabeled
-    for k, ax in enumerate(axes.ravel()):
-        if k >= len(results):
-            ax.set_visible(False)
-            continue
+    fig = axes[0].figure
+    for k, ax in enumerate(axes):
         result = results[k]
         metrics = evaluate(instance, result)
         title = f"{result.formulation}: {result.status}"
@@ -166,7 +181,11 @@ def _class_legend(fig, instance) -> None:
 # -- branch and bound ----------------------------------------------------------------------
 def search_trace(results: Sequence, labels: Optional[Sequence[str]] = None):
     """The incumbent and the lower bound of branch-and-bound searches over time (left) and
-    over nodes (right), one colour per result, from ``Result.info["trace"]``."""
+    over nodes (right), one colour per result, from ``Result.info["trace"]``.
+
+    The objectives of different problems (Problem 1's J for bb and bb-sdp, Problem 3's 1-norm
+    objective for bb-mip) do not share a scale: each problem gets its own row of axes, titled
+    with its name."""
     results = list(results)
     if not results:
         raise InputError("no result to draw")
@@ -180,11 +199,13 @@ def search_trace(results: Sequence, labels: Optional[Sequence[str]] = None):
                              "formulations (bb, bb-mip, bb-sdp) record one")
         traces.append((name, trace))
     labels = list(labels) if labels is not None else [name for name, _ in traces]
-    fig = _figure(10.0, 4.3)
-    left, right = fig.subplots(1, 2)
-    for k, ((name, trace), label) in enumerate(zip(traces, labels)):
+    problems = [_problem_of(name) for name, _ in traces]
+    order = list(dict.fromkeys(problems))  # the problems in the order of the results
+    fig = _figure(10.0, 3.6 * len(order) + 0.7)
+    axes = fig.subplots(len(order), 2, squeeze=False)
+    for k, ((name, trace), label, problem) in enumerate(zip(traces, labels, problems)):
         colour = SERIES[k % len(SERIES)]
-        for ax, xkey in ((left, "seconds"), (right, "nodes")):
+        for ax, xkey in zip(axes[order.index(problem)], ("seconds", "nodes")):
             x = np.asarray(trace[xkey], dtype=float)
             inc = np.array([np.nan if v is None else v for v in trace["incumbent"]], float)
             bnd = np.array([np.nan if v is None else v for v in trace["bound"]], float)
@@ -192,19 +213,34 @@ def search_trace(results: Sequence, labels: Optional[Sequence[str]] = None):
             ax.step(x, bnd, where="post", color=colour, lw=1.2, ls="--",
                     label=f"{label}: lower bound")
             ax.fill_between(x, bnd, inc, step="post", color=colour, alpha=0.08)
-    left.set_xlabel("seconds")
-    right.set_xlabel("nodes")
-    for ax in (left, right):
-        ax.set_ylabel("objective")
-        ax.grid(True, alpha=0.3)
-        if ax.get_xlim()[1] > 0:
-            ax.set_xlim(left=0)
-    left.set_title("incumbent and lower bound over time", fontsize=10)
-    right.set_title("over nodes", fontsize=10)
-    handles, names = right.get_legend_handles_labels()
+    for (left, right), problem in zip(axes, order):
+        left.set_xlabel("seconds")
+        right.set_xlabel("nodes")
+        for ax in (left, right):
+            ax.set_ylabel("objective" if problem is None else f"{problem.name} objective")
+            ax.grid(True, alpha=0.3)
+            if ax.get_xlim()[1] > 0:
+                ax.set_xlim(left=0)
+        where = "" if problem is None else f"Problem {problem.number} ({problem.name}): "
+        left.set_title(f"{where}incumbent and lower bound over time", fontsize=10)
+        right.set_title(f"{where}over nodes", fontsize=10)
+    handles, names = [], []
+    for row in axes:
+        h, n = row[1].get_legend_handles_labels()
+        handles += h
+        names += n
     fig.legend(handles, names, loc="outside lower center", ncols=min(len(names), 4),
                fontsize=8, frameon=False)
     return fig
+
+
+def _problem_of(formulation: str):
+    """The :class:`~s3vm.core.problems.Problem` a formulation solves (None for a name this
+    process has no formulation of, as a results file from elsewhere may hold)."""
+    try:
+        return PROBLEMS[formulation_class(formulation).problem]
+    except (InputError, KeyError, AttributeError):
+        return None
 
 
 # -- results files -------------------------------------------------------------------------

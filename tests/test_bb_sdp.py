@@ -339,15 +339,25 @@ def test_time_limit_is_honoured():
     """A limit shorter than one node: the rounds stop at the clock, the search reports it."""
     from s3vm.data.loaders import load_sdp_instance
 
+    # Every module and the SDP solver imported first: a first import took 5 s at load 11 and
+    # used the whole limit before the search began ("time limit reached while reading the
+    # data"); this test is about the search.
+    warm, warm_settings = case("rbf_u10_mean")
+    api.solve(warm, "bb-sdp", warm_settings, options={"workers": 1})
     instance = load_sdp_instance("art150", 0.3, seed=1)
     settings = Settings(kernel="rbf", sigma=1.0, C=1.0, C_star=0.4, bias=False, balance="mean")
     start = time.perf_counter()
-    result = api.solve(instance, "bb-sdp", settings, time_limit=2.0)
+    result = api.solve(instance, "bb-sdp", settings, time_limit=2.0, options={"workers": 1})
     wall = time.perf_counter() - start
-    assert result.status in ("time_limit", "optimal", "feasible")
-    assert result.seconds < 2.0 + 15.0 and wall < 2.0 + 20.0  # at most one SDP past the limit
-    if result.status == "time_limit":
-        assert result.lower_bound is None or result.lower_bound <= result.objective
+    # art150's root SDP alone runs longer than 2 s on any machine we know (more than 30 s at
+    # load 11 on 2 cores): the search cannot close, and stops at its limit.
+    assert result.status == "time_limit", result.message
+    assert result.info["seconds_before_step"] < 2.0  # the search began, and the clock stopped it
+    # The limit promises 5% + 0.5 s (2.6 s); a loaded 2-core machine cannot hold that, so
+    # 10% + 1 s is asserted. It cannot stop before its limit.
+    assert 2.0 <= result.seconds <= 2.0 * 1.1 + 1.0
+    assert wall <= result.seconds + 1.0  # nothing but the result's checks after the clock
+    assert result.lower_bound is None or result.lower_bound <= result.objective
 
 
 def test_bias_and_unknown_balance_are_rejected(capsys, tmp_path):

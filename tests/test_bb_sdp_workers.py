@@ -62,19 +62,56 @@ def test_unreachable_scheduler_is_bad_input():
         solve("rbf_u12_count", scheduler="tcp://127.0.0.1:9")
 
 
-def test_time_limit_holds_with_workers():
-    from s3vm.data.loaders import load_sdp_instance
+def test_time_limit_holds_with_workers(monkeypatch):
+    """Node bounds running on the workers at the limit are killed and the search returns."""
+    from s3vm.bounds.shor import ShorBoundProblem
 
-    instance = load_sdp_instance("art150", 0.3, seed=1)
-    settings = Settings(kernel="rbf", sigma=1.0, C=1.0, C_star=0.4, bias=False, balance="mean")
+    # Every child bound hangs (the root's, in this process, does not): at the limit both
+    # workers are busy, whatever the machine's speed, and only killing them ends the search.
+    original = ShorBoundProblem.bound
+
+    def bound(self, partial, parent_state=None):
+        if np.any(partial != 0):
+            time.sleep(600)
+        return original(self, partial, parent_state)
+
+    monkeypatch.setattr(ShorBoundProblem, "bound", bound)
+    solve("rbf_u10_mean", workers=1, node_limit=1)  # imports done before the clock runs
+    instance, settings = case("rbf_u12_count")
+    limit = 4.0
+    before = set(alive_children())  # earlier tests' helpers (Dask's) may still run
     start = time.perf_counter()
-    result = api.solve(instance, "bb-sdp", settings, time_limit=4.0,
+    result = api.solve(instance, "bb-sdp", settings, time_limit=limit,
                        options={"workers": 2, "log_every": 0})
     wall = time.perf_counter() - start
-    assert result.status in ("time_limit", "optimal")
-    assert result.seconds < 4.0 * 1.1 + 1.0 and wall < 4.0 + 10.0
-    if result.status == "time_limit":
-        assert result.lower_bound is None or result.lower_bound <= result.objective
+    assert result.status == "time_limit", result.message
+    assert result.nodes == 1 and result.objective is not None  # the root, and its incumbent
+    # The limit promises 5% + 0.5 s; a loaded 2-core machine cannot hold that, so 10% + 1 s
+    # is asserted. It cannot stop before its limit.
+    assert limit <= result.seconds <= limit * 1.1 + 1.0
+    assert wall <= result.seconds + 1.0
+    assert result.lower_bound is None or result.lower_bound <= result.objective
+    assert set(alive_children()) <= before  # no worker of this search left running
+
+
+def alive_children() -> list:
+    """The live child processes of this process, forked by any of its threads (Linux)."""
+    import glob
+    import os
+
+    pids = []
+    for path in glob.glob(f"/proc/{os.getpid()}/task/*/children"):
+        with open(path) as fh:
+            pids += [int(p) for p in fh.read().split()]
+    alive = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    alive.append(pid)
+        except OSError:
+            pass
+    return alive
 
 
 def test_cli_gap_tolerance_closed_reports_optimal_with_its_gap(capsys):

@@ -125,3 +125,38 @@ def test_the_search_trace_of_a_time_limited_bb_mip_is_drawn(tmp_path, capsys):
                    "-o", str(target)])
     assert status == 0, capsys.readouterr().err
     assert "<svg" in target.read_text()[:500]
+
+
+@pytest.mark.parametrize("count, rows", [(1, [1]), (2, [2]), (3, [3]), (4, [2, 2]),
+                                         (5, [3, 2]), (7, [3, 3, 1])])
+def test_the_boundaries_have_exactly_one_panel_per_result(count, rows):
+    # Four formulations left two of six panels blank (a 2 x 3 grid with two hidden).
+    instance, _ = s3vm.load("blobs_small")
+    result = s3vm.solve("blobs_small", "svm1")
+    fig = plots.boundaries(instance, [result] * count, resolution=20)
+    assert len(fig.axes) == count and all(ax.get_visible() for ax in fig.axes)
+    # the panels lie in rows of the expected lengths, a shorter last row centred
+    spans = [ax.get_subplotspec() for ax in fig.axes]
+    per_row = [sum(1 for s in spans if s.rowspan.start == r) for r in range(len(rows))]
+    assert per_row == rows
+    last = [s for s in spans if s.rowspan.start == len(rows) - 1]
+    columns = 2 * rows[0]
+    left = min(s.colspan.start for s in last)
+    right = columns - max(s.colspan.stop for s in last)
+    assert left == right, (left, right)
+
+
+def test_the_search_trace_gives_each_problem_its_own_axes():
+    # plot bnb -f bb,bb-mip drew Problem 1's J and Problem 3's 1-norm objective on one axis.
+    fig = plots.search_trace([s3vm.solve("blobs_small", "bb"),
+                              s3vm.solve("blobs_small", "bb-mip"),
+                              s3vm.solve("blobs_small", "bb", C=2.0)])
+    assert len(fig.axes) == 4  # two rows: time and nodes for each problem
+    by_problem = {}
+    for ax in fig.axes:
+        series = {line.get_label().split(":")[0] for line in ax.get_lines()}
+        by_problem.setdefault(ax.get_title().split(":")[0], set()).update(series)
+        assert "objective" in ax.get_ylabel()
+    assert by_problem == {"Problem 1 (S3VM-L2)": {"bb"}, "Problem 3 (S3VM-1)": {"bb-mip"}}
+    # one problem: one row, as before
+    assert len(plots.search_trace([s3vm.solve("blobs_small", "bb")]).axes) == 2

@@ -7,6 +7,7 @@ rest in-process (``s3vm.cli.main`` returns the exit status).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -143,11 +144,51 @@ def test_sigma_1e_300_is_bad_input(capsys, formulation):
     assert "--sigma" in err
 
 
-def test_bb_with_C_1e12_is_bad_input_with_advice(capsys):
-    # "Newton did not converge": an internal error (exit 1).
+def hard_margin_value(X, y) -> float:
+    """min 1/2 |w|^2 s.t. y_i (w.x_i + b) >= 1 (inf when y does not separate X), by CVXPY and
+    Clarabel: Problem 1's J as C grows without bound, written apart from the package."""
+    import cvxpy as cp
+
+    w, b = cp.Variable(X.shape[1]), cp.Variable()
+    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w)),
+                         [cp.multiply(y, X @ w + b) >= 1])
+    problem.solve(solver="CLARABEL")
+    return problem.value if problem.status == "optimal" else math.inf
+
+
+def test_bb_with_C_1e12_is_bad_input_with_advice_or_the_enumerated_optimum(capsys):
+    # "Newton did not converge": an internal error (exit 1). Where the arithmetic holds (as on
+    # some machines it does), bb may prove the optimum instead: then it must be the optimum of
+    # enumeration, J at C = 1e12 being the hard-margin SVM's value to ~1e-12 on the labelings
+    # that separate the points (every other one costs ~C).
     status, out, err = run(capsys, "solve", BLOBS, "-f", "bb", "--C", "1e12", "--json", "-q")
-    check_error_line(status, out, err)
-    assert "--C" in err
+    if status == 2:
+        check_error_line(status, out, err)
+        assert "--C" in err
+        return
+    assert status == 0, err
+    result = parse_json_output(out)
+    check_result_object(result, u=8)
+    instance, _ = api.load(BLOBS)
+    X, y = instance.X, instance.label.astype(float)
+    unl = instance.label == 0
+
+    def value(labels_U):
+        full = y.copy()
+        full[unl] = labels_U
+        return hard_margin_value(X, full)
+
+    best = min(value(np.array(signs, dtype=float))
+               for signs in itertools.product((-1, 1), repeat=int(unl.sum())))
+    assert math.isfinite(best)
+    # a proof is the optimum; any other answer is a real labeling, no better than it
+    assert result["status"] in ("optimal", "feasible", "time_limit"), result
+    assert result["objective"] is not None
+    if result["status"] == "optimal":
+        assert result["objective"] == pytest.approx(best, rel=1e-5)
+    assert result["objective"] >= best * (1 - 1e-5)
+    assert value(np.asarray(result["labels"], dtype=float)) == pytest.approx(
+        result["objective"], rel=1e-5)
 
 
 @pytest.mark.parametrize("content", [b"data = 5\n", b"data = true\n", b'data = "\xff\xfe"\n',
@@ -189,29 +230,60 @@ def test_no_warning_is_printed_before_the_error_line(capsys, tmp_path):
 def test_scip_cannot_block_on_its_log():
     # SCIP wrote its log into Pyomo's capture pipe while holding the GIL: the run never
     # returned, deaf to its time limit and to Ctrl-C.
-    start = time.perf_counter()
-    proc = run_cli(["solve", BLOBS, "-f", "l2-miqp", "--C", "1e12", "--time-limit", "10",
-                    "--json", "-q"], timeout=90)
-    assert time.perf_counter() - start < 60
+    proc, wall = timed_cli(["solve", BLOBS, "-f", "l2-miqp", "--C", "1e12", "--time-limit",
+                            "10", "--json", "-q"], timeout=90)
+    assert wall < 60
     assert proc.returncode == 0, proc.stderr
     result = parse_json_output(proc.stdout)
     check_result_object(result, u=8)
-    assert within_limit(result, 10)
-    # --verbose puts SCIP's log on stderr directly (a pipe this test drains, never one of ours)
-    proc = run_cli(["solve", BLOBS, "-f", "l2-miqp", "--C", "1e12", "--time-limit", "5",
-                    "--json", "--verbose"], timeout=90)
-    assert proc.returncode == 0 and "SCIP" in proc.stderr
-    assert within_limit(parse_json_output(proc.stdout), 5)
+    assert within_limit(result, 10, wall)
+    # --verbose puts SCIP's log on stderr directly (a pipe this test drains, never one of ours).
+    # The command's clock counts from its process's start: SCIP runs (and logs) only once the
+    # start-up is over (at load 10 the start-up alone passed a 5 s limit, and no SCIP line
+    # came), so a run whose limit its start-up used up is run again with twice the limit.
+    limit = round(1.5 * result["info"]["seconds_before_step"] + 5, 2)
+    for _ in range(3):
+        proc, wall = timed_cli(["solve", BLOBS, "-f", "l2-miqp", "--C", "1e12", "--time-limit",
+                                str(limit), "--json", "--verbose"], timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        verbose = parse_json_output(proc.stdout)
+        assert within_limit(verbose, limit, wall)
+        if not (verbose["message"] or "").startswith("time limit reached while"):
+            break  # SCIP ran
+        limit *= 2
+    assert "SCIP" in proc.stderr, (verbose["message"], proc.stderr[-2000:])
 
 
 # -- limits and signals ----------------------------------------------------------------------
 
-def within_limit(result: dict, limit: float) -> bool:
-    """Whether a command's ``seconds`` hold ``limit`` within 10% + 1 s: its clock counts from
-    the process's start, and starting Python and importing the solver library cannot be cut
-    short; when they alone use the limit up (seconds on a loaded machine), the solve returns
-    at once after them."""
-    return result["seconds"] <= max(limit * 1.1 + 1, result["info"]["seconds_before_step"] + 1)
+def within_limit(result: dict, limit: float, wall: float) -> bool:
+    """Whether a command's ``seconds`` hold ``limit`` within 10% + 1 s.
+
+    Its clock counts from the process's start, and starting Python and importing the solver
+    library cannot be cut short: when they alone used the limit up (seconds on a loaded
+    machine), the command returns at once after them, without solving. That is the one
+    overrun allowed, and it is not taken on the command's word: its start-up
+    (``seconds_before_step``) and its ``seconds`` must lie within ``wall``, the seconds the
+    test measured around the whole process, the result must say that the limit was reached
+    before the solve began, and nothing may run after it.
+
+    The limit's promise is 5% + 0.5 s; a loaded 2-core machine (8 suites beside each other)
+    cannot hold that, so 10% + 1 s is asserted.
+    """
+    seconds, before = result["seconds"], result["info"]["seconds_before_step"]
+    assert 0 <= before <= seconds <= wall, (before, seconds, wall)
+    if seconds <= limit * 1.1 + 1:
+        return True
+    started_late = (before >= limit and result["status"] == "time_limit"
+                    and (result["message"] or "").startswith("time limit reached while"))
+    return started_late and seconds - before <= 0.5
+
+
+def timed_cli(args, **kwargs):
+    """(process, wall seconds) of the console script run in a subprocess."""
+    start = time.perf_counter()
+    proc = run_cli(args, **kwargs)
+    return proc, time.perf_counter() - start
 
 
 @pytest.fixture(scope="module")
@@ -224,29 +296,28 @@ def moons3010(tmp_path_factory):
 def test_model_building_is_inside_the_time_limit(moons3010):
     # vs3vm --kernel rbf on 3,010 points with --time-limit 3 ran 26-45 s (building the LP of
     # 9 million kernel values) and returned no incumbent.
-    start = time.perf_counter()
-    proc = run_cli(["solve", moons3010, "-f", "vs3vm", "--kernel", "rbf", "--sigma", "0.5",
-                    "--time-limit", "3", "--json", "-q"], timeout=120)
-    wall = time.perf_counter() - start
+    proc, wall = timed_cli(["solve", moons3010, "-f", "vs3vm", "--kernel", "rbf", "--sigma",
+                            "0.5", "--time-limit", "3", "--json", "-q"], timeout=120)
     assert proc.returncode == 0, proc.stderr
     result = parse_json_output(proc.stdout)
     check_result_object(result, u=3000)
     assert result["status"] == "time_limit"
-    assert within_limit(result, 3)
-    # The command's clock counts from its process's start: the wall clock adds only its exit.
-    assert wall < max(3 * 1.1 + 1, result["info"]["seconds_before_step"] + 1) + 2
+    assert within_limit(result, 3, wall)
+    # The command's clock counts from its process's start: the wall clock adds only its exit
+    # (and the process's own start before its clock, 2 s at most on a loaded machine).
+    assert wall < result["seconds"] + 2
 
 
 def test_sdp_subspace_holds_its_time_limit(tmp_path):
     # sdp-subspace ran 17 s for a 3 s limit.
     path = str(tmp_path / "moons.csv")
     two_moons(5, 400, seed=2).to_csv(path)
-    proc = run_cli(["solve", path, "-f", "sdp-subspace", "--kernel", "rbf", "--sigma", "0.5",
-                    "--time-limit", "3", "--json", "-q"], timeout=120)
+    proc, wall = timed_cli(["solve", path, "-f", "sdp-subspace", "--kernel", "rbf", "--sigma",
+                            "0.5", "--time-limit", "3", "--json", "-q"], timeout=120)
     assert proc.returncode == 0, proc.stderr
     result = parse_json_output(proc.stdout)
     check_result_object(result, u=800)
-    assert within_limit(result, 3)
+    assert within_limit(result, 3, wall)
 
 
 @pytest.mark.parametrize("args, after, signum, status", [

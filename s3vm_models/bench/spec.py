@@ -357,6 +357,11 @@ def _check_run_entries(path: str, where: str, entries: dict, name: str,
                        solver: Optional[str]) -> None:
     """A formulation's own ``solver`` and ``time_limit`` are checked by the suite's keys; its
     solver, or else the suite's, must take the formulation's problems."""
+    if "profile" in entries:
+        # compare's --set NAME.profile has no counterpart in a suite yet (its runs carry a
+        # solver name only): refused here, not by every run.
+        raise InputError(_where(path, f"{where}: a suite takes a solver per formulation, "
+                                      "not a profile"))
     for key in ("solver", "time_limit"):
         if key in entries:
             SUITE[key].check(entries[key], f"{path}: {where} ")

@@ -123,9 +123,10 @@ def typed_options(args) -> dict:
     return {k: getattr(args, k) for k in all_options() if getattr(args, k, None) is not None}
 
 
-#: ``--set NAME.solver=S`` and ``--set NAME.time_limit=T``: how one formulation of a comparison
-#: is run.
+#: ``--set NAME.solver=S``, ``--set NAME.profile=FILE`` and ``--set NAME.time_limit=T``: how one
+#: formulation of a comparison is run.
 RUN_OPTIONS = {"solver": Option("solver", "choice", None, choices=("any",)),
+               "profile": Option("profile", "file", None),
                "time_limit": Option("time_limit", "float", None, minimum=0.0, open_min=True)}
 
 
@@ -168,9 +169,13 @@ def started(args):
 
 
 def inputs(args) -> list:
-    """The files a command reads (the data, the CSV an instance file names, the profile): no
-    output may overwrite them."""
+    """The files a command reads (the data, the CSV an instance file names, the profiles, the
+    comparison's and each formulation's own): no output may overwrite them."""
     files = instance_files(args.data)
     if getattr(args, "profile", None):
         files.append(args.profile)
+    for entry in getattr(args, "per_formulation", None) or []:
+        target, _, text = entry.partition("=")
+        if target.rpartition(".")[2].replace("-", "_") == "profile" and text:
+            files.append(text)
     return files

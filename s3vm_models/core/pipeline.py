@@ -171,9 +171,9 @@ def progress_line(name: str, clock: Clock):
     def line(elapsed: float) -> str:
         snap = clock.snapshot()
         parts = [f"{name}: {elapsed:.0f} s", snap.get("phase") or "building the model"]
-        for key, word in (("iterations", "iterations"), ("nodes", "nodes")):
+        for key, word in (("iterations", "iteration"), ("nodes", "node")):
             if snap.get(key) is not None:
-                parts.append(f"{snap[key]} {word}")
+                parts.append(f"{snap[key]} {word}{'' if snap[key] == 1 else 's'}")
         parts.append(f"incumbent {_fmt(snap.get('objective'))}")
         parts.append(f"bound {_fmt(snap.get('lower_bound'))}")
         return ", ".join(parts)

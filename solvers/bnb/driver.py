@@ -447,8 +447,10 @@ class _Search:
             self.log(f"branch and bound: {self.u} unlabeled, "
                      f"{'no balance count' if self.P is None else f'{self.P} positive'}")
             self.log(_HEADER)
+            self._phase("bounding the root node")  # an SDP bound's root takes seconds
             root = self._evaluate(None, None, np.zeros(self.u, dtype=int), 0, 0, None, None)
             frontier.push(root, None)
+            self._phase("branch and bound")
             self.expanding = math.inf
             while len(frontier):
                 now = time.perf_counter()
@@ -490,6 +492,11 @@ class _Search:
         for pair in self._expand_batch(batch):
             frontier.push(*pair)
         self.expanding = math.inf
+
+    def _phase(self, phase: str) -> None:
+        """Tell the clock (and so the progress lines) what runs now."""
+        if self.clock is not None:
+            self.clock.report(phase=phase, nodes=self.nodes)
 
     def _initial_incumbent(self) -> None:
         start = self.problem.initial_incumbent()
@@ -608,7 +615,8 @@ def _num(value: Optional[float]) -> str:
 
 def _summary(result: SearchResult) -> str:
     text = (f"{result.status}: objective {_num(result.objective)}, "
-            f"bound {_num(result.lower_bound)}, {result.nodes} nodes, "
+            f"bound {_num(result.lower_bound)}, {result.nodes} "
+            f"node{'' if result.nodes == 1 else 's'}, "
             f"{result.open_nodes} open, {result.seconds:.2f} s")
     if result.incumbent_source is not None:
         text += f", incumbent from {result.incumbent_source}"

@@ -32,6 +32,7 @@ from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import Clock, Stopped
 from s3vm.solvers.runtime.memory import available_memory
 from s3vm.solvers.runtime.processes import calls_in_children
+from s3vm.solvers.runtime.stdio import captured_native_output
 
 __all__ = ["NodePool", "ProcessPool", "DaskPool", "make_pool", "default_workers",
            "bound_task"]
@@ -91,10 +92,34 @@ class ProcessPool(NodePool):
     def bound(self, problem, jobs, incumbent, stop):
         results = []
         for k in range(0, len(jobs), self.workers):
-            calls = [(bound_task, (problem, partial, state, incumbent))
+            calls = [(_bound_task_logged, (problem, partial, state, incumbent))
                      for partial, state in jobs[k:k + self.workers]]
-            results.extend(calls_in_children(calls, stop))
+            answers = calls_in_children(calls, stop)
+            for worker, (_, _, log) in enumerate(answers, start=1):
+                _write_log(log, worker)
+            results.extend((node, report) for node, report, _ in answers)
         return results
+
+
+def _bound_task_logged(problem, partial, state, incumbent) -> tuple:
+    """:func:`bound_task` in a worker process, with what its solver wrote to stdout and stderr
+    (a log under ``verbose``) caught and returned: (NodeBound, report, log text)."""
+    with captured_native_output() as caught:
+        node, report = bound_task(problem, partial, state, incumbent)
+    return node, report, caught.text
+
+
+def _write_log(text: str, worker: int) -> None:
+    """A worker's log, each line prefixed with the worker, written at once: the logs of the
+    workers of a step follow one another instead of interleaving line by line."""
+    if not text:
+        return
+    prefix = f"[worker {worker}] "
+    block = "".join(prefix + line for line in text.splitlines(keepends=True))
+    if not block.endswith("\n"):
+        block += "\n"
+    sys.stderr.write(block)
+    sys.stderr.flush()
 
 
 class DaskPool(NodePool):

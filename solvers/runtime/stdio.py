@@ -183,3 +183,59 @@ def quiet_stderr(on: bool = True) -> Iterator[None]:
         _flush_c_stdio()
         os.dup2(saved, 2)
         os.close(saved)
+
+
+class Captured:
+    """What :func:`captured_native_output` caught: ``text`` once the block has ended."""
+
+    text: str = ""
+
+
+@contextmanager
+def captured_native_output() -> Iterator[Captured]:
+    """Catch everything written to file descriptors 1 and 2 during a block (a solver's log
+    from C, Python's own writes to ``sys.stdout`` and ``sys.stderr``) in a temporary file,
+    and hand it back whole as ``text``.
+
+    For a worker process that runs beside others (a branch and bound's node bounds): written
+    straight to a shared stderr, the logs of two workers interleave line by line; caught, each
+    can be written out at once, as a block.
+    """
+    import tempfile
+
+    with tempfile.TemporaryFile() as sink:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+        _flush_c_stdio()
+        # fd 1 is caught only where it shares stderr's file (a verbose solve sends the solver's
+        # log there); where it goes to the null device, what is written there stays unread.
+        fds = (1, 2) if _same_file(1, 2) else (2,)
+        saved = [os.dup(fd) for fd in fds]
+        caught = Captured()
+        try:
+            for fd in fds:
+                os.dup2(sink.fileno(), fd)
+            yield caught
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    if stream is not None:
+                        stream.flush()
+                except (OSError, ValueError):
+                    pass
+            _flush_c_stdio()
+            for fd, copy in zip(fds, saved):
+                os.dup2(copy, fd)
+                os.close(copy)
+            sink.seek(0)
+            caught.text = sink.read().decode("utf-8", errors="replace")
+
+
+def _same_file(a: int, b: int) -> bool:
+    """Whether descriptors ``a`` and ``b`` are open on the same file."""
+    try:
+        first, second = os.fstat(a), os.fstat(b)
+    except OSError:
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)

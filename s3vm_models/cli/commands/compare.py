@@ -9,6 +9,7 @@ from s3vm.cli.output import print_compare
 from s3vm.cli.parser import (add_formulation_options, add_per_formulation, add_problem_options,
                              add_solver_options, inputs, overrides, per_formulation, read_data,
                              started, typed_options)
+from s3vm.solvers.errors import S3VMError
 from s3vm.solvers.runtime.files import check_not_input
 from s3vm.solvers.runtime.supervisor import Interrupted
 
@@ -39,8 +40,10 @@ def run(args, out) -> int:
                            per_formulation=per_formulation(args.per_formulation),
                            verbose=args.verbose, inputs=inputs(args), started=started(args),
                            **overrides(args))
-    except Interrupted as exc:
-        if exc.results:
+    except (Interrupted, S3VMError) as exc:
+        # What finished is printed before the error line (or the interruption's): a failure
+        # after some formulations were solved does not lose them.
+        if getattr(exc, "results", None):
             print_compare(args, out, instance, exc.results)
         raise
     if args.plot:
