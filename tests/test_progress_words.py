@@ -17,7 +17,7 @@ import pytest
 
 from s3vm import api
 from s3vm.bounds.shor import ShorBoundProblem
-from s3vm.core.registry import get_formulation
+from s3vm.core import pipeline
 from s3vm.solvers.bnb import driver
 from s3vm.solvers.bnb.pool import ProcessPool
 from s3vm.solvers.bnb.problem import NodeBound
@@ -31,7 +31,7 @@ def line_at(nodes=None, iterations=None, phase="branch and bound"):
     clock = Clock(None)
     clock.report(phase=phase, nodes=nodes, iterations=iterations, objective=1.5,
                  lower_bound=1.0)
-    return get_formulation("bb")._progress_line(clock)(5.0)
+    return pipeline.progress_line("bb", clock)(5.0)
 
 
 def test_counts_in_progress_lines_agree_with_their_number():
