@@ -16,6 +16,7 @@ none to give.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -34,6 +35,8 @@ from s3vm.models.output_space import s3vm_objective
 from s3vm.solvers.errors import InputError, SolverUnavailableError
 from s3vm.solvers.registry import DEFAULT_SOLVERS, backend_class, installed_solvers
 from s3vm.solvers.runtime.clock import checkpoint
+from s3vm.solvers.runtime.files import atomic_output, check_writable
+from s3vm.solvers.runtime.stdio import native_stdout_elsewhere
 
 #: The modeling libraries a model may come from.
 MODELERS = ("pyomo", "cvxpy", "fusion")
@@ -148,6 +151,9 @@ class Built:
     options: dict = field(default_factory=dict)
     components: dict = field(default_factory=dict)
     _conic: Any = field(default=None, repr=False)
+    #: The model's state as built (:func:`s3vm.models.pyomo_tools.model_state`) for the models
+    #: with bound-derived constants, which :meth:`solve` compares to tell a changed model.
+    _baseline: Any = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         return (f"Built(formulation={self.formulation!r}, modeler={self.modeler!r}, "
@@ -199,6 +205,65 @@ class Built:
                             _profile(runner, solver, profile, time_limit, verbose))
 
 
+    def export(self, path: str, format: Optional[str] = None) -> str:
+        """Write the model as it is now (with every change) to ``path``; returns the format.
+
+        The writers are those of ``s3vm export``: a Pyomo model as MPS or LP with the
+        components' own names (``y(0)``, ``r(3)``, ``c_l_plus_side(2)_``; l2-miqp's file with
+        the spellings SCIP's readers need), a MOSEK Fusion model as CBF or PTF (MOSEK writes
+        them without a licence), a CVXPY problem as CBF from CVXPY's own conic form of it
+        (:mod:`s3vm.models.cbf`). A big-M model is written with its ``big_m`` values as they are
+        now: after :meth:`solve` of a changed model, the values that solve raised
+        (docs/models.md), so the file solves to the same optimum.
+
+        Parameters
+        ----------
+        path : str
+        format : {"mps", "lp", "cbf", "ptf"}, optional
+            Default: the file's extension.
+
+        Raises
+        ------
+        InputError
+            A format this kind of model is not written in, or a path that cannot be written.
+        """
+        formats = _EXPORT_FORMATS[self.modeler]
+        if format is None:
+            ext = path.rsplit(".", 1)[-1].lower() if "." in os.path.basename(path) else ""
+            if ext not in formats:
+                raise InputError(f"cannot tell the format from {path!r}: give format= "
+                                 f"({', '.join(formats)})")
+            format = ext
+        format = format.lower()
+        if format not in formats:
+            raise InputError(f"a {self.modeler} model is written as {', '.join(formats)}, "
+                             f"not {format!r}")
+        check_writable(path)
+        if self.modeler == "pyomo":
+            _pyomo_writer(self)._write(self.model, path, format)
+        elif self.modeler == "fusion":
+            with atomic_output(path, suffix="." + format) as tmp:
+                self.model.writeTask(tmp)
+        else:
+            from s3vm.models.cbf import write_cvxpy_cbf
+
+            with atomic_output(path, suffix="." + format) as tmp:
+                write_cvxpy_cbf(self.model, tmp)
+        return format
+
+
+#: The formats :meth:`Built.export` writes, by modeler.
+_EXPORT_FORMATS = {"pyomo": ("mps", "lp"), "fusion": ("cbf", "ptf"), "cvxpy": ("cbf",)}
+
+
+def _pyomo_writer(built: Built):
+    """The formulation whose writer ``s3vm export`` uses for this model (bb-mip's model is
+    bd-mip's MIP)."""
+    if built.formulation == "bb-mip":
+        return BennettDemirizMIP()
+    return get_formulation(built.formulation, **built.options)
+
+
 def build(data, formulation: str, settings: Optional[Settings] = None, *,
           modeler: Optional[str] = None, options: Optional[dict] = None, **overrides) -> Built:
     """The declarative model of ``formulation`` on ``data``, to read, change and solve.
@@ -245,14 +310,33 @@ def build(data, formulation: str, settings: Optional[Settings] = None, *,
     form.check(instance, effective)
     kind = _modeler(name, modeler)
     conic = None
-    if kind == "pyomo":
-        model = _pyomo_model(form, instance, effective)
-    else:
-        conic = _conic_model(form, instance, effective, kind)
-        model = conic.model
+    # A library prints nothing on stdout: the solves some builds run for their bounds (HiGHS's
+    # LPs of bd-mip's big-M) would print the solver's banner there.
+    with native_stdout_elsewhere():
+        if kind == "pyomo":
+            model = _pyomo_model(form, instance, effective)
+        else:
+            conic = _conic_model(form, instance, effective, kind)
+            model = conic.model
     return Built(model=model, formulation=name, modeler=kind, instance=instance,
                  settings=effective, options=form.option_values(),
-                 components=dict(COMPONENTS[name]), _conic=conic)
+                 components=dict(COMPONENTS[name]), _conic=conic, _baseline=_baseline(model))
+
+
+def _baseline(model):
+    """The state :meth:`Built.solve` compares a model with bound-derived constants against."""
+    from s3vm.models import derived_constants as dc
+    from s3vm.models.pyomo_tools import model_state
+
+    if kind_of_model(model) is None:
+        return None
+    return {"state": model_state(model), **dc.baseline(model)}
+
+
+def kind_of_model(model):
+    from s3vm.models.derived_constants import kind_of
+
+    return kind_of(model) if hasattr(model, "component_objects") else None
 
 
 def _modeler(name: str, modeler: Optional[str]) -> str:
@@ -334,7 +418,133 @@ def _pyomo_runner(built: Built):
         def model_to_solve(self, instance, settings, backend):
             return built.model
 
+    if built._baseline is not None:
+        return _kept_exact(Given, built)(**options)
     return Given(**options)
+
+
+def _kept_exact(base, built: Built):
+    """``base`` whose solve keeps a changed model's bound-derived constants valid
+    (:mod:`s3vm.models.derived_constants`) and values the returned labels on the model as it is.
+
+    After each solve that finished, the value V of the returned labels bounds the changed
+    problem's optimum; when the model's big-M values (and l2-miqp's variable bounds) are below
+    what V asks for, they are raised and the model solved again, at most twice (the second
+    solve passes: see the module). A changed model found infeasible is solved again with its
+    constants 1,000 times larger, twice at most. ``info["big_m"]`` says what was found and done.
+    For a changed model the labels' value is the model's own optimum at those labels (the label
+    binaries fixed, one LP or QP by the same solver), so a side constraint on w, v, g or a
+    slack is in the objective, the decision values and the primal.
+    """
+    from s3vm.models import derived_constants as dc
+    from s3vm.models.pyomo_tools import model_state
+
+    class KeptExact(base):
+        def run(self, instance, settings, backend, profile, clock, result):
+            model = built.model
+            changed = model_state(model) != built._baseline["state"]
+            self._exact = (backend, profile, clock) if changed else None
+            broken = dc.assumption_broken(model, built._baseline) if changed else None
+            raised = grown = 0
+            while True:
+                super().run(instance, settings, backend, profile, clock, result)
+                if broken is not None or clock.expired():
+                    break
+                if result.status == "infeasible" and changed and grown < 2:
+                    grown += 1
+                    dc.grow_constants(model, 1e3)
+                    continue
+                if result.status not in ("optimal", "feasible") or result.objective is None:
+                    break
+                if not dc.short_constants(model, result.objective) or raised >= 2:
+                    break
+                raised += 1
+                dc.raise_constants(model, result.objective)
+            _report_constants(result, model, changed, broken, raised, grown)
+
+        def fill(self, result, model, instance, settings):
+            super().fill(result, model, instance, settings)
+            if self._exact is not None and result.labels is not None:
+                backend, profile, clock = self._exact
+                _value_on_model(result, model, instance,
+                                backend.solve, remaining_profile(profile, clock))
+
+    return KeptExact
+
+
+def _value_on_model(result, model, instance: Instance, solve, profile) -> None:
+    """Replace the labels' value (bd-mip's LP without M, l2-miqp's supervised J) by the changed
+    model's optimum at those labels: the label binaries fixed, the rest solved by ``solve``."""
+    from s3vm.models import derived_constants as dc
+    from s3vm.models.problem3 import primal_values, unlabeled_scores
+
+    binaries = dc.label_variables(model)
+    labels = np.asarray(result.labels)
+    was_fixed = {j: var.fixed for j, var in binaries.items()}
+    for j, var in binaries.items():
+        var.fix(1 if labels[j] > 0 else 0)
+    try:
+        outcome = solve(model, profile)
+    finally:
+        for j, var in binaries.items():
+            if not was_fixed[j]:
+                var.unfix()
+    value = outcome.objective if outcome.status == "optimal" and outcome.has_solution else None
+    result.info["labels_value"] = ("the changed model's optimum at the returned labels (its "
+                                   "label binaries fixed)")
+    if dc.kind_of(model) == "problem3":
+        if value is not None:
+            primal = primal_values(model)
+            result.decision_values = unlabeled_scores(model)
+            result.primal = {**primal, "d": (labels > 0).astype(float)}
+        model.bd_result = (model.bd_result[0], value)
+        return
+    if value is None:
+        model.l2_result = (model.l2_result[0], model.l2_result[1])
+        result.info["labels_value"] = ("the model at the returned labels did not solve: the "
+                                       "value is J without the changes")
+        return
+    data = model.l2_data
+    v = np.array([model.v[k].value for k in model.R], dtype=float)
+    b = float(model.b.value) if hasattr(model, "b") else 0.0
+    G = np.empty((instance.n, v.size))
+    G[instance.labeled], G[instance.unlabeled] = data.GL, data.GU
+    result.decision_values = data.GU @ v + b
+    # beta with G' beta = v (the expansion over the rows, file order), least norm.
+    result.primal = {"beta": np.linalg.lstsq(G.T, v, rcond=None)[0], "b": b, "v": v}
+    model.l2_result = (model.l2_result[0], float(value))
+
+
+def _report_constants(result, model, changed: bool, broken: Optional[str], raised: int,
+                      grown: int) -> None:
+    """Say in ``result`` what the check of the bound-derived constants found and did."""
+    from s3vm.models import derived_constants as dc
+
+    current = dc.current_constants(model)
+    largest = float(current["M"].max()) if current.get("M") is not None and current["M"].size \
+        else None
+    info = {"changed": changed, "raised": raised, "grown_after_infeasible": grown,
+            "max_M": largest}
+    if broken is not None:
+        info["note"] = (f"{broken}: the big-M values and bounds derived from the objective are "
+                        "not proven to keep this model's optimum")
+        if result.status == "optimal":
+            result.status = "feasible"
+            result.message = f"not proven optimal: {info['note']}"
+    elif result.status == "infeasible" and changed:
+        info["note"] = (f"infeasible with big-M values up to {largest:.3g}: a point needing "
+                        "larger |f| (outputs) than these allow is not excluded")
+        result.message = info["note"]
+    elif raised:
+        info["note"] = (f"the changed model needed larger big-M values than the ones built; "
+                        f"raised {raised} time(s) (largest M now {largest:.3g}) and solved again")
+        if result.status == "optimal":
+            result.message = f"optimal after raising big-M ({info['note']})"
+    elif result.status in ("optimal", "feasible") and result.objective is not None:
+        info["note"] = "the big-M values and bounds are valid for the model's value"
+    if largest is not None:
+        result.info["max_M"] = largest
+    result.info["big_m"] = info
 
 
 def _solve_given(built: Built):
