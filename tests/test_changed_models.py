@@ -223,3 +223,133 @@ def test_a_changed_objective_is_not_reported_optimal():
     result = built.solve()
     assert result.status != "optimal"
     assert "objective was changed" in result.message
+
+
+def read_cbf(path: str):
+    """A CVXPY problem from a CBF file with the sections Built.export writes (free variables,
+    L=, L+ and Q rows, PSDCON with HCOORD/DCOORD): CBF's meaning, read independently of the
+    writer's SCS vectorisation."""
+    import cvxpy as cp
+
+    lines = [line.strip() for line in open(path)]
+    sec, i = {}, 0
+    while i < len(lines):
+        key = lines[i]
+        if not key:
+            i += 1
+        elif key == "VER":
+            i += 2
+        elif key == "OBJSENSE":
+            sec["sense"], i = lines[i + 1], i + 2
+        elif key == "VAR":
+            sec["n"], i = int(lines[i + 1].split()[0]), i + 3
+        elif key == "PSDCON":
+            k = int(lines[i + 1])
+            sec["psd"], i = [int(x) for x in lines[i + 2:i + 2 + k]], i + 2 + k
+        elif key == "CON":
+            m, k = map(int, lines[i + 1].split())
+            sec["m"] = m
+            sec["con"] = [(x.split()[0], int(x.split()[1])) for x in lines[i + 2:i + 2 + k]]
+            i += 2 + k
+        elif key == "OBJBCOORD":
+            sec["d"], i = float(lines[i + 1]), i + 2
+        else:
+            k = int(lines[i + 1])
+            sec[key], i = [lines[i + 2 + r].split() for r in range(k)], i + 2 + k
+    n = sec["n"]
+    x = cp.Variable(n)
+    c = np.zeros(n)
+    for j, v in sec.get("OBJACOORD", []):
+        c[int(j)] = float(v)
+    constraints = []
+    if "con" in sec:
+        A, b = np.zeros((sec["m"], n)), np.zeros(sec["m"])
+        for r, j, v in sec.get("ACOORD", []):
+            A[int(r), int(j)] += float(v)
+        for r, v in sec.get("BCOORD", []):
+            b[int(r)] += float(v)
+        rows, start = A @ x + b, 0
+        for name, k in sec["con"]:
+            part = rows[start:start + k]
+            constraints.append(part == 0 if name == "L=" else part >= 0 if name == "L+"
+                               else cp.SOC(part[0], part[1:]))
+            start += k
+    for con, size in enumerate(sec.get("psd", [])):
+        H, D = {}, np.zeros((size, size))
+        for l, j, r, s, v in sec.get("HCOORD", []):
+            if int(l) == con:
+                M = H.setdefault(int(j), np.zeros((size, size)))
+                M[int(r), int(s)] = M[int(s), int(r)] = float(v)
+        for l, r, s, v in sec.get("DCOORD", []):
+            if int(l) == con:
+                D[int(r), int(s)] = D[int(s), int(r)] = float(v)
+        S = D + sum(x[j] * M for j, M in H.items())
+        constraints.append((S + S.T) / 2 >> 0)
+    objective = c @ x + sec.get("d", 0.0)
+    sense = cp.Minimize if sec["sense"] == "MIN" else cp.Maximize
+    return cp.Problem(sense(objective), constraints)
+
+
+@pytest.mark.parametrize("name,options,variable", [("sdp", {}, "a"),
+                                                   ("sdp", {"sdp_form": "primal"}, "gamma_u"),
+                                                   ("bb-sdp", {}, "X")])
+def test_a_changed_cvxpy_model_exported_as_cbf_keeps_its_optimum(tmp_path, name, options,
+                                                                  variable):
+    import cvxpy as cp
+
+    built = s3vm.build("blobs_small", name, options=options)
+    problem = built.model
+    problem.solve(solver=cp.CLARABEL)
+    before = problem.value
+    # a side constraint that cuts the optimum off: the largest entry of a label variable (off
+    # the diagonal of X) moved 20 % towards zero
+    var = built.variables[variable]
+    entries = var[0, 1:] if variable == "X" else var
+    k = int(np.argmax(np.abs(entries.value)))
+    value = float(entries.value[k])
+    cut = entries[k] <= 0.8 * value if value > 0 else entries[k] >= 0.8 * value
+    built.model = cp.Problem(problem.objective, problem.constraints + [cut])
+    path = str(tmp_path / "changed.cbf")
+    assert built.export(path) == "cbf"
+    read = read_cbf(path)
+    built.model.solve(solver=cp.CLARABEL)
+    read.solve(solver=cp.CLARABEL)
+    assert read.status == "optimal" and built.model.status == "optimal"
+    assert read.value == pytest.approx(built.model.value, rel=1e-5, abs=1e-6)
+    assert abs(built.model.value - before) > 1e-4  # the cut changed the problem
+
+
+def test_a_fusion_model_is_exported_without_being_disposed(tmp_path):
+    pytest.importorskip("mosek")
+    built = s3vm.build("blobs_small", "sdp", modeler="fusion")
+    for fmt in ("cbf", "ptf"):
+        path = str(tmp_path / f"model.{fmt}")
+        assert built.export(path) == fmt
+        assert open(path).read().strip()
+    assert built.export(str(tmp_path / "again.cbf")) == "cbf"  # the model is still usable
+
+
+def test_export_refuses_a_format_its_model_is_not_written_in(tmp_path):
+    from s3vm.solvers.errors import InputError
+
+    built = s3vm.build("blobs_small", "bd-mip")
+    with pytest.raises(InputError, match="mps, lp"):
+        built.export(str(tmp_path / "model.cbf"))
+    assert not (tmp_path / "model.cbf").exists()
+
+
+def test_a_changed_bb_sdp_root_claims_no_bound_for_the_changed_problem():
+    import cvxpy as cp
+
+    pytest.importorskip("clarabel")
+    built = s3vm.build("blobs_small", "bb-sdp")
+    outputs = built.variables["X"][0, 1:]
+    built.model.solve(solver=cp.CLARABEL)
+    k = int(np.argmax(np.abs(outputs.value)))
+    value = float(outputs.value[k])
+    cut = outputs[k] <= 0.8 * value if value > 0 else outputs[k] >= 0.8 * value
+    built.model = cp.Problem(built.model.objective, built.model.constraints + [cut])
+    result = built.solve(solver="clarabel")
+    assert result.status == "optimal"
+    assert result.lower_bound is None
+    assert "box" in result.info["lower_bound_note"]
