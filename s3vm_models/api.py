@@ -303,9 +303,8 @@ def export(data: Data, formulation: str, path: Optional[str] = None,
     not): ``export(built, path)`` or ``export(built, path, fmt)`` writes that model as it is,
     as :meth:`Built.export <s3vm.built.Built.export>` does.
     """
-    from s3vm.built import Built
-
-    if isinstance(data, Built):
+    # A Built (s3vm.built, which imports this module: recognised by its parts, not imported)
+    if hasattr(data, "modeler") and callable(getattr(data, "export", None)):
         if settings is not None or options or overrides:
             raise InputError("export(built, path, fmt) writes the model as built: its settings "
                              "and options are those of s3vm.build")

@@ -30,8 +30,12 @@ from s3vm.data.instance import Instance
 from s3vm.formulations.bb_sdp import BranchAndBoundSDP
 from s3vm.formulations.bd_mip import BennettDemirizMIP
 from s3vm.formulations.families.conic import ConicFormulation
+from s3vm.models import derived_constants as dc
+from s3vm.models.cbf import write_cvxpy_cbf
 from s3vm.models.conic import ConicModel
 from s3vm.models.output_space import s3vm_objective
+from s3vm.models.problem3 import primal_values, unlabeled_scores
+from s3vm.models.pyomo_tools import model_state
 from s3vm.solvers.errors import InputError, SolverUnavailableError
 from s3vm.solvers.registry import DEFAULT_SOLVERS, backend_class, installed_solvers
 from s3vm.solvers.runtime.clock import checkpoint
@@ -66,8 +70,8 @@ _SIDES = {
 }
 _MIP = {
     "d[j]": "binary: 1 labels unlabeled point j +1 (charges r_j), 0 labels it -1 (charges s_j)",
-    "big_m[j]": "Param M_j of the big-M rows: B_j w - g + r_j - M_j d_j >= 1 - M_j and "
-                "-B_j w + g + s_j + M_j d_j >= 1",
+    "big_m[j]": "mutable Param M_j of the big-M rows: B_j w - g + r_j - M_j d_j >= 1 - M_j "
+                "and -B_j w + g + s_j + M_j d_j >= 1 (solve raises it where a change needs it)",
     "balance": "e'd = P (with balance='count' only)",
 }
 _L2 = {
@@ -79,6 +83,9 @@ _L2 = {
     "plus_side[j], minus_side[j]": "the unlabeled rows switched by z_j (big-M, or SOS1 with "
                                    "form='sos1': p[j], q[j], zbar[j], complement, plus_switch, "
                                    "minus_switch)",
+    "big_m[j]": "mutable Param M_j of the big-M rows (form='bigm'): f_j + xi_j - M_j z_j >= "
+                "1 - M_j and -f_j + xi_j + M_j z_j >= 1 (solve raises it, and the bounds of "
+                "v, b, xi, where a change needs it)",
     "balance, mean_balance": "e'z = P (balance='count'), the mean balance (balance='mean')",
     "obj": "1/2 |v|^2 + C e'xi_L^2 + C* e'xi_U^2",
 }
@@ -245,8 +252,6 @@ class Built:
             with atomic_output(path, suffix="." + format) as tmp:
                 self.model.writeTask(tmp)
         else:
-            from s3vm.models.cbf import write_cvxpy_cbf
-
             with atomic_output(path, suffix="." + format) as tmp:
                 write_cvxpy_cbf(self.model, tmp)
         return format
@@ -325,20 +330,16 @@ def build(data, formulation: str, settings: Optional[Settings] = None, *,
 
 def _baseline(model):
     """The state :meth:`Built.solve` compares a model with bound-derived constants against."""
-    from s3vm.models import derived_constants as dc
-    from s3vm.models.pyomo_tools import model_state
 
     if isinstance(model, ConicModel) or not hasattr(model, "component_objects"):
         return {"problem": model}  # bb-sdp's root: the problem object as built
-    if kind_of_model(model) is None:
+    if _kind_of_model(model) is None:
         return None
     return {"state": model_state(model), **dc.baseline(model)}
 
 
-def kind_of_model(model):
-    from s3vm.models.derived_constants import kind_of
-
-    return kind_of(model) if hasattr(model, "component_objects") else None
+def _kind_of_model(model):
+    return dc.kind_of(model) if hasattr(model, "component_objects") else None
 
 
 def _modeler(name: str, modeler: Optional[str]) -> str:
@@ -438,8 +439,6 @@ def _kept_exact(base, built: Built):
     binaries fixed, one LP or QP by the same solver), so a side constraint on w, v, g or a
     slack is in the objective, the decision values and the primal.
     """
-    from s3vm.models import derived_constants as dc
-    from s3vm.models.pyomo_tools import model_state
 
     class KeptExact(base):
         def run(self, instance, settings, backend, profile, clock, result):
@@ -477,8 +476,6 @@ def _kept_exact(base, built: Built):
 def _value_on_model(result, model, instance: Instance, solve, profile) -> None:
     """Replace the labels' value (bd-mip's LP without M, l2-miqp's supervised J) by the changed
     model's optimum at those labels: the label binaries fixed, the rest solved by ``solve``."""
-    from s3vm.models import derived_constants as dc
-    from s3vm.models.problem3 import primal_values, unlabeled_scores
 
     binaries = dc.label_variables(model)
     labels = np.asarray(result.labels)
@@ -520,7 +517,6 @@ def _value_on_model(result, model, instance: Instance, solve, profile) -> None:
 def _report_constants(result, model, changed: bool, broken: Optional[str], raised: int,
                       grown: int) -> None:
     """Say in ``result`` what the check of the bound-derived constants found and did."""
-    from s3vm.models import derived_constants as dc
 
     current = dc.current_constants(model)
     largest = float(current["M"].max()) if current.get("M") is not None and current["M"].size \

@@ -34,6 +34,9 @@ from typing import Optional
 
 import numpy as np
 
+from s3vm.models.l2_miqp import big_m
+from s3vm.models.problem3 import big_m_from_upper
+
 #: Relative room on top of the needed constants, so that a solver's feasibility tolerance at a
 #: row exactly at its M never decides.
 _ROOM = 1e-6
@@ -91,11 +94,7 @@ def needed_constants(model, upper: float, room: bool = False) -> dict:
 
     upper = float(upper) * (1.0 + _ROOM) + _ROOM if room else float(upper)
     if kind_of(model) == "problem3":
-        from s3vm.models.problem3 import big_m_from_upper
-
         return {"M": big_m_from_upper(model.problem_data, value(model.mu), upper)}
-    from s3vm.models.l2_miqp import big_m
-
     bounds = big_m(model.l2_data, upper)
     return {"M": bounds.M, "v": np.array([bounds.v]), "b": np.array([bounds.b]),
             "xi_L": np.array([bounds.xi_labeled]), "xi_U": np.array([bounds.xi_unlabeled])}
