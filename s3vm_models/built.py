@@ -34,7 +34,7 @@ from s3vm.models import derived_constants as dc
 from s3vm.models.cbf import write_cvxpy_cbf
 from s3vm.models.conic import ConicModel
 from s3vm.models.output_space import s3vm_objective
-from s3vm.models.problem3 import primal_values, unlabeled_scores
+from s3vm.models.problem3 import OPTIMALITY_GAP, primal_values, unlabeled_scores
 from s3vm.models.pyomo_tools import model_state
 from s3vm.solvers.errors import InputError, SolverUnavailableError
 from s3vm.solvers.registry import DEFAULT_SOLVERS, backend_class, installed_solvers
@@ -463,6 +463,17 @@ def _kept_exact(base, built: Built):
                 dc.raise_constants(model, result.objective)
             _report_constants(result, model, changed, broken, raised, grown)
 
+        def objective_bounds(self, model, outcome):
+            value, bound = super().objective_bounds(model, outcome)
+            result = (model.l2_result if dc.kind_of(model) == "l2" else model.bd_result)[0]
+            if (self._exact is not None and result.status == "optimal" and value is not None
+                    and bound is not None
+                    and value - bound > OPTIMALITY_GAP * max(1.0, abs(value))):
+                result.status = "feasible"
+                result.message = (f"optimality not proven: the solver's bound {bound:.6g} is "
+                                  f"below {value:.6g}, the model's optimum at its labels")
+            return value, bound
+
         def fill(self, result, model, instance, settings):
             super().fill(result, model, instance, settings)
             if self._exact is not None and result.labels is not None:
@@ -523,6 +534,8 @@ def _report_constants(result, model, changed: bool, broken: Optional[str], raise
         else None
     info = {"changed": changed, "raised": raised, "grown_after_infeasible": grown,
             "max_M": largest}
+    scale = (f"big-M values up to {largest:.3g}" if largest is not None
+             else f"|v| <= {model.l2_bounds.v:.3g}")
     if broken is not None:
         info["note"] = (f"{broken}: the big-M values and bounds derived from the objective are "
                         "not proven to keep this model's optimum")
@@ -530,14 +543,15 @@ def _report_constants(result, model, changed: bool, broken: Optional[str], raise
             result.status = "feasible"
             result.message = f"not proven optimal: {info['note']}"
     elif result.status == "infeasible" and changed:
-        info["note"] = (f"infeasible with big-M values up to {largest:.3g}: a point needing "
-                        "larger |f| (outputs) than these allow is not excluded")
+        info["note"] = (f"infeasible with {scale}: a point needing larger outputs than these "
+                        "allow is not excluded")
         result.message = info["note"]
-    elif raised:
-        info["note"] = (f"the changed model needed larger big-M values than the ones built; "
-                        f"raised {raised} time(s) (largest M now {largest:.3g}) and solved again")
+    elif raised or grown:
+        info["note"] = (f"the changed model needed larger big-M values or bounds than the ones "
+                        f"built: raised {raised + grown} time(s) ({scale} now) and solved again"
+                        + (" (after an infeasible solve)" if grown else ""))
         if result.status == "optimal":
-            result.message = f"optimal after raising big-M ({info['note']})"
+            result.message = f"optimal; {info['note']}"
     elif result.status in ("optimal", "feasible") and result.objective is not None:
         info["note"] = "the big-M values and bounds are valid for the model's value"
     if largest is not None:

@@ -52,18 +52,20 @@ def write_cvxpy_cbf(problem, path: str) -> None:
         lines += ["CON", f"{linear} {len(cones)}"] + [f"{name} {k}" for name, k in cones] + [""]
     objective = [(j, sign * c[j]) for j in np.flatnonzero(c)]
     if objective:
-        lines += ["OBJACOORD", str(len(objective))] + [f"{j} {float(v)!r}" for j, v in objective] + [""]
+        lines += ["OBJACOORD", str(len(objective))]
+        lines += [f"{j} {float(v)!r}" for j, v in objective] + [""]
     if d:
         lines += ["OBJBCOORD", repr(sign * float(d)), ""]
     top = G[:linear].tocoo()
     keep = top.data != 0
     if keep.any():
-        lines += ["ACOORD", str(int(keep.sum()))] + [
-            f"{i} {j} {float(v)!r}" for i, j, v in zip(top.row[keep], top.col[keep], top.data[keep])]
-        lines.append("")
+        lines += ["ACOORD", str(int(keep.sum()))]
+        lines += [f"{i} {j} {float(v)!r}"
+                  for i, j, v in zip(top.row[keep], top.col[keep], top.data[keep])] + [""]
     constants = [(i, b[i]) for i in np.flatnonzero(b[:linear])]
     if constants:
-        lines += ["BCOORD", str(len(constants))] + [f"{i} {float(v)!r}" for i, v in constants] + [""]
+        lines += ["BCOORD", str(len(constants))]
+        lines += [f"{i} {float(v)!r}" for i, v in constants] + [""]
     if psd:
         h, dd = _psd_entries(G[linear:], b[linear:], psd)
         if h:

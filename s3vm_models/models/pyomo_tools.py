@@ -167,7 +167,8 @@ def model_state(model) -> tuple:
     names = tuple((c.name, type(c).__name__) for c in model.component_objects(descend_into=True))
     active = tuple(data.active for data in model.component_data_objects(
         (Constraint, Objective, SOSConstraint), active=None, descend_into=True))
-    variables = tuple((str(var.domain), var.lb, var.ub, var.fixed, var.value if var.fixed else None)
+    variables = tuple((str(var.domain), var.lb, var.ub, var.fixed,
+                       var.value if var.fixed else None)
                       for var in model.component_data_objects(Var, descend_into=True))
     params = tuple(value(p) for comp in model.component_objects(Param, descend_into=True)
                    if comp.mutable for p in comp.values())
