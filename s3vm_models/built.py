@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -221,7 +222,9 @@ class Built:
         them without a licence), a CVXPY problem as CBF from CVXPY's own conic form of it
         (:mod:`s3vm.models.cbf`). A big-M model is written with its ``big_m`` values as they are
         now: after :meth:`solve` of a changed model, the values that solve raised
-        (docs/models.md), so the file solves to the same optimum.
+        (docs/models.md), so the file solves to the same optimum. Exporting a changed big-M
+        model that no solve has checked since the change warns (UserWarning): its values are
+        those built, valid for the model as built.
 
         Parameters
         ----------
@@ -247,6 +250,12 @@ class Built:
                              f"not {format!r}")
         check_writable(path)
         if self.modeler == "pyomo":
+            if self._baseline is not None and model_state(self.model) != self._baseline.get(
+                    "checked", self._baseline["state"]):
+                warnings.warn("the model was changed since its big-M values were last checked: "
+                              "they may cut off the changed optimum; call solve() before "
+                              "export() to check and raise them (docs/models.md)", UserWarning,
+                              stacklevel=2)
             _pyomo_writer(self)._write(self.model, path, format)
         elif self.modeler == "fusion":
             with atomic_output(path, suffix="." + format) as tmp:
@@ -462,6 +471,8 @@ def _kept_exact(base, built: Built):
                 raised += 1
                 dc.raise_constants(model, result.objective)
             _report_constants(result, model, changed, broken, raised, grown)
+            if broken is None and result.status == "optimal":
+                built._baseline["checked"] = model_state(model)  # export() need not warn
 
         def objective_bounds(self, model, outcome):
             value, bound = super().objective_bounds(model, outcome)

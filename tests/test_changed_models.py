@@ -353,3 +353,21 @@ def test_a_changed_bb_sdp_root_claims_no_bound_for_the_changed_problem():
     assert result.status == "optimal"
     assert result.lower_bound is None
     assert "box" in result.info["lower_bound_note"]
+
+
+def test_exporting_a_changed_big_m_model_before_its_check_warns(tmp_path):
+    import warnings
+
+    import pyomo.environ as pyo
+
+    built = s3vm.build("blobs_small", "bd-mip")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        built.export(str(tmp_path / "built.mps"))  # as built: its M are valid
+    built.model.same = pyo.Constraint(expr=built.model.d[0] == built.model.d[1])
+    with pytest.warns(UserWarning, match="call solve"):
+        built.export(str(tmp_path / "unchecked.mps"))
+    assert built.solve().status == "optimal"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        built.export(str(tmp_path / "checked.mps"))  # checked (and raised) by the solve
