@@ -32,7 +32,7 @@ from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import get_backend
 
 
-#: Kernel values of Problem 3's matrices below this are zero (HiGHS's ``small_matrix_value``).
+#: Kernel values below this are zero in Problem 3's model rows (HiGHS's ``small_matrix_value``).
 TINY_KERNEL = 1e-9
 
 
@@ -57,13 +57,21 @@ class Problem3Data:
         if settings is None or settings.kernel == "linear":
             return cls(instance.XL, instance.yL, instance.XU)
         K = kernel_matrix(instance.X, instance.X, settings.kernel, settings.sigma)
-        # Kernel values below TINY_KERNEL (rbf between far points: 29 of two_moons's, 1e-10)
-        # are zero in the model: HiGHS drops matrix entries below 1e-9 with a warning, so every
-        # solver and every exported file now sees the model HiGHS solved. A value dropped moves
-        # f by at most TINY_KERNEL |w|_1.
-        K[np.abs(K) < TINY_KERNEL] = 0.0
         return cls(K[instance.labeled], instance.yL, K[instance.unlabeled], settings.kernel,
                    settings.sigma, instance.X)
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(A, B) as the models' rows carry them: kernel values below :data:`TINY_KERNEL` zero.
+
+        An rbf kernel between far points gives values of 1e-10 (29 of two_moons's rows), which
+        HiGHS drops from its matrix with a warning; written into a model they reached every other
+        solver and every exported file as noise. Dropped here, every solver and file sees the
+        model HiGHS solved; A and B themselves (the decision values, f) stay exact.
+        """
+        if self.basis is None:  # the user's features: any scale is data, not noise
+            return self.A, self.B
+        return (np.where(np.abs(self.A) < TINY_KERNEL, 0.0, self.A),
+                np.where(np.abs(self.B) < TINY_KERNEL, 0.0, self.B))
 
     def features(self, X: np.ndarray) -> np.ndarray:
         """The columns of Problem 3 for new points X (X itself for the linear kernel)."""
@@ -219,7 +227,7 @@ def build_problem3(data: Problem3Data, *, mu: Optional[float], unlabeled: Option
     """
     import pyomo.environ as pyo
 
-    A, dlab, B = data.A, data.d, data.B
+    (A, B), dlab = data.rows(), data.d
     l, p = A.shape
     u = B.shape[0] if unlabeled else 0
     m = pyo.ConcreteModel(name="problem3")
@@ -408,7 +416,7 @@ def build_problem3_dual(data: Problem3Data, *, mu: Optional[float],
     """
     import pyomo.environ as pyo
 
-    A, dlab, B = data.A, data.d, data.B
+    (A, B), dlab = data.rows(), data.d
     l, p = A.shape
     u = B.shape[0] if unlabeled else 0
     m = pyo.ConcreteModel(name="problem3_dual")
