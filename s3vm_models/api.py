@@ -383,14 +383,28 @@ def evaluate(instance: Instance, result) -> dict:
     return metrics
 
 
-def export(data: Data, formulation: str, path: str, fmt: Optional[str] = None,
+def export(data: Data, formulation: str, path: Optional[str] = None,
+           fmt: Optional[str] = None,
            settings: Optional[Settings] = None, options: Optional[dict] = None,
            inputs: Optional[list] = None, **overrides) -> str:
     """Write the model of ``formulation`` on ``data`` to ``path``; returns the format used.
 
     ``fmt`` defaults to the file's extension (``.mps``, ``.lp``, ...). ``path`` may not be one
     of the input files (``inputs``, default: the files ``data`` names).
+
+    ``data`` may also be a :class:`~s3vm.built.Built` (from :func:`s3vm.build`, changed or
+    not): ``export(built, path)`` or ``export(built, path, fmt)`` writes that model as it is,
+    as :meth:`Built.export <s3vm.built.Built.export>` does.
     """
+    # A Built (s3vm.built, which imports this module: recognised by its parts, not imported)
+    if hasattr(data, "modeler") and callable(getattr(data, "export", None)):
+        if settings is not None or options or overrides:
+            raise InputError("export(built, path, fmt) writes the model as built: its settings "
+                             "and options are those of s3vm.build")
+        # export(built, path[, fmt]): the arguments after ``data`` are the path and the format
+        return data.export(formulation, path)
+    if path is None:
+        raise InputError("export needs a path to write")
     check_not_input(path, _input_files(data, inputs))
     instance, data_settings = load(data)
     form = get_formulation(formulation, **_options(options))

@@ -18,6 +18,8 @@ none to give, and say why (``no_model``).
 
 from __future__ import annotations
 
+import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -26,9 +28,15 @@ from s3vm.core.formulation import MODELERS, GivenModel
 from s3vm.core.registry import formulation_class, formulation_names, get_formulation
 from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
+from s3vm.models import derived_constants as dc
+from s3vm.models.cbf import write_cvxpy_cbf
 from s3vm.models.conic import ConicModel
+from s3vm.models.pyomo_tools import model_state
 from s3vm.solvers.errors import InputError, SolverUnavailableError
 from s3vm.solvers.registry import DEFAULT_SOLVERS, backend_class, installed_solvers
+from s3vm.solvers.runtime.files import atomic_output, check_writable
+from s3vm.solvers.runtime.stdio import native_stdout_elsewhere
+
 
 @dataclass
 class Built:
@@ -59,6 +67,9 @@ class Built:
     options: dict = field(default_factory=dict)
     components: dict = field(default_factory=dict)
     _conic: Any = field(default=None, repr=False)
+    #: The model's state as built (:func:`s3vm.models.pyomo_tools.model_state`) for the models
+    #: with bound-derived constants, which :meth:`solve` compares to tell a changed model.
+    _baseline: Any = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         return (f"Built(formulation={self.formulation!r}, modeler={self.modeler!r}, "
@@ -109,6 +120,66 @@ class Built:
         return runner.solve(self.instance, self.settings,
                             _profile(runner, solver, profile, time_limit, verbose))
 
+    def export(self, path: str, format: Optional[str] = None) -> str:
+        """Write the model as it is now (with every change) to ``path``; returns the format.
+
+        The writers are those of ``s3vm export``: a Pyomo model as MPS or LP with the
+        components' own names (``y(0)``, ``r(3)``, ``c_l_plus_side(2)_``; l2-miqp's file with
+        the spellings SCIP's readers need), a MOSEK Fusion model as CBF or PTF (MOSEK writes
+        them without a licence), a CVXPY problem as CBF from CVXPY's own conic form of it
+        (:mod:`s3vm.models.cbf`). A big-M model is written with its ``big_m`` values as they are
+        now: after :meth:`solve` of a changed model, the values that solve raised
+        (docs/models.md), so the file solves to the same optimum. Exporting a changed big-M
+        model that no solve has checked since the change warns (UserWarning): its values are
+        those built, valid for the model as built.
+
+        Parameters
+        ----------
+        path : str
+        format : {"mps", "lp", "cbf", "ptf"}, optional
+            Default: the file's extension.
+
+        Raises
+        ------
+        InputError
+            A format this kind of model is not written in, or a path that cannot be written.
+        """
+        formats = _EXPORT_FORMATS[self.modeler]
+        if format is None:
+            ext = path.rsplit(".", 1)[-1].lower() if "." in os.path.basename(path) else ""
+            if ext not in formats:
+                raise InputError(f"cannot tell the format from {path!r}: give format= "
+                                 f"({', '.join(formats)})")
+            format = ext
+        format = format.lower()
+        if format not in formats:
+            raise InputError(f"a {self.modeler} model is written as {', '.join(formats)}, "
+                             f"not {format!r}")
+        check_writable(path)
+        if self.modeler == "pyomo":
+            if self._baseline is not None and model_state(self.model) != self._baseline.get(
+                    "checked", self._baseline["state"]):
+                warnings.warn("the model was changed since its big-M values were last checked: "
+                              "they may cut off the changed optimum; call solve() before "
+                              "export() to check and raise them (docs/models.md)", UserWarning,
+                              stacklevel=2)
+            _runner(self)._write(self.model, path, format)
+        elif self.modeler == "fusion":
+            with atomic_output(path, suffix="." + format) as tmp:
+                self.model.writeTask(tmp)
+        else:
+            with atomic_output(path, suffix="." + format) as tmp:
+                write_cvxpy_cbf(self.model, tmp)
+        return format
+
+
+#: The formats :meth:`Built.export` writes, by modeler.
+_EXPORT_FORMATS = {"pyomo": ("mps", "lp"), "fusion": ("cbf", "ptf"), "cvxpy": ("cbf",)}
+
+
+#: The formats :meth:`Built.export` writes, by modeler.
+_EXPORT_FORMATS = {"pyomo": ("mps", "lp"), "fusion": ("cbf", "ptf"), "cvxpy": ("cbf",)}
+
 
 def build(data, formulation: str, settings: Optional[Settings] = None, *,
           modeler: Optional[str] = None, options: Optional[dict] = None, **overrides) -> Built:
@@ -158,11 +229,27 @@ def build(data, formulation: str, settings: Optional[Settings] = None, *,
     kind = _modeler(form, modeler)
     if kind == "fusion":
         _require_mosek()
-    made = form.declarative_model(instance, effective, kind)
+    # A library prints nothing on stdout: the solves some builds run for their bounds (HiGHS's
+    # LPs of bd-mip's big-M) would print the solver's banner there.
+    with native_stdout_elsewhere():
+        made = form.declarative_model(instance, effective, kind)
     conic = made if isinstance(made, ConicModel) else None
-    return Built(model=made.model if conic is not None else made, formulation=name,
-                 modeler=kind, instance=instance, settings=effective,
-                 options=form.option_values(), components=dict(form.components), _conic=conic)
+    model = made.model if conic is not None else made
+    return Built(model=model, formulation=name, modeler=kind, instance=instance,
+                 settings=effective, options=form.option_values(),
+                 components=dict(form.components), _conic=conic,
+                 _baseline=_baseline(model, form.derived_constants))
+
+
+def _baseline(model, derived_constants: bool):
+    """The state :meth:`Built.solve` compares a model with bound-derived constants (its
+    formulation's ``derived_constants``) against."""
+
+    if not hasattr(model, "component_objects"):
+        return {"problem": model}  # a conic model: the problem object as built
+    if not derived_constants:
+        return None
+    return {"state": model_state(model), **dc.baseline(model)}
 
 
 def documented_components() -> dict:
@@ -217,7 +304,8 @@ def _runner(built: Built):
 
     form = get_formulation(built.formulation, **built.options)
     return form.solving_given(GivenModel(model=built.model, modeler=built.modeler,
-                                         conic=built._conic, solvers=_kind_hint(built.modeler)))
+                                         conic=built._conic, solvers=_kind_hint(built.modeler),
+                                         baseline=built._baseline))
 
 
 def _kind_hint(modeler: str) -> str:

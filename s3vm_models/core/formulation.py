@@ -118,6 +118,11 @@ class Formulation(ABC):
     components : dict
         The declarative model's named components: name -> meaning, in the notation of
         docs/formulations.md (docs/models.md lists them).
+    derived_constants : bool
+        Whether the declarative model carries constants derived from a bound on the optimum
+        of the problem as built (big-M values, variable bounds), which a user's change can
+        void: ``Built.solve`` then checks and raises them
+        (:mod:`s3vm.formulations.families.kept_exact`, docs/models.md).
     """
 
     name: ClassVar[str]
@@ -139,6 +144,7 @@ class Formulation(ABC):
     modelers: ClassVar[tuple] = ()
     no_model: ClassVar[Optional[str]] = None
     components: ClassVar[dict] = {}
+    derived_constants: ClassVar[bool] = False
 
     def __init__(self, **values):
         options = self.option_table()
@@ -387,12 +393,17 @@ class GivenModel:
         The conic family's holder it was built in (its readers), None for Pyomo.
     solvers : str
         Which solvers take a model of this kind, for the error when another is asked for.
+    baseline : dict, optional
+        The model's state as built, for a model whose constants derive from a bound (big-M):
+        the solve tells a changed model by it and keeps those constants valid (Pyomo), or
+        claims no bound the change could void (bb-sdp's root). None for the others.
     """
 
     model: Any
     modeler: str
     conic: Any = None
     solvers: str = ""
+    baseline: Any = None
 
 
 #: (formulation, solver) pairs whose missing preferred solver was already reported.

@@ -302,3 +302,7 @@ def check_result(result: Result, instance: Instance) -> None:
                 result.lower_bound = None
                 if result.status == "optimal":
                     result.status = "feasible"
+                    # the solver's "Optimal" would contradict the status
+                    result.message = (f"optimality not proven: the solver's bound {bound:.6g} "
+                                      f"lies above {float(objective):.6g}, the objective of "
+                                      "its labels, and is dropped")

@@ -47,6 +47,7 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "mu", "nu", "balance", "positives")
     #: Its declarative model is the MIP its nodes relax: bd-mip's.
     modelers: ClassVar[tuple] = ("pyomo",)
+    derived_constants = True  # big-M from an objective bound (docs/models.md)
     components: ClassVar[dict] = {**COMPONENTS, **NORM_COMPONENTS, **SIDES_COMPONENTS,
                                   **MIP_COMPONENTS}
 

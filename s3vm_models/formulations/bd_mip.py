@@ -39,6 +39,7 @@ class BennettDemirizMIP(PyomoFormulation):
     problem_class = "mip"
     settings_used = ("kernel", "sigma", "mu", "nu", "balance", "positives")
     components = {**COMPONENTS, **NORM_COMPONENTS, **SIDES_COMPONENTS, **MIP_COMPONENTS}
+    derived_constants = True  # big-M from an objective bound (docs/models.md)
 
     def check(self, instance, settings):
         super().check(instance, settings)

@@ -45,6 +45,7 @@ class L2MIQP(PyomoFormulation):
     summary = "S3VM-L2 (squared hinge, kernel) as a MIQP, SCIP by default (--form bigm|sos1)"
     problem_class = "miqp"
     components = COMPONENTS
+    derived_constants = True  # big-M from an objective bound (docs/models.md)
     settings_used = ("kernel", "sigma", "C", "C_star", "bias", "balance", "positives")
     balances = ("none", "count", "mean")
 

@@ -55,7 +55,7 @@ import scipy.sparse as sp
 from s3vm.core.kernels import kernel_matrix
 from s3vm.models.l2_svm import squared_hinge_svm
 from s3vm.models.output_space import inverse_half, labeling_qp, mean_rhs
-from s3vm.models.pyomo_tools import hstack_blocks, matrix_constraint, var_list
+from s3vm.models.pyomo_tools import bind_diagonal, hstack_blocks, matrix_constraint, var_list
 from s3vm.models.svm_dual import psd_factor
 from s3vm.solvers.bnb.problem import labels_by_outputs
 from s3vm.solvers.errors import InputError
@@ -390,6 +390,14 @@ def build_l2_miqp(data: L2Data, form: str = "bigm", upper: Optional[float] = Non
         minus = hstack_blocks(minus_f + [(xi_minus, u), (sp.diags(M), u)], u)
         m.plus_side = matrix_constraint(plus, var_list(*f_vars, m.xi_U, m.z), lb=1.0 - M)
         m.minus_side = matrix_constraint(minus, var_list(*f_vars, m.xi_U, m.z), lb=1.0)
+        # Mutable: the rows read M_j from the Param, so that a larger M_j set here (by hand,
+        # or by s3vm.build's solve for a changed model) is the model's.
+        m.big_m = pyo.Param(m.U, mutable=True, within=pyo.PositiveReals,
+                            initialize=dict(enumerate(M.tolist())))
+        z_column = r + (1 if data.bias else 0) + u
+        bind_diagonal(m.plus_side, z_column, [-m.big_m[j] for j in range(u)],
+                      [1.0 - m.big_m[j] for j in range(u)])
+        bind_diagonal(m.minus_side, z_column, [m.big_m[j] for j in range(u)])
     else:
         m.p = pyo.Var(m.U, within=pyo.NonNegativeReals, initialize=0.0)
         m.q = pyo.Var(m.U, within=pyo.NonNegativeReals, initialize=0.0)

@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from s3vm.core.kernels import kernel_matrix
-from s3vm.models.pyomo_tools import hstack_blocks, matrix_constraint, var_list
+from s3vm.models.pyomo_tools import bind_diagonal, hstack_blocks, matrix_constraint, var_list
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import get_backend
 
@@ -58,10 +58,13 @@ SIDES_COMPONENTS = {
 }
 MIP_COMPONENTS = {
     "d[j]": "binary: 1 labels unlabeled point j +1 (charges r_j), 0 labels it -1 (charges s_j)",
-    "big_m[j]": "Param M_j of the big-M rows: B_j w - g + r_j - M_j d_j >= 1 - M_j and "
-                "-B_j w + g + s_j + M_j d_j >= 1",
+    "big_m[j]": "mutable Param M_j of the big-M rows: B_j w - g + r_j - M_j d_j >= 1 - M_j "
+                "and -B_j w + g + s_j + M_j d_j >= 1 (solve raises it where a change needs it)",
     "balance": "e'd = P (with balance='count' only)",
 }
+
+#: Kernel values below this are zero in Problem 3's model rows (HiGHS's ``small_matrix_value``).
+TINY_KERNEL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,19 @@ class Problem3Data:
         K = kernel_matrix(instance.X, instance.X, settings.kernel, settings.sigma)
         return cls(K[instance.labeled], instance.yL, K[instance.unlabeled], settings.kernel,
                    settings.sigma, instance.X)
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(A, B) as the models' rows carry them: kernel values below :data:`TINY_KERNEL` zero.
+
+        An rbf kernel between far points gives values of 1e-10 (29 of two_moons's rows), which
+        HiGHS drops from its matrix with a warning; written into a model they reached every other
+        solver and every exported file as noise. Dropped here, every solver and file sees the
+        model HiGHS solved; A and B themselves (the decision values, f) stay exact.
+        """
+        if self.basis is None:  # the user's features: any scale is data, not noise
+            return self.A, self.B
+        return (np.where(np.abs(self.A) < TINY_KERNEL, 0.0, self.A),
+                np.where(np.abs(self.B) < TINY_KERNEL, 0.0, self.B))
 
     def features(self, X: np.ndarray) -> np.ndarray:
         """The columns of Problem 3 for new points X (X itself for the linear kernel)."""
@@ -144,10 +160,22 @@ def big_m(data: Problem3Data, mu: float, nu: float, upper: Optional[float] = Non
     |B_j w - g| <= |B_j|_inf W + G, and the relaxed side's constraint of point j is slack at
     s_j = 0 (or r_j = 0) whenever M_j >= 1 + |B_j|_inf W + G.
     """
-    if mu <= 0:
-        raise ValueError("big-M needs mu > 0 (the 1-norm of w must be penalised)")
     l, u = data.A.shape[0], data.B.shape[0]
     U = l + nu * u if upper is None else min(l + nu * u, upper)
+    return big_m_from_upper(data, mu, U)
+
+
+def big_m_from_upper(data: Problem3Data, mu: float, upper: float) -> np.ndarray:
+    """The M_j of :func:`big_m` from ``upper`` alone: the objective of a feasible point of the
+    model as it is (a changed model's own point, where l + nu u may no longer be feasible).
+
+    The derivation of :func:`big_m` uses only that the objective is e'y + mu e'z plus
+    nonnegative costs times r, s >= 0, and the labeled margins; a side constraint (on d, w, g,
+    r, s, ...) leaves both, so any optimum of the changed model has |w|_1 <= upper / mu too.
+    """
+    if mu <= 0:
+        raise ValueError("big-M needs mu > 0 (the 1-norm of w must be penalised)")
+    U = max(float(upper), 0.0)
     W = U / mu
     row_inf = np.abs(data.A).max(axis=1)
     g_pos = row_inf[data.d > 0].min()
@@ -230,7 +258,7 @@ def build_problem3(data: Problem3Data, *, mu: Optional[float], unlabeled: Option
     """
     import pyomo.environ as pyo
 
-    A, dlab, B = data.A, data.d, data.B
+    (A, B), dlab = data.rows(), data.d
     l, p = A.shape
     u = B.shape[0] if unlabeled else 0
     m = pyo.ConcreteModel(name="problem3")
@@ -270,12 +298,19 @@ def build_problem3(data: Problem3Data, *, mu: Optional[float], unlabeled: Option
                 M = big_m(data, mu_, nu, lp_upper_bound(data, mu_, nu, positives))
             M = np.broadcast_to(np.asarray(M, dtype=float), (u,))
             m.d = pyo.Var(m.U, within=pyo.Binary, initialize=0)
-            m.big_m = pyo.Param(m.U, initialize=dict(enumerate(M.tolist())))
+            # Mutable: the rows read M_j from the Param (bind_diagonal), so that a larger M_j
+            # set here (by hand, or by s3vm.build's solve for a changed model) is the model's.
+            m.big_m = pyo.Param(m.U, mutable=True, within=pyo.PositiveReals,
+                                initialize=dict(enumerate(M.tolist())))
             # B w - g + r - M d >= 1 - M  and  -B w + g + s + M d >= 1.
             plus = hstack_blocks([(B, p), (-ones, 1), (eye, u), (sp.diags(-M), u)], u)
             minus = hstack_blocks([(-B, p), (ones, 1), (eye, u), (sp.diags(M), u)], u)
             m.plus_side = matrix_constraint(plus, var_list(m.w, m.g, m.r, m.d), lb=1.0 - M)
             m.minus_side = matrix_constraint(minus, var_list(m.w, m.g, m.s, m.d), lb=1.0)
+            d_column = p + 1 + u
+            bind_diagonal(m.plus_side, d_column, [-m.big_m[j] for j in range(u)],
+                          [1.0 - m.big_m[j] for j in range(u)])
+            bind_diagonal(m.minus_side, d_column, [m.big_m[j] for j in range(u)])
             if positives is not None:
                 m.balance = pyo.Constraint(expr=pyo.quicksum(m.d[j] for j in m.U) == positives)
         else:
@@ -412,7 +447,7 @@ def build_problem3_dual(data: Problem3Data, *, mu: Optional[float],
     """
     import pyomo.environ as pyo
 
-    A, dlab, B = data.A, data.d, data.B
+    (A, B), dlab = data.rows(), data.d
     l, p = A.shape
     u = B.shape[0] if unlabeled else 0
     m = pyo.ConcreteModel(name="problem3_dual")

@@ -58,6 +58,7 @@ def _matrix_constraint_class():
         import weakref
 
         from pyomo.core.base.matrix_constraint import MatrixConstraint, _MatrixConstraintData
+        from pyomo.core.expr.numvalue import value
         from pyomo.core.expr.relational_expr import InequalityExpression, RangedExpression
 
         class MatrixRow(_MatrixConstraintData):
@@ -78,7 +79,20 @@ def _matrix_constraint_class():
                 return expr
 
             def to_bounded_expression(self, evaluate_bounds=False):
+                if evaluate_bounds:
+                    lower, upper = self.lower, self.upper
+                    return (None if lower is None else value(lower), self.body,
+                            None if upper is None else value(upper))
                 return self.lower, self.body, self.upper
+
+            # A bound may be an expression of mutable Params (bind_diagonal): compare its value.
+            def has_lb(self):
+                lower = self.lower
+                return lower is not None and value(lower) != float("-inf")
+
+            def has_ub(self):
+                upper = self.upper
+                return upper is not None and value(upper) != float("inf")
 
         class SparseMatrixConstraint(MatrixConstraint):
             def construct(self, data=None):
@@ -112,3 +126,52 @@ def hstack_blocks(blocks: Sequence, n_rows: int):
             continue
         parts.append(sp.csr_matrix((n_rows, width)) if block is None else sp.csr_matrix(block))
     return sp.hstack(parts, format="csr")
+
+
+def bind_diagonal(block, first_column: int, coefficients: Sequence,
+                  lower: Optional[Sequence] = None) -> None:
+    """Make row j's entry in column ``first_column + j`` of a :func:`matrix_constraint` block
+    the Pyomo expression ``coefficients[j]`` (and its lower bound ``lower[j]``), in place.
+
+    The block keeps its CSR storage; only these entries become expressions (of mutable Params,
+    say ``-model.big_m[j]``), which every writer and solver interface evaluates when it reads
+    the row, so that changing the Param changes the row. The entry must be stored (nonzero).
+    """
+    data, indices, indptr = block._A_data, block._A_indices, block._A_indptr
+    for j, coefficient in enumerate(coefficients):
+        # Indices are sorted within a row (matrix_constraint sums duplicates), so a diagonal
+        # block that comes last has its entry last: no scan of the row in the usual case.
+        last = indptr[j + 1] - 1
+        if last >= indptr[j] and indices[last] == first_column + j:
+            position = last
+        else:
+            row = range(indptr[j], indptr[j + 1])
+            position = next((p for p in row if indices[p] == first_column + j), None)
+        if position is None:
+            raise ValueError(f"row {j} stores no entry in column {first_column + j}")
+        data[position] = coefficient
+        if lower is not None:
+            block._lower[j] = lower[j]
+    for row in block._data:  # a row's cached expression was built from the old entries
+        if getattr(row, "_expr", None) is not None:
+            row._expr = None
+
+
+def model_state(model) -> tuple:
+    """A snapshot of what a user may change in a Pyomo model without editing a row in place:
+    its components, which rows and objectives are active, every variable's domain, bounds and
+    fixed value, and every mutable Param's value. Two equal snapshots mean the same model up to
+    an expression edited in place (``constraint.set_value``)."""
+    from pyomo.environ import Constraint, Objective, Param, SOSConstraint, Var, value
+
+    names = tuple((c.name, type(c).__name__) for c in model.component_objects(descend_into=True))
+    active = tuple(data.active for data in model.component_data_objects(
+        (Constraint, Objective, SOSConstraint), active=None, descend_into=True))
+    variables = tuple((str(var.domain), var.lb, var.ub, var.fixed,
+                       var.value if var.fixed else None)
+                      for var in model.component_data_objects(Var, descend_into=True))
+    params = tuple(value(p) for comp in model.component_objects(Param, descend_into=True)
+                   if comp.mutable for p in comp.values())
+    objective = tuple(id(o.expr) for o in model.component_data_objects(Objective,
+                                                                         descend_into=True))
+    return names, active, variables, params, objective

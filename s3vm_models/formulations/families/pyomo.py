@@ -7,6 +7,7 @@ import numpy as np
 from s3vm.core.formulation import Formulation, GivenModel, remaining_profile
 from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
+from s3vm.formulations.families.kept_exact import kept_exact
 from s3vm.solvers.runtime.clock import checkpoint
 from s3vm.solvers.runtime.files import atomic_output
 
@@ -59,6 +60,8 @@ class PyomoFormulation(Formulation):
             def model_to_solve(self, instance, settings, backend):
                 return model
 
+        if given.baseline is not None:  # a model with bound-derived constants: kept exact
+            return kept_exact(Given, given)(**self.option_values())
         return Given(**self.option_values())
 
     def objective_bounds(self, model, outcome):
