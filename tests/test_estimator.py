@@ -118,9 +118,13 @@ def test_minus_one_marks_unlabeled_rows_and_any_two_labels_are_classes(blobs):
     # The s3vm CSV convention (+1/-1, 0 unlabeled) with unlabeled=0: the same problem.
     same = S3VMClassifier(unlabeled=0).fit(blobs.X, blobs.label)
     np.testing.assert_array_equal(same.result_.labels, clf.result_.labels)
-    # Three classes besides the marker are refused.
-    with pytest.raises(ValueError, match="Only binary classification"):
-        S3VMClassifier(unlabeled=5).fit(blobs.X, blobs.label)
+    # With 5 as the marker, -1, 0 and 1 are three classes: one-vs-rest.
+    three = S3VMClassifier(unlabeled=5).fit(blobs.X, blobs.label)
+    assert three.classes_.tolist() == [-1, 0, 1]
+    assert three.decision_function(blobs.X).shape == (blobs.n, 3)
+    # One class is refused.
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        S3VMClassifier().fit(blobs.X, np.where(blobs.label > 0, 1, -1))
 
 
 def test_a_semi_supervised_fit_beats_the_labeled_rows_alone():
@@ -217,9 +221,15 @@ def test_a_relaxation_stopped_before_any_iterate_warns_instead_of_raising(formul
 
     moons = two_moons(5, 700, seed=2)
     y = _sk_targets(moons)
-    with pytest.warns(ConvergenceWarning, match="time limit"):
+    with pytest.warns(ConvergenceWarning, match="time limit") as caught:
         clf = S3VMClassifier(formulation, kernel="rbf", sigma=0.5, time_limit=0.5).fit(moons.X, y)
     assert clf.result_.status == "time_limit"
+    # The warning says what the model is (issue 25: it said "(no unlabeled row: ...)" on data
+    # with 1,400 unlabeled rows).
+    message = " ".join(str(w.message) for w in caught if w.category is ConvergenceWarning)
+    assert "no unlabeled row" not in message
+    if "estimator_fallback" in clf.result_.info:
+        assert "labeled rows alone" in message and "Increase time_limit" in message
     assert clf.transduction_.shape == (moons.n,)
     labeled = y != -1
     assert np.array_equal(clf.transduction_[labeled], y[labeled])
