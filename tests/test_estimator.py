@@ -90,7 +90,9 @@ def test_new_points_are_scored_by_the_solution_the_formulation_returned(blobs, f
     X_new = np.random.default_rng(0).normal(size=(7, blobs.p))
     scores = clf.decision_function(X_new)
     if clf.decision_rule_ == "expansion" and params.get("kernel") == "rbf":
-        K = kernel_matrix(X_new, blobs.X, "rbf", params["sigma"] if "sigma" in params else 1.0)
+        # The width used: the given sigma, or the default's median distance (sigma_).
+        assert clf.sigma_ == params.get("sigma", clf.sigma_)
+        K = kernel_matrix(X_new, blobs.X, "rbf", clf.sigma_)
         beta = np.asarray(clf.result_.primal["beta"])
         np.testing.assert_allclose(scores, K @ beta + clf.result_.primal["b"], atol=1e-12)
     np.testing.assert_array_equal(clf.predict(X_new), np.where(scores >= 0, 1, 0))
@@ -170,7 +172,7 @@ def test_bad_input_is_refused_clearly(blobs):
     with pytest.raises(InputError, match="unknown formulation|nope"):
         S3VMClassifier("nope").fit(blobs.X, y)
     with pytest.raises(InputError, match="needs --balance count|balance"):
-        S3VMClassifier("switching", positives=3).fit(blobs.X, y)
+        S3VMClassifier("switching", balance="none", positives=3).fit(blobs.X, y)
     with pytest.raises(InputError, match="sigma= must be > 0"):
         S3VMClassifier(kernel="rbf", sigma=-1.0).fit(blobs.X, y)
     with pytest.raises(ValueError, match="no labeled row"):
@@ -240,14 +242,16 @@ def test_one_parameter_set_serves_every_formulation(blobs):
     # A setting the formulation does not read is left out and named, not refused: C is not
     # vs3vm's, mu and nu are not switching's, seed is not bb's.
     y = _sk_targets(blobs)
-    clf = S3VMClassifier("vs3vm", C=10.0, balance="count", seed=3).fit(blobs.X, y)
-    assert clf.ignored_params_ == ("C", "balance", "seed")
+    clf = S3VMClassifier("vs3vm", C=5.0, seed=3).fit(blobs.X, y)
+    assert clf.ignored_params_ == ("C", "seed")
     assert clf.result_.info["settings"].get("C") is None
     plain = S3VMClassifier("vs3vm").fit(blobs.X, y)
     np.testing.assert_array_equal(clf.transduction_, plain.transduction_)
-    switching = S3VMClassifier("switching", C=10.0, mu=0.5, nu=2.0).fit(blobs.X, y)
+    switching = S3VMClassifier("switching", C=5.0, mu=0.5, nu=2.0).fit(blobs.X, y)
     assert switching.ignored_params_ == ("mu", "nu")
-    assert switching.result_.info["settings"]["C"] == 10.0
+    assert switching.result_.info["settings"]["C"] == 5.0
+    # A parameter left at the estimator's default is not named, read or not (balance).
+    assert S3VMClassifier("vs3vm").fit(blobs.X, y).ignored_params_ == ()
     # bb-sdp fixes bias=False: given so, it is the formulation's own value, not ignored.
     small = gaussian_blobs(n=14, p=2, separation=4.0, n_labeled_per_class=2, seed=0)
     ys = _sk_targets(small)

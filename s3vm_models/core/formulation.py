@@ -125,6 +125,10 @@ class Formulation(ABC):
         against n^2 (``benchmarks/peak_memory.py``). The memory guard refuses an n whose
         ``dense_bytes * n^2`` exceeds the memory available; (0, 0), the default, for a
         formulation that forms no n x n matrix.
+    estimator_options : dict
+        Options :class:`s3vm.S3VMClassifier` sets where its ``options`` leave them out: the
+        estimator's practitioner defaults, where :func:`s3vm.solve` and the command line keep
+        the formulation's own (comparable with earlier runs).
     """
 
     name: ClassVar[str]
@@ -143,6 +147,7 @@ class Formulation(ABC):
     settings_fixed: ClassVar[dict] = {}
     balances: ClassVar[tuple] = ("none", "count")
     preferred_solvers: ClassVar[tuple] = ()
+    estimator_options: ClassVar[dict] = {}
 
     def __init__(self, **values):
         options = self.option_table()

@@ -61,6 +61,9 @@ class LabelSwitchingS3VM(Formulation):
     problem_class: ClassVar[str] = "svm"
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "balance",
                                       "positives")
+    #: S3VMClassifier's default: both searches, the lower J kept (docs/benchmarks.md, the
+    #: SSL book: the gradient start lowered J on most splits)
+    estimator_options: ClassVar[dict] = {"search": "best"}
     options: ClassVar[tuple] = (
         Option("search", "choice", "anneal", "switching: the starts of the label switching, "
                "kept by their J: anneal (Joachims' annealing of C* from the labeled rows' SVM, "
