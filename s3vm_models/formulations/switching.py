@@ -62,7 +62,7 @@ class LabelSwitchingS3VM(Formulation):
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "balance",
                                       "positives")
     #: S3VMClassifier's default: both searches, the lower J kept (docs/benchmarks.md, the
-    #: SSL book: the gradient start lowered J on most splits)
+    #: SSL book: the gradient start had the lower J on half the fits)
     estimator_options: ClassVar[dict] = {"search": "best"}
     options: ClassVar[tuple] = (
         Option("search", "choice", "anneal", "switching: the starts of the label switching, "
