@@ -99,7 +99,8 @@ def test_new_points_are_scored_by_the_solution_the_formulation_returned(blobs, f
 
 
 def test_the_sdp_family_predicts_with_the_svm_at_its_rounded_labels(blobs):
-    clf = S3VMClassifier("sdp", C=1.0).fit(blobs.X, _sk_targets(blobs))
+    clf = S3VMClassifier("sdp", kernel="linear", C=1.0, balance="none").fit(blobs.X,
+                                                                 _sk_targets(blobs))
     assert clf.decision_rule_ == "dual" and clf.intercept_ == 0.0
     y = blobs.label.astype(float)
     y[blobs.unlabeled] = clf.result_.labels
