@@ -259,6 +259,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     probability_cv_ : int or None
         With ``probability=True``: the folds of the calibration (None: the sigmoid was fitted
         on the final model's own decision values, the rarest class having one labeled row).
+    sigma_ : float
+        The rbf width used (``sigma``, or resolved on X for ``"median"`` and ``"scale"``).
     ignored_params_ : tuple of str
         The parameters given a value other than their default that this formulation does not
         read (or fixes, as bb-sdp fixes ``bias=False``), and so were left out of the fit: a
@@ -541,6 +543,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
             est._fit_binary(X, np.where(code < 0, 0, np.where(code == k, 1, -1)), cls, rule)
             self.estimators_.append(est)
         self.ignored_params_ = self.estimators_[0].ignored_params_
+        self.sigma_ = self.estimators_[0].sigma_
         self.decision_rule_ = self.estimators_[0].decision_rule_
         self.intercept_ = np.array([est.intercept_ for est in self.estimators_])
         for attr in ("coef_", "dual_coef_", "X_fit_"):

@@ -31,7 +31,7 @@ def test_three_string_classes_one_vs_rest():
     clf = S3VMClassifier(kernel="rbf", sigma=1.5, C=10.0, balance="count").fit(X, y)
     assert clf.classes_.tolist() == ["a", "b", "c"]
     f = clf.decision_function(X)
-    assert f.shape == (X.shape[0], 3) and len(clf.estimators_) == 3
+    assert f.shape == (X.shape[0], 3) and len(clf.estimators_) == 3 and clf.sigma_ == 1.5
     # Each column is the binary problem of its class against the others, fitted alone.
     for k, name in enumerate(clf.classes_):
         alone = np.where(y == -1, 0, np.where(y == name, 1, -1))
