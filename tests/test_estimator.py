@@ -90,14 +90,17 @@ def test_new_points_are_scored_by_the_solution_the_formulation_returned(blobs, f
     X_new = np.random.default_rng(0).normal(size=(7, blobs.p))
     scores = clf.decision_function(X_new)
     if clf.decision_rule_ == "expansion" and params.get("kernel") == "rbf":
-        K = kernel_matrix(X_new, blobs.X, "rbf", params["sigma"] if "sigma" in params else 1.0)
+        # The width used: the given sigma, or the default's median distance (sigma_).
+        assert clf.sigma_ == params.get("sigma", clf.sigma_)
+        K = kernel_matrix(X_new, blobs.X, "rbf", clf.sigma_)
         beta = np.asarray(clf.result_.primal["beta"])
         np.testing.assert_allclose(scores, K @ beta + clf.result_.primal["b"], atol=1e-12)
     np.testing.assert_array_equal(clf.predict(X_new), np.where(scores >= 0, 1, 0))
 
 
 def test_the_sdp_family_predicts_with_the_svm_at_its_rounded_labels(blobs):
-    clf = S3VMClassifier("sdp", C=1.0).fit(blobs.X, _sk_targets(blobs))
+    clf = S3VMClassifier("sdp", kernel="linear", C=1.0, balance="none").fit(blobs.X,
+                                                                 _sk_targets(blobs))
     assert clf.decision_rule_ == "dual" and clf.intercept_ == 0.0
     y = blobs.label.astype(float)
     y[blobs.unlabeled] = clf.result_.labels
@@ -118,9 +121,13 @@ def test_minus_one_marks_unlabeled_rows_and_any_two_labels_are_classes(blobs):
     # The s3vm CSV convention (+1/-1, 0 unlabeled) with unlabeled=0: the same problem.
     same = S3VMClassifier(unlabeled=0).fit(blobs.X, blobs.label)
     np.testing.assert_array_equal(same.result_.labels, clf.result_.labels)
-    # Three classes besides the marker are refused.
-    with pytest.raises(ValueError, match="Only binary classification"):
-        S3VMClassifier(unlabeled=5).fit(blobs.X, blobs.label)
+    # With 5 as the marker, -1, 0 and 1 are three classes: one-vs-rest.
+    three = S3VMClassifier(unlabeled=5).fit(blobs.X, blobs.label)
+    assert three.classes_.tolist() == [-1, 0, 1]
+    assert three.decision_function(blobs.X).shape == (blobs.n, 3)
+    # One class is refused.
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        S3VMClassifier().fit(blobs.X, np.where(blobs.label > 0, 1, -1))
 
 
 def test_a_semi_supervised_fit_beats_the_labeled_rows_alone():
@@ -166,7 +173,7 @@ def test_bad_input_is_refused_clearly(blobs):
     with pytest.raises(InputError, match="unknown formulation|nope"):
         S3VMClassifier("nope").fit(blobs.X, y)
     with pytest.raises(InputError, match="needs --balance count|balance"):
-        S3VMClassifier("switching", positives=3).fit(blobs.X, y)
+        S3VMClassifier("switching", balance="none", positives=3).fit(blobs.X, y)
     with pytest.raises(InputError, match="sigma= must be > 0"):
         S3VMClassifier(kernel="rbf", sigma=-1.0).fit(blobs.X, y)
     with pytest.raises(ValueError, match="no labeled row"):
@@ -217,9 +224,15 @@ def test_a_relaxation_stopped_before_any_iterate_warns_instead_of_raising(formul
 
     moons = two_moons(5, 700, seed=2)
     y = _sk_targets(moons)
-    with pytest.warns(ConvergenceWarning, match="time limit"):
+    with pytest.warns(ConvergenceWarning, match="time limit") as caught:
         clf = S3VMClassifier(formulation, kernel="rbf", sigma=0.5, time_limit=0.5).fit(moons.X, y)
     assert clf.result_.status == "time_limit"
+    # The warning says what the model is (issue 25: it said "(no unlabeled row: ...)" on data
+    # with 1,400 unlabeled rows).
+    message = " ".join(str(w.message) for w in caught if w.category is ConvergenceWarning)
+    assert "no unlabeled row" not in message
+    if "estimator_fallback" in clf.result_.info:
+        assert "labeled rows alone" in message and "Increase time_limit" in message
     assert clf.transduction_.shape == (moons.n,)
     labeled = y != -1
     assert np.array_equal(clf.transduction_[labeled], y[labeled])
@@ -230,14 +243,16 @@ def test_one_parameter_set_serves_every_formulation(blobs):
     # A setting the formulation does not read is left out and named, not refused: C is not
     # vs3vm's, mu and nu are not switching's, seed is not bb's.
     y = _sk_targets(blobs)
-    clf = S3VMClassifier("vs3vm", C=10.0, balance="count", seed=3).fit(blobs.X, y)
-    assert clf.ignored_params_ == ("C", "balance", "seed")
+    clf = S3VMClassifier("vs3vm", C=5.0, seed=3).fit(blobs.X, y)
+    assert clf.ignored_params_ == ("C", "seed")
     assert clf.result_.info["settings"].get("C") is None
     plain = S3VMClassifier("vs3vm").fit(blobs.X, y)
     np.testing.assert_array_equal(clf.transduction_, plain.transduction_)
-    switching = S3VMClassifier("switching", C=10.0, mu=0.5, nu=2.0).fit(blobs.X, y)
+    switching = S3VMClassifier("switching", C=5.0, mu=0.5, nu=2.0).fit(blobs.X, y)
     assert switching.ignored_params_ == ("mu", "nu")
-    assert switching.result_.info["settings"]["C"] == 10.0
+    assert switching.result_.info["settings"]["C"] == 5.0
+    # A parameter left at the estimator's default is not named, read or not (balance).
+    assert S3VMClassifier("vs3vm").fit(blobs.X, y).ignored_params_ == ()
     # bb-sdp fixes bias=False: given so, it is the formulation's own value, not ignored.
     small = gaussian_blobs(n=14, p=2, separation=4.0, n_labeled_per_class=2, seed=0)
     ys = _sk_targets(small)

@@ -35,7 +35,8 @@ LAYERS = (
     # call: estimator, plots, selection, bench and built build on it, not on each other.
     ("api", ("s3vm.api", "s3vm.inductive")),
     # instances/generate.py is the maintainers' script that writes the shipped instance files.
-    ("faces", ("s3vm.selection", "s3vm.built", "s3vm.plots", "s3vm.estimator", "s3vm.bench",
+    ("faces", ("s3vm.selection", "s3vm.built", "s3vm.plots", "s3vm.estimator", "s3vm.scoring",
+               "s3vm.bench",
                "s3vm.instances.generate")),
     ("cli", ("s3vm.cli",)),
     ("public face", ("s3vm",)),   # the package root itself only, not what lies under it

@@ -71,6 +71,25 @@ WARM_START = Option(
     "re-solve each LP from the last basis",
     cli=False)
 
+SEARCH = Option(
+    "search", "choice", "anneal",
+    "switching: the starts of the label switching, kept by their J: anneal (Joachims' annealing"
+    " of C* from the labeled rows' SVM, and from the labeled ratio), gradient (the labeling of "
+    "∇S3VM's continuation, Chapelle and Zien 2005), or best (both)",
+    choices=("anneal", "gradient", "best"))
+
+LOSS = Option(
+    "loss", "choice", "squared",
+    "switching: the loss of the retrainings: squared (Problem 1's squared hinge, exact Newton) "
+    "or hinge (SVMlight's TSVM, Joachims 1999: libsvm on the exact kernel matrix)",
+    choices=("squared", "hinge"))
+
+ANNEAL = Option(
+    "anneal", "choice", "halving",
+    "switching: the schedule of C*: halving (2^-10 C* to C*, 11 stages) or joachims "
+    "(SVMlight's: 10^-5 C* up by factors of 1.5, 30 stages)",
+    choices=("halving", "joachims"))
+
 RANK = Option(
     "rank", "int", None,
     "rbf kernel: Nystroem landmarks r (switching: default the exact kernel up to 1000 points, "
@@ -207,7 +226,7 @@ SHIPPED = {
     "bb-mip": ("s3vm.formulations.bb_mip:BranchAndBoundMIP",
         (NODE_SELECTION, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE)),
     "vs3vm": ("s3vm.formulations.vs3vm:VS3VM", (MAX_LPS, TOL, LP_FORM, WARM_START)),
-    "switching": ("s3vm.formulations.switching:LabelSwitchingS3VM", (RANK,)),
+    "switching": ("s3vm.formulations.switching:LabelSwitchingS3VM", (SEARCH, LOSS, ANNEAL, RANK)),
     "cvs3vm": ("s3vm.formulations.cvs3vm:CVS3VM",
         (CLUSTERS, LABEL_FRACTION, SEED, MAX_LPS, TOL, LP_FORM, WARM_START)),
     "sdp": ("s3vm.formulations.sdp:SDPRelaxation", (ROUNDING, SDP_FORM)),

@@ -118,6 +118,10 @@ class Formulation(ABC):
     components : dict
         The declarative model's named components: name -> meaning, in the notation of
         docs/formulations.md (docs/models.md lists them).
+    estimator_options : dict
+        Options :class:`s3vm.S3VMClassifier` sets where its ``options`` leave them out: the
+        estimator's practitioner defaults, where :func:`s3vm.solve` and the command line keep
+        the formulation's own (comparable with earlier runs).
     derived_constants : bool
         Whether the declarative model carries constants derived from a bound on the optimum
         of the problem as built (big-M values, variable bounds), which a user's change can
@@ -145,6 +149,7 @@ class Formulation(ABC):
     no_model: ClassVar[Optional[str]] = None
     components: ClassVar[dict] = {}
     derived_constants: ClassVar[bool] = False
+    estimator_options: ClassVar[dict] = {}
 
     def __init__(self, **values):
         options = self.option_table()

@@ -31,7 +31,10 @@ from s3vm.core.formulation import Formulation
 from s3vm.core.kernels import nystroem
 from s3vm.core.options import Option
 from s3vm.models.l2_svm import FactorObjective, S3VMObjective
-from s3vm.models.label_switching import ANNEAL, label_switching
+from s3vm.models.gradient_s3vm import balance_target, kernel_root, smoothed_outputs
+from s3vm.models.hinge_svm import HingeObjective
+from s3vm.models.label_switching import ANNEAL, label_switching, polish
+from s3vm.solvers.bnb.problem import labels_by_outputs
 from s3vm.solvers.errors import InputError
 
 #: rbf kernel: the exact kernel matrix up to this many points, the Nystroem factor beyond
@@ -40,6 +43,8 @@ EXACT_MAX_N = 1000
 #: Nystroem landmarks beyond EXACT_MAX_N (two moons, 10^4 points: the same labels as 300)
 DEFAULT_RANK = 500
 LANDMARK_SEED = 0
+#: SVMlight's schedule of C* (Joachims 1999, Fig. 2: C*_tmp = 10^-5, then x 1.5 while below C*)
+JOACHIMS_ANNEAL = tuple(min(1e-5 * 1.5 ** k, 1.0) for k in range(29)) + (1.0,)
 
 
 class LabelSwitchingS3VM(Formulation):
@@ -57,7 +62,20 @@ class LabelSwitchingS3VM(Formulation):
     problem_class: ClassVar[str] = "svm"
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "balance",
                                       "positives")
+    #: S3VMClassifier's default: both searches, the lower J kept (docs/benchmarks.md, the
+    #: SSL book: the gradient start had the lower J on half the fits)
+    estimator_options: ClassVar[dict] = {"search": "best"}
     options: ClassVar[tuple] = (
+        Option("search", "choice", "anneal", "switching: the starts of the label switching, "
+               "kept by their J: anneal (Joachims' annealing of C* from the labeled rows' SVM, "
+               "and from the labeled ratio), gradient (the labeling of ∇S3VM's continuation, "
+               "Chapelle and Zien 2005), or best (both)", choices=("anneal", "gradient", "best")),
+        Option("loss", "choice", "squared", "switching: the loss of the retrainings: squared "
+               "(Problem 1's squared hinge, exact Newton) or hinge (SVMlight's TSVM, Joachims "
+               "1999: libsvm on the exact kernel matrix)", choices=("squared", "hinge")),
+        Option("anneal", "choice", "halving", "switching: the schedule of C*: halving (2^-10 "
+               "C* to C*, 11 stages) or joachims (SVMlight's: 10^-5 C* up by factors of 1.5, "
+               "30 stages)", choices=("halving", "joachims")),
         Option("rank", "int", None, "rbf kernel: Nystroem landmarks r (switching: default "
                f"the exact kernel up to {EXACT_MAX_N} points, {DEFAULT_RANK} beyond; "
                "sdp-lowrank: default 100; at most n)", minimum=1),
@@ -66,6 +84,11 @@ class LabelSwitchingS3VM(Formulation):
     def check(self, instance, settings):
         self._n, self._p = instance.n, instance.p
         super().check(instance, settings)
+        if self.loss == "hinge" and not settings.bias:
+            raise InputError("switching with loss hinge needs a bias (libsvm fits b)")
+        if self.loss == "hinge" and self.rank is not None:
+            raise InputError("switching with loss hinge runs on the exact kernel: rank does "
+                             "not apply")
         if settings.C <= 0 or settings.C_unlabeled <= 0:
             raise InputError("switching needs C > 0 and C* > 0")
         if self.rank is not None and self.rank > instance.n:
@@ -73,6 +96,8 @@ class LabelSwitchingS3VM(Formulation):
 
     def uses_factor(self, n: int, p: int, kernel: str) -> bool:
         """Whether the retrainings run in the primal of a factor (no n x n matrix)."""
+        if self.loss == "hinge":
+            return False
         if kernel == "linear":
             return p < n
         return self.rank is not None or n > EXACT_MAX_N
@@ -95,6 +120,8 @@ class LabelSwitchingS3VM(Formulation):
     def build(self, instance, settings):
         """The objective J of the instance (the model a local search evaluates): on the kernel
         matrix, or on a factor of it (see the module's notes)."""
+        if self.loss == "hinge":
+            return HingeObjective(instance, settings)
         if not self.uses_factor(instance.n, instance.p, settings.kernel):
             return S3VMObjective(instance, settings)
         if settings.kernel == "linear":
@@ -126,17 +153,42 @@ class LabelSwitchingS3VM(Formulation):
 
         return stop
 
+    @staticmethod
+    def _gradient_start(objective, instance, settings, positives, stop, clock):
+        """∇S3VM's labeling (:mod:`s3vm.models.gradient_s3vm`) improved by label switching at
+        C*: (labels, J, finished, solution)."""
+        clock.report(phase="gradient continuation (∇S3VM start)")
+        G = getattr(objective, "G", None)
+        if G is None:
+            G = kernel_root(objective.K)
+        U = instance.unlabeled
+        target = balance_target(positives, instance.label[instance.labeled], U.size)
+        f = smoothed_outputs(G, instance.label, instance.labeled, U, objective.C, target,
+                             bool(settings.bias))
+        return polish(objective, positives, labels_by_outputs(f[U], positives), stop)
+
     def run(self, instance, settings, backend, profile, clock, result):
         objective = self.build(instance, settings)
         positives = settings.positive_count(instance) if settings.balance == "count" else None
+        anneal = ANNEAL if self.anneal == "halving" else JOACHIMS_ANNEAL
 
         def on_stage(stage, labels):
-            clock.report(phase=f"label switching, stage {stage + 1} of {len(ANNEAL)}",
+            clock.report(phase=f"label switching, stage {stage + 1} of {len(anneal)}",
                          labels=labels)
 
-        labels, value, finished, solution = label_switching(
-            objective, positives, stop=self._stop_in_time(clock), on_stage=on_stage,
-            with_solution=True)
+        stop = self._stop_in_time(clock)
+        if self.search == "gradient":
+            labels, value, finished, solution = self._gradient_start(
+                objective, instance, settings, positives, stop, clock)
+        else:
+            labels, value, finished, solution = label_switching(
+                objective, positives, anneal=anneal, stop=stop, on_stage=on_stage,
+                with_solution=True)
+        if self.search == "best" and finished:
+            other = self._gradient_start(objective, instance, settings, positives, stop, clock)
+            result.info["starts"] = {"anneal": value, "gradient": other[1]}
+            if other[1] < value:
+                labels, value, finished, solution = other
         result.status = "feasible" if finished else "time_limit"
         result.message = "" if finished else "time limit reached during label switching"
         result.objective = value

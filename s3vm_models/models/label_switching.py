@@ -120,6 +120,16 @@ def label_switching(objective: S3VMObjective, positives: Optional[int], anneal=A
     return answer(labels, value, finished, sol)
 
 
+def polish(objective, positives: Optional[int], labels: np.ndarray,
+           stop: Optional[Callable[[], bool]] = None) -> tuple:
+    """Label switching at the full C* from ``labels`` (another search's labeling, a start).
+
+    Returns (labels, value, finished, solution) as :func:`label_switching` with
+    ``with_solution``: a local minimum of J at least as low as J(labels) under the count
+    ``positives`` (None: without a count)."""
+    return _anneal(objective, positives, np.asarray(labels), (1.0,), None, stop, None)
+
+
 def labeled_ratio_count(objective) -> Optional[int]:
     """The number of unlabeled points in class +1 at the labeled rows' class ratio (None when
     it would put every unlabeled point in one class)."""
