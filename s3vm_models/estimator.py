@@ -49,7 +49,8 @@ _PARAM_ORDER = (*_SETTING_PARAMS, "seed")
 
 def _validate_data(estimator, X, y=None, reset=True):
     """scikit-learn's input validation (n_features_in_, feature_names_in_), across versions."""
-    kwargs = dict(dtype=np.float64, ensure_all_finite=True)
+    # Sparse X stays sparse, as CSR (the primal solver's row slices), never densified here.
+    kwargs = dict(dtype=np.float64, ensure_all_finite=True, accept_sparse="csr")
     try:
         from sklearn.utils.validation import validate_data
     except ImportError:  # scikit-learn < 1.6
@@ -267,7 +268,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False  # a binary classifier (two classes)
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         return tags
 
     def _more_tags(self):  # scikit-learn < 1.6
@@ -314,8 +315,11 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Numpy array, pandas DataFrame, list of rows; real and finite.
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Numpy array, pandas DataFrame, list of rows, or a ``scipy.sparse`` matrix (kept
+            sparse as CSR; ``switching`` with the linear kernel then fits by ``primal-tsvm``,
+            SVMlin's primal method, and with rbf through its kernel's Nystroem factor beyond
+            1,000 rows); real and finite.
         y : array-like of shape (n_samples,)
             Two class labels (any values), and ``unlabeled`` (default -1) on unlabeled rows.
 
@@ -353,6 +357,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         if y is None:
             raise ValueError("S3VMClassifier requires y to be passed, but the target y is None")
         X, y = _validate_data(self, X, y)
+        cls = self._route(cls, X)
+        rule = cls.inductive_rule()
         mask = _unlabeled_mask(y, self.unlabeled)
         labeled_targets = y[~mask]
         if labeled_targets.size == 0:
@@ -375,10 +381,13 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         base, explicit = self._settings()
         explicit, self.ignored_params_ = self._applicable(cls, explicit)
         options = self._formulation_options(cls)
+        if cls.name != self.formulation:
+            # Routed (see _route): the options of the formulation asked for are its rbf path's.
+            options = {k: v for k, v in options.items() if k in cls.option_table()}
         if instance.u == 0:
             result, rule = self._fit_supervised(instance, cls, rule, base, explicit)
         else:
-            result = api.solve(instance, self.formulation, base, solver=self.solver,
+            result = api.solve(instance, cls.name, base, solver=self.solver,
                                time_limit=self.time_limit, options=options, **explicit)
         transduction = label.copy()
         if _has_solution(result, rule):
@@ -403,6 +412,18 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         self.result_ = result
         _warn_if_stopped(result, self.time_limit)
         return self
+
+    def _route(self, cls, X):
+        """The formulation that fits X: ``primal-tsvm`` for ``switching`` with the linear
+        kernel on sparse X (the same problem, S3VM-L2, by the same kind of local search, in
+        the primal of the sparse features: SVMlin's method, which never densifies X); the
+        formulation asked for otherwise (on sparse X it densifies X where that fits in
+        memory, or refuses it naming the formulations that take sparse data)."""
+        from s3vm.data.instance import is_sparse
+
+        if is_sparse(X) and self.kernel == "linear" and cls.name == "switching":
+            return formulation_class("primal-tsvm")
+        return cls
 
     def _fit_supervised(self, instance, cls, rule, base, explicit):
         """The formulation's problem with no unlabeled row: its family's supervised SVM."""
@@ -456,7 +477,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
 
         Returns
         -------
