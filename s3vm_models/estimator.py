@@ -33,7 +33,7 @@ from s3vm.core.kernels import kernel_matrix
 from s3vm.core.problems import INDUCTIVE_RULES
 from s3vm.core.registry import formulation_class
 from s3vm.core.settings import Settings
-from s3vm.data.instance import Instance
+from s3vm.data.instance import Instance, is_sparse
 from s3vm.inductive import predictor
 from s3vm.models.conic import problem2_penalties
 from s3vm.models.l2_svm import squared_hinge_svm
@@ -419,8 +419,6 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         the primal of the sparse features: SVMlin's method, which never densifies X); the
         formulation asked for otherwise (on sparse X it densifies X where that fits in
         memory, or refuses it naming the formulations that take sparse data)."""
-        from s3vm.data.instance import is_sparse
-
         if is_sparse(X) and self.kernel == "linear" and cls.name == "switching":
             return formulation_class("primal-tsvm")
         return cls

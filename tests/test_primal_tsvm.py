@@ -146,6 +146,9 @@ def test_the_searches_keep_the_count_and_never_densify(search):
     # J at the labels returned is the SVM's value there, by the independent solve
     assert found.solution.value == pytest.approx(
         _J(X.toarray(), label, found.labels, 1.0, 0.3), rel=1e-6)
+    # the expansion of Problem 1's inductive rule: w = X'beta, sum beta = 0 (the bias)
+    np.testing.assert_allclose(X.T @ found.beta, found.solution.w, atol=1e-5)
+    assert abs(found.beta.sum()) < 1e-5
 
 
 def test_solve_takes_csr_data_and_agrees_with_dense_data():
@@ -252,3 +255,17 @@ def test_sparse_input_is_checked_at_the_boundary():
     assert Instance(X.tocoo(), label).X.format == "csr"
     with pytest.raises(InputError, match="kernel"):
         s3vm.solve((X, label), "primal-tsvm", kernel="rbf")
+
+
+def test_scaling_sparse_data_makes_it_dense_or_refuses(monkeypatch):
+    from s3vm.data.scaling import scale_instance
+
+    X, y = _data(n=20, p=6, seed=12)
+    label = y.copy()
+    label[4:] = 0
+    scaled = scale_instance(Instance(X, label), "standard")
+    np.testing.assert_allclose(scaled.X, scale_instance(Instance(X.toarray(), label),
+                                                        "standard").X)
+    monkeypatch.setenv("S3VM_MEMORY_LIMIT", "1K")
+    with pytest.raises(InputError, match="makes the sparse features dense"):
+        scale_instance(Instance(X, label), "standard")

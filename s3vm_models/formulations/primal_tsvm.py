@@ -13,8 +13,8 @@ Only products of X (and of its active rows) and their transposes with vectors ar
 with 3 10^7 nonzeros fits in a few hundred megabytes beyond the matrix. Its result is the
 local minimum's labels, J at them (the value of the SVM at the labels returned, to the
 conjugate gradients' tolerance), status ``feasible``, and w and b of f(x) = w'x + b
-(``result.primal``), with which new points are scored (the linear kernel's expansion folded
-into w).
+(``result.primal``, with the expansion coefficients beta of Problem 1's inductive rule, whose
+X'beta is w at the optimum).
 """
 
 from __future__ import annotations
@@ -53,11 +53,6 @@ class PrimalTSVM(Formulation):
                choices=("switching", "annealing")),
     )
 
-    @classmethod
-    def inductive_rule(cls):
-        # f(x) = w'x + b: the linear kernel's expansion, folded into w by the solver itself.
-        return "linear"
-
     def check(self, instance, settings):
         super().check(instance, settings)
         if settings.C <= 0 or (instance.u and settings.C_unlabeled <= 0):
@@ -79,12 +74,10 @@ class PrimalTSVM(Formulation):
     def _supervised_scores(self, instance, settings):
         # The fallback labels of a timed solve, by the same primal method on the labeled rows
         # (the base class forms a kernel matrix, which sparse X must not).
-        from s3vm.models.primal_tsvm import primal_tsvm as solve
-
         if min((instance.label > 0).sum(), (instance.label < 0).sum()) == 0:
             return None
         XL = instance.X[instance.labeled]
-        sol = solve(XL, instance.label[instance.labeled], float(settings.C), 1.0,
+        sol = primal_tsvm(XL, instance.label[instance.labeled], float(settings.C), 1.0,
                     bool(settings.bias)).solution
         return instance.X[instance.unlabeled] @ sol.w + sol.b
 
@@ -109,7 +102,11 @@ class PrimalTSVM(Formulation):
         result.objective = sol.value
         result.labels = found.labels
         result.decision_values = sol.outputs[instance.unlabeled]
-        result.primal = {"w": sol.w, "b": sol.b if settings.bias else 0.0}
+        # Problem 1's inductive rule reads the expansion f(x) = sum_i beta_i x_i.x + b; at the
+        # optimum beta_i = 2 (cp_i max(0, 1 - o_i) - cn_i max(0, 1 + o_i)) and w = X'beta (to
+        # the conjugate gradients' tolerance); w itself is kept too.
+        result.primal = {"beta": found.beta, "w": sol.w,
+                         "b": sol.b if settings.bias else 0.0}
         result.iterations = found.trainings
         result.info["primal_tsvm"] = {
             "search": self.tsvm_search, "trainings": found.trainings,

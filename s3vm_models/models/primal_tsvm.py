@@ -261,12 +261,17 @@ class TSVMResult:
         False when ``stop`` ended the search.
     trainings : int
         L2-SVM-MFN solves.
+    beta : ndarray of shape (n,)
+        The expansion coefficients of w at the labels returned: beta_i = 2 (cp_i max(0,
+        1 - o_i) - cn_i max(0, 1 + o_i)), so that w = X'beta at the optimum (the optimality
+        condition of the SVM; to the conjugate gradients' tolerance here).
     """
 
     labels: np.ndarray
     solution: PrimalSolution
     finished: bool
     trainings: int
+    beta: Optional[np.ndarray] = None
 
 
 def _costs(label: np.ndarray, C: float) -> tuple[np.ndarray, np.ndarray]:
@@ -338,7 +343,8 @@ def primal_tsvm(X, label: np.ndarray, C: float, C_star: float, bias: bool = True
 
     sol = train(cp, cn, None)             # the labeled rows alone
     if U.size == 0:
-        return TSVMResult(np.zeros(0, dtype=int), sol, True, trainings[0])
+        return TSVMResult(np.zeros(0, dtype=int), sol, True, trainings[0],
+                          expansion(sol.outputs, cp, cn))
     count = positives
     release = False
     if positives is None and search == "switching":
@@ -380,7 +386,13 @@ def primal_tsvm(X, label: np.ndarray, C: float, C_star: float, bias: bool = True
         # J is the SVM's value at the labels returned, with the true C*.
         cp[U], cn[U] = _costs(labels, C_star)
         sol = train(cp, cn, sol)
-    return TSVMResult(labels.astype(int), sol, finished, trainings[0])
+    return TSVMResult(labels.astype(int), sol, finished, trainings[0],
+                      expansion(sol.outputs, cp, cn))
+
+
+def expansion(outputs: np.ndarray, cp: np.ndarray, cn: np.ndarray) -> np.ndarray:
+    """beta with w = X'beta at the optimum of the squared-hinge SVM (zero off the margin)."""
+    return 2.0 * (cp * np.maximum(0.0, 1.0 - outputs) - cn * np.maximum(0.0, 1.0 + outputs))
 
 
 def _mean_share(g: np.ndarray, T: float, positives: int) -> np.ndarray:
