@@ -175,7 +175,8 @@ def test_dense_formulations_densify_small_sparse_data_and_refuse_what_does_not_f
     a = s3vm.solve((X, label), "svm1")
     b = s3vm.solve((X.toarray(), label), "svm1")
     assert a.objective == pytest.approx(b.objective)
-    monkeypatch.setenv("S3VM_MEMORY_LIMIT", "1K")
+    # 3 KiB: room for the 10 columns (128 bytes each), not for 40 x 10 dense values
+    monkeypatch.setenv("S3VM_MEMORY_LIMIT", "3K")
     with pytest.raises(InputError, match="svm1 reads the features dense.*primal-tsvm"):
         s3vm.solve((X, label), "svm1")
 
@@ -255,6 +256,9 @@ def test_sparse_input_is_checked_at_the_boundary():
     assert Instance(X.tocoo(), label).X.format == "csr"
     with pytest.raises(InputError, match="kernel"):
         s3vm.solve((X, label), "primal-tsvm", kernel="rbf")
+    # a width no memory holds (a LIBSVM index of 10^12) is refused before anything is made
+    with pytest.raises(InputError, match="1,000,000,000,000.*compactly"):
+        Instance(sp.csr_matrix((20, 10 ** 12)), label)
 
 
 def test_scaling_sparse_data_makes_it_dense_or_refuses(monkeypatch):
@@ -266,6 +270,7 @@ def test_scaling_sparse_data_makes_it_dense_or_refuses(monkeypatch):
     scaled = scale_instance(Instance(X, label), "standard")
     np.testing.assert_allclose(scaled.X, scale_instance(Instance(X.toarray(), label),
                                                         "standard").X)
+    instance = Instance(X, label)
     monkeypatch.setenv("S3VM_MEMORY_LIMIT", "1K")
     with pytest.raises(InputError, match="makes the sparse features dense"):
-        scale_instance(Instance(X, label), "standard")
+        scale_instance(instance, "standard")

@@ -17,6 +17,7 @@ from typing import NamedTuple, Optional, Sequence
 import numpy as np
 
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.memory import check_array_memory
 
 RESERVED_COLUMNS = ("label", "truth", "group")
 
@@ -387,6 +388,11 @@ def _real_array(values, what: str) -> np.ndarray:
 FEATURE_LIMIT = 1e15
 
 
+#: Bytes a column of sparse features costs whatever its nonzeros: its name and the float
+#: vectors of length p a primal solver keeps (w, its gradient, direction and step).
+COLUMN_BYTES = 128
+
+
 def _as_sparse_matrix(X):
     """A ``scipy.sparse`` X as a checked CSR matrix of float64 (kept sparse: the formulations
     that take sparse data form only products with it; the others densify it or refuse it,
@@ -401,6 +407,11 @@ def _as_sparse_matrix(X):
                          "modulus or both parts explicitly)")
     if X.dtype.kind not in "biuf":
         raise InputError(f"features must be numeric, got {X.dtype.name} values")
+    # Every column costs a feature name and the solvers' vectors of length p, sparse or not:
+    # a LIBSVM index of 10^9 would ask for a hundred gigabytes.
+    check_array_memory(1, X.shape[1], COLUMN_BYTES, "a sparse matrix of this width",
+                       f"its feature indices run to {X.shape[1]:,}; number the features "
+                       "compactly (1 to the number of distinct indices)")
     X = sp.csr_matrix(X, dtype=np.float64)  # no copy for CSR float64
     if X.shape[0] == 0:
         raise InputError("the data has no rows")
