@@ -99,7 +99,8 @@ class PrimalTSVM(Formulation):
         sol = found.solution
         result.status = "feasible" if found.finished else "time_limit"
         result.message = "" if found.finished else "time limit reached during the search"
-        result.objective = sol.value
+        # Stopped, the last training was cut short: its value is no J of the labels.
+        result.objective = sol.value if found.finished else None
         result.labels = found.labels
         result.decision_values = sol.outputs[instance.unlabeled]
         # Problem 1's inductive rule reads the expansion f(x) = sum_i beta_i x_i.x + b; at the

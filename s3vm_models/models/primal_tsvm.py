@@ -108,6 +108,7 @@ class PrimalSolution:
     value: float
     newton_steps: int = 0
     cg_iterations: int = 0
+    stopped: bool = False
 
 
 def squared_hinge_value(w: np.ndarray, outputs: np.ndarray, cp: np.ndarray,
@@ -154,7 +155,8 @@ class _Rows:
 
 
 def _cgls(rows: _Rows, D: np.ndarray, t: np.ndarray, w: np.ndarray, b: float,
-          o_rows: np.ndarray, tol: float, max_iter: int) -> tuple[np.ndarray, float, int]:
+          o_rows: np.ndarray, tol: float, max_iter: int,
+          stop: Optional[Callable[[], bool]] = None) -> tuple[np.ndarray, float, int]:
     """The minimiser of 1/2 |z|^2 + sum_r (D_r o_r^2 - 2 t_r o_r), o = X_r z + zb, by CGLS from
     (w, b), whose outputs on the rows are ``o_rows``. Returns (z, zb, iterations)."""
     z, zb = w.copy(), b
@@ -182,6 +184,8 @@ def _cgls(rows: _Rows, D: np.ndarray, t: np.ndarray, w: np.ndarray, b: float,
         new = gw @ gw + gb * gb
         if np.sqrt(new) <= tol * start:
             return z, zb, it
+        if stop is not None and it % 8 == 0 and stop():
+            return z, zb, -it          # cut short: the caller stops too
         pw *= new / gamma
         pw += gw
         pb = gb + (new / gamma) * pb
@@ -191,7 +195,8 @@ def _cgls(rows: _Rows, D: np.ndarray, t: np.ndarray, w: np.ndarray, b: float,
 
 def l2_svm_mfn(X, cp: np.ndarray, cn: np.ndarray, bias: bool = True,
                start: Optional[PrimalSolution] = None, cg_tol: float = CG_TOL,
-               max_cg: int = MAX_CG, max_newton: int = MAX_NEWTON) -> PrimalSolution:
+               max_cg: int = MAX_CG, max_newton: int = MAX_NEWTON,
+               stop: Optional[Callable[[], bool]] = None) -> PrimalSolution:
     """The squared-hinge linear SVM with per-row costs by the modified finite Newton method.
 
     Parameters
@@ -204,6 +209,9 @@ def l2_svm_mfn(X, cp: np.ndarray, cn: np.ndarray, bias: bool = True,
         Whether o = X w + b has a (not regularised) offset b.
     start : PrimalSolution, optional
         Warm start (its w, b and outputs).
+    stop : callable, optional
+        Asked every few CGLS iterations; True ends the solve at its last point (a descent
+        step towards the unfinished Newton point), marked ``stopped``.
 
     Returns
     -------
@@ -217,6 +225,7 @@ def l2_svm_mfn(X, cp: np.ndarray, cn: np.ndarray, bias: bool = True,
     has_p, has_n = cp > 0, cn > 0
     active = None
     steps = iters = 0
+    stopped = False
     for steps in range(1, max_newton + 1):
         on_p = has_p & (o < 1.0)
         on_n = has_n & (o > -1.0)
@@ -227,8 +236,9 @@ def l2_svm_mfn(X, cp: np.ndarray, cn: np.ndarray, bias: bool = True,
         active = rows
         view = _Rows(X, rows, bias)
         z, zb, k = _cgls(view, D[rows], (cp * on_p - cn * on_n)[rows], w, b, o[rows],
-                         cg_tol, max_cg)
-        iters += k
+                         cg_tol, max_cg, stop)
+        stopped = k < 0
+        iters += abs(k)
         dw, db = z - w, zb - b
         delta = X @ dw
         delta = np.asarray(delta).ravel() + db
@@ -242,9 +252,10 @@ def l2_svm_mfn(X, cp: np.ndarray, cn: np.ndarray, bias: bool = True,
         w += step * dw
         b += step * db
         o += step * delta
-        if step == 0.0:
+        if step == 0.0 or stopped:
             break
-    return PrimalSolution(w, float(b), o, squared_hinge_value(w, o, cp, cn), steps, iters)
+    return PrimalSolution(w, float(b), o, squared_hinge_value(w, o, cp, cn), steps, iters,
+                          stopped)
 
 
 @dataclass
@@ -258,7 +269,8 @@ class TSVMResult:
     solution : PrimalSolution
         The SVM at those labels (its value is J at them).
     finished : bool
-        False when ``stop`` ended the search.
+        False when ``stop`` ended the search: the labels are the search's so far and
+        ``solution`` its last (unfinished) training, not the SVM at them.
     trainings : int
         L2-SVM-MFN solves.
     beta : ndarray of shape (n,)
@@ -337,9 +349,9 @@ def primal_tsvm(X, label: np.ndarray, C: float, C_star: float, bias: bool = True
         # speed-up), and the labels returned are trained to cg_tol.
         trainings[0] += 1
         if final:
-            return l2_svm_mfn(X, cp, cn, bias, warm, cg_tol)
+            return l2_svm_mfn(X, cp, cn, bias, warm, cg_tol, stop=stop)
         return l2_svm_mfn(X, cp, cn, bias, warm, max(cg_tol, search_tol),
-                          max_newton=search_newton)
+                          max_newton=search_newton, stop=stop)
 
     sol = train(cp, cn, None)             # the labeled rows alone
     if U.size == 0:
@@ -373,6 +385,9 @@ def primal_tsvm(X, label: np.ndarray, C: float, C_star: float, bias: bool = True
             cp[U], cn[U] = _costs(labels, fraction * C_star)
             last = fraction == 1.0
             sol = train(cp, cn, sol, final=last and polished)
+            if sol.stopped:
+                finished = False
+                break
             at_labels = last and polished
             if not switch(labels, sol.outputs[U], count):
                 if last and not polished and finished:
@@ -382,7 +397,7 @@ def primal_tsvm(X, label: np.ndarray, C: float, C_star: float, bias: bool = True
                     continue
                 break
             at_labels = False
-    if not at_labels:
+    if not at_labels and finished:
         # J is the SVM's value at the labels returned, with the true C*.
         cp[U], cn[U] = _costs(labels, C_star)
         sol = train(cp, cn, sol)
@@ -435,6 +450,9 @@ def _annealing(X, label, U, C_star, positives, cp, cn, sol, train, stop, on_stag
                 break
             cp[U], cn[U] = C_star * p, C_star * (1.0 - p)
             sol = train(cp, cn, sol, final=False)
+            if sol.stopped:
+                finished = False
+                break
             o = sol.outputs[U]
             lp, ln = np.maximum(0.0, 1.0 - o), np.maximum(0.0, 1.0 + o)
             g = C_star * (lp * lp - ln * ln)
