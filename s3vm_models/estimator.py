@@ -35,7 +35,7 @@ from s3vm.core.kernels import kernel_matrix
 from s3vm.core.problems import INDUCTIVE_RULES
 from s3vm.core.registry import formulation_class
 from s3vm.core.settings import Settings
-from s3vm.data.instance import Instance
+from s3vm.data.instance import Instance, is_sparse
 from s3vm.data.targets import unlabeled_mask
 from s3vm.inductive import predictor
 from s3vm.models.conic import problem2_penalties
@@ -53,7 +53,8 @@ _PARAM_ORDER = (*_SETTING_PARAMS, "seed")
 
 def _validate_data(estimator, X, y=None, reset=True):
     """scikit-learn's input validation (n_features_in_, feature_names_in_), across versions."""
-    kwargs = dict(dtype=np.float64, ensure_all_finite=True)
+    # Sparse X stays sparse, as CSR (the primal solver's row slices), never densified here.
+    kwargs = dict(dtype=np.float64, ensure_all_finite=True, accept_sparse="csr")
     try:
         from sklearn.utils.validation import validate_data
     except ImportError:  # scikit-learn < 1.6
@@ -376,7 +377,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     # -- scikit-learn's declarations -------------------------------------------------------
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         return tags
 
     # -- fitting ---------------------------------------------------------------------------
@@ -444,8 +445,11 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Numpy array, pandas DataFrame, list of rows; real and finite.
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Numpy array, pandas DataFrame, list of rows, or a ``scipy.sparse`` matrix (kept
+            sparse as CSR; ``switching`` with the linear kernel then fits by ``primal-tsvm``,
+            SVMlin's primal method, and with rbf through its kernel's Nystroem factor beyond
+            1,000 rows); real and finite.
         y : array-like of shape (n_samples,)
             Class labels (two or more, any values), and ``unlabeled`` (default -1) on
             unlabeled rows.
@@ -508,7 +512,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_codes(self, X, code, classes) -> None:
         """Fit on validated X and class indices ``code`` (-1 unlabeled) into ``classes``."""
-        cls = formulation_class(self.formulation)
+        cls = self._route(formulation_class(self.formulation), X)
         rule = cls.inductive_rule()
         self.classes_ = classes
         if classes.size == 2:
@@ -555,10 +559,13 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         base, explicit = self._settings(X)
         explicit, self.ignored_params_ = self._applicable(cls, explicit)
         options = self._formulation_options(cls)
+        if cls.name != self.formulation:
+            # Routed (see _route): the options of the formulation asked for are its rbf path's.
+            options = {k: v for k, v in options.items() if k in cls.option_table()}
         if instance.u == 0:
             result, rule = self._fit_supervised(instance, cls, rule, base, explicit)
         else:
-            result = api.solve(instance, self.formulation, base, solver=self.solver,
+            result = api.solve(instance, cls.name, base, solver=self.solver,
                                time_limit=self.time_limit, options=options, **explicit)
         transduction = label.copy()
         if _has_solution(result, rule):
@@ -581,6 +588,16 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         self.result_ = result
         _warn_if_stopped(result, self.time_limit)
         return transduction
+
+    def _route(self, cls, X):
+        """The formulation that fits X: ``primal-tsvm`` for ``switching`` with the linear
+        kernel on sparse X (the same problem, S3VM-L2, by the same kind of local search, in
+        the primal of the sparse features: SVMlin's method, which never densifies X); the
+        formulation asked for otherwise (on sparse X it densifies X where that fits in
+        memory, or refuses it naming the formulations that take sparse data)."""
+        if is_sparse(X) and self.kernel == "linear" and cls.name == "switching":
+            return formulation_class("primal-tsvm")
+        return cls
 
     def _fit_supervised(self, instance, cls, rule, base, explicit):
         """The formulation's problem with no unlabeled row: its family's supervised SVM.
@@ -725,7 +742,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
 
         Returns
         -------

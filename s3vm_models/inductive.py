@@ -26,6 +26,7 @@ import numpy as np
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.problems import INDUCTIVE_RULES
 from s3vm.core.registry import formulation_class
+from s3vm.data.instance import is_sparse
 from s3vm.solvers.errors import InputError
 
 
@@ -42,7 +43,8 @@ class Predictor:
     basis: Optional[np.ndarray] = None
 
     def __call__(self, X) -> np.ndarray:
-        X = np.asarray(X, dtype=float)
+        if not is_sparse(X):  # a scipy.sparse X is scored by sparse products
+            X = np.asarray(X, dtype=float)
         if self.coef is not None:
             return X @ self.coef + self.intercept
         return kernel_matrix(X, self.basis, self.kernel, self.sigma) @ self.dual_coef \
@@ -91,4 +93,5 @@ def predictor(result, instance, rule: Optional[str] = None) -> Predictor:
         # The LP family's w is in feature space already; an expansion folds into w = X'c.
         return Predictor(rule, kernel, sigma, intercept,
                          coef=coef if rule == "linear" else instance.X.T @ coef)
-    return Predictor(rule, kernel, sigma, intercept, dual_coef=coef, basis=np.array(instance.X))
+    basis = instance.X.copy() if is_sparse(instance.X) else np.array(instance.X)
+    return Predictor(rule, kernel, sigma, intercept, dual_coef=coef, basis=basis)

@@ -54,6 +54,9 @@ CASES = {
     # 90 points (40 unlabeled a class) with one cutting-plane round a node: the root is bounded
     # in under a second, the search takes a minute (161 nodes, 59 s on the loaded machine)
     "bb-sdp": ("moons90", dict(RBF, max_rounds=1)),
+    # sparse data, 60,000 x 60,000 with 40 nonzeros a row and 20 labeled rows: the label
+    # switching takes a minute on the loaded machine
+    "primal-tsvm": ("sparse60000", {}),
 }
 
 
@@ -75,7 +78,24 @@ def instances(tmp_path_factory):
         path = folder / f"{name}.csv"
         instance.to_csv(str(path))
         paths[name] = str(path)
+    paths["sparse60000"] = _sparse_instance(60_000)
     return paths
+
+
+def _sparse_instance(n, per_row=40, seed=0):
+    """n random sparse rows (n columns, CSR, in memory: reading a file of them takes longer
+    than the limit), 10 labeled a class, 0 elsewhere."""
+    import scipy.sparse as sp
+
+    from s3vm.data.instance import Instance
+
+    rng = np.random.default_rng(seed)
+    cols = rng.integers(0, n, size=n * per_row)
+    X = sp.csr_matrix((rng.random(n * per_row), cols, np.arange(0, n * per_row + 1, per_row)),
+                      shape=(n, n))
+    y = np.zeros(n)
+    y[:10], y[10:20] = 1, -1
+    return Instance(X, y, name="sparse60000")
 
 
 @pytest.fixture()

@@ -214,6 +214,11 @@ FORM = Option(
     "how the unlabeled losses switch with the labels (big-M rows or SOS1 complementarity)",
     choices=("bigm", "sos1"))
 
+TSVM_SEARCH = Option(
+    "tsvm_search", "choice", "switching",
+    "primal-tsvm: multi-switch label switching or deterministic annealing (SVMlin)",
+    choices=("switching", "annealing"))
+
 
 #: registry name -> (the registry's "module:Class" of the shipped formulation, its options in the
 #: order of its ``option_table()``).
@@ -239,4 +244,5 @@ SHIPPED = {
     "sdp-lowrank": ("s3vm.formulations.sdp_lowrank:LowRankSDP",
         (DIM, SPECTRAL_RULE, GRAPH, THRESHOLD_QUANTILE, RANK_2, ROUNDING, SEED, WORKING_SET)),
     "l2-miqp": ("s3vm.formulations.l2_miqp:L2MIQP", (FORM,)),
+    "primal-tsvm": ("s3vm.formulations.primal_tsvm:PrimalTSVM", (TSVM_SEARCH,)),
 }

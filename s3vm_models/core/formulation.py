@@ -24,20 +24,28 @@ from s3vm.core.pipeline import ALL_SETTINGS
 from s3vm.core.problems import PROBLEMS
 from s3vm.core.registry import all_options
 from s3vm.core.settings import SETTINGS_TABLE, Settings, keyword_hint
-from s3vm.data.instance import Instance
+from s3vm.data.instance import Instance, is_sparse
 from s3vm.solvers.bnb.problem import labels_by_outputs
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.registry import backend_class, get_backend, unavailable_reason
 from s3vm.solvers.results import Result
 from s3vm.solvers.runtime.clock import Clock
 from s3vm.solvers.runtime.files import check_writable
-from s3vm.solvers.runtime.memory import check_dense_memory
+from s3vm.solvers.runtime.memory import check_array_memory, check_dense_memory
 
 
 #: Bytes a solve with dense matrices needs whatever n, added to the guard's estimate: the
 #: libraries it imports (CVXPY, Pyomo, SCIP, SDPA) and their work space, 120 to 160 MiB for
 #: sdp and about 290 MiB for l2-miqp at the smallest sizes of docs/benchmarks.md (peak memory).
 DENSE_BASE_BYTES = 384 << 20
+
+#: Peak bytes per entry of densifying a sparse X for a formulation that reads it dense (the
+#: dense array and the Instance's checked copy).
+DENSIFY_BYTES = 16
+
+#: The formulations that take a scipy.sparse X as it is, for the message of the others.
+SPARSE_ADVICE = ("primal-tsvm (linear kernel, never densified) or switching with --kernel rbf "
+                 "(through the kernel's Nystroem factor)")
 
 #: What to do instead, per formulation, when its n x n matrices do not fit.
 MEMORY_ADVICE = {
@@ -150,6 +158,7 @@ class Formulation(ABC):
     components: ClassVar[dict] = {}
     derived_constants: ClassVar[bool] = False
     estimator_options: ClassVar[dict] = {}
+    accepts_sparse: ClassVar[bool] = False
 
     def __init__(self, **values):
         options = self.option_table()
@@ -283,6 +292,25 @@ class Formulation(ABC):
         if settings.balance == "count":
             settings.positive_count(instance, in_range=not self.unmeetable_count_is_infeasible)
 
+    def takes_sparse(self, settings: Settings) -> bool:
+        """Whether this formulation works on a ``scipy.sparse`` X as it is under ``settings``
+        (:attr:`accepts_sparse` by default)."""
+        return self.accepts_sparse
+
+    def dense_instance(self, instance: Instance, settings: Settings) -> Instance:
+        """``instance`` as this formulation reads it: itself when X is dense or the
+        formulation takes sparse X (:meth:`takes_sparse`), else a copy with X densified,
+        explicitly and only when the dense array fits in the memory available (an
+        :class:`InputError` naming the sparse-capable formulations otherwise)."""
+        if not is_sparse(instance.X) or self.takes_sparse(settings):
+            return instance
+        n, p = instance.X.shape
+        check_array_memory(n, p, DENSIFY_BYTES, f"{self.name} reads the features dense: it",
+                           f"its feature indices run to {p:,}; use {SPARSE_ADVICE}, or number "
+                           "the features compactly (1 to the number of distinct indices)")
+        return Instance(instance.X.toarray(), instance.label, instance.truth, instance.group,
+                        instance.feature_names, instance.name, dict(instance.meta))
+
     def dense_bytes_per_entry(self, settings: Settings, backend=None) -> float:
         """Peak bytes per entry of an n x n matrix this formulation forms under ``settings``
         (its :attr:`dense_bytes` for the kernel; 0 for none). A formulation whose footprint
@@ -357,6 +385,7 @@ class Formulation(ABC):
             raise InputError(f"formulation {self.name!r} cannot be exported as {fmt!r} "
                              f"(formats: {spelled})")
         check_writable(path)
+        instance = self.dense_instance(instance, settings)
         self.check(instance, settings)
         self._write(self._export_model(instance, settings), path, fmt)
 

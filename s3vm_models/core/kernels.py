@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+import sys
+
 import numpy as np
 
 from s3vm.solvers.errors import InputError
@@ -25,18 +27,38 @@ def rbf_gamma(sigma: float) -> float:
     return 1.0 / square
 
 
+def _sparse(A) -> bool:
+    # A sparse matrix exists only once scipy.sparse is imported: dense callers never import it.
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(A)
+
+
+def _row_norms_squared(A) -> np.ndarray:
+    if _sparse(A):
+        return np.asarray(A.multiply(A).sum(axis=1)).ravel()
+    return (A * A).sum(axis=1)
+
+
+def _cross(X, Z) -> np.ndarray:
+    """X Z' as a dense array: X and Z may each be dense or ``scipy.sparse`` (whose product is
+    computed sparse, and only the len(X) x len(Z) result made dense)."""
+    out = X @ Z.T
+    return out.toarray() if _sparse(out) else np.asarray(out)
+
+
 def squared_distances(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
-    """|X_i - Z_j|^2 for all pairs, through one matrix product (clipped at 0 against rounding)."""
-    sq = (X * X).sum(axis=1)[:, None] + (Z * Z).sum(axis=1)[None, :] - 2.0 * (X @ Z.T)
+    """|X_i - Z_j|^2 for all pairs, through one matrix product (clipped at 0 against rounding).
+    X and Z may be ``scipy.sparse``: the result is dense, of len(X) x len(Z)."""
+    sq = _row_norms_squared(X)[:, None] + _row_norms_squared(Z)[None, :] - 2.0 * _cross(X, Z)
     return np.maximum(sq, 0.0, out=sq)
 
 
 def kernel_matrix(X: np.ndarray, Z: Optional[np.ndarray] = None, kernel: str = "linear",
                   sigma: float = 1.0) -> np.ndarray:
-    """K[i, j] = k(X[i], Z[j]) (Z defaults to X)."""
+    """K[i, j] = k(X[i], Z[j]) (Z defaults to X), dense; X and Z may be ``scipy.sparse``."""
     Z = X if Z is None else Z
     if kernel == "linear":
-        return X @ Z.T
+        return _cross(X, Z)
     if kernel == "rbf":
         return np.exp(-rbf_gamma(sigma) * squared_distances(X, Z))
     raise InputError(f"unknown kernel {kernel!r}: choose linear or rbf")
@@ -47,6 +69,9 @@ def nystroem(X: np.ndarray, sigma: float, rank: int, seed: int = 0, tol: float =
     """The rbf kernel's Nystroem factor (Williams and Seeger 2001): K ~ G G' with
     G = K[:, landmarks] V.
 
+    X may be ``scipy.sparse`` (a CSR matrix): K[:, landmarks] is then formed from sparse
+    products, and G is dense (n x r').
+
     Landmarks are a seeded uniform sample of ``rank`` rows (all rows when rank >= n). With
     K_mm = U S U', V = U S^(-1/2) over the eigenvalues above ``tol`` times the largest.
 
@@ -56,7 +81,8 @@ def nystroem(X: np.ndarray, sigma: float, rank: int, seed: int = 0, tol: float =
     landmarks : ndarray of int, shape (m,)
     V : ndarray of shape (m, r')
     """
-    X = np.asarray(X, dtype=float)
+    if not _sparse(X):  # a sparse X stays sparse: only its landmark rows' products are formed
+        X = np.asarray(X, dtype=float)
     n = X.shape[0]
     if rank >= n:
         landmarks = np.arange(n)

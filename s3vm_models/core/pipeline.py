@@ -72,6 +72,7 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
     if limit is not None and not (limit > 0 and math.isfinite(limit)):
         # profiles check this; a duck-typed one may not
         raise InputError(f"time limit must be > 0 (seconds), got {limit}")
+    instance = form.dense_instance(instance, settings)
     form.check(instance, settings)
     if started is not None and Clock(limit, start=started).expired():
         # Reading the data used the whole limit: no solver library is imported, no model

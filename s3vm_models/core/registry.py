@@ -30,6 +30,7 @@ FORMULATIONS = {
     "sdp-subspace": "s3vm.formulations.sdp_subspace:SubspaceSDP",
     "sdp-lowrank": "s3vm.formulations.sdp_lowrank:LowRankSDP",
     "l2-miqp": "s3vm.formulations.l2_miqp:L2MIQP",
+    "primal-tsvm": "s3vm.formulations.primal_tsvm:PrimalTSVM",
 }
 
 

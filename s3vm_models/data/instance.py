@@ -136,7 +136,9 @@ class Instance:
         for attr, value in (("X", X), ("label", label), ("truth", truth), ("group", group),
                             ("feature_names", names)):
             object.__setattr__(self, attr, value)
-        X.setflags(write=False)
+        if not is_sparse(X):
+            # A sparse X is the caller's own matrix, not a copy (10^6 rows): left writable.
+            X.setflags(write=False)
         label.setflags(write=False)
 
     # -- views used by every formulation -------------------------------------------------
@@ -202,6 +204,18 @@ class Instance:
         """Raise InputError when a feature's magnitude is beyond :data:`FEATURE_LIMIT`, where
         solvers lose every digit (and kernels overflow): the message names the scaling that
         fixes it."""
+        if is_sparse(self.X):
+            values = np.abs(self.X.data)
+            big = values.max(initial=0.0)
+            if big > FEATURE_LIMIT:
+                k = int(np.argmax(values))
+                i = int(np.searchsorted(self.X.indptr, k, side="right") - 1)
+                j = int(self.X.indices[k])
+                raise InputError(f"feature {self.feature_names[j]!r} of row {i} is "
+                                 f"{self.X.data[k]:g}: values beyond {FEATURE_LIMIT:g} in "
+                                 "magnitude are out of reach of the solvers; scale the features "
+                                 "(--scale standard or minmax)")
+            return
         big = np.abs(self.X).max(initial=0.0)
         if big > FEATURE_LIMIT:
             i, j = np.unravel_index(int(np.argmax(np.abs(self.X))), self.X.shape)
@@ -375,7 +389,55 @@ def _real_array(values, what: str) -> np.ndarray:
 FEATURE_LIMIT = 1e15
 
 
+#: Bytes a column of sparse features costs whatever its nonzeros: its name and the float
+#: vectors of length p a primal solver keeps (w, its gradient, direction and step).
+COLUMN_BYTES = 128
+
+
+def _as_sparse_matrix(X):
+    """A ``scipy.sparse`` X as a checked CSR matrix of float64 (kept sparse: the formulations
+    that take sparse data form only products with it; the others densify it or refuse it,
+    :meth:`s3vm.core.formulation.Formulation.dense_instance`). A CSR float64 matrix is taken
+    as it is, without a copy."""
+    import scipy.sparse as sp
+
+    if X.ndim != 2:
+        raise InputError(f"features must form a 2-D array, got {X.ndim} dimension(s)")
+    if X.dtype.kind == "c":
+        raise InputError("features must be real numbers, not complex (take the real part, the "
+                         "modulus or both parts explicitly)")
+    if X.dtype.kind not in "biuf":
+        raise InputError(f"features must be numeric, got {X.dtype.name} values")
+    # Every column costs a feature name and the solvers' vectors of length p, sparse or not:
+    # a LIBSVM index of 10^9 would ask for a hundred gigabytes.
+    check_array_memory(1, X.shape[1], COLUMN_BYTES, "a sparse matrix of this width",
+                       f"its feature indices run to {X.shape[1]:,}; number the features "
+                       "compactly (1 to the number of distinct indices)")
+    X = sp.csr_matrix(X, dtype=np.float64)  # no copy for CSR float64
+    if X.shape[0] == 0:
+        raise InputError("the data has no rows")
+    if X.shape[1] == 0:
+        raise InputError("the data has no feature column")
+    bad = ~np.isfinite(X.data)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        i = int(np.searchsorted(X.indptr, k, side="right") - 1)
+        raise InputError(f"feature {int(X.indices[k])} of row {i} is {X.data[k]}: values must "
+                         "be finite")
+    return X
+
+
+def is_sparse(X) -> bool:
+    """Whether X is a ``scipy.sparse`` matrix or array (without importing scipy for dense X)."""
+    import sys
+
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(X)
+
+
 def _as_finite_matrix(X) -> np.ndarray:
+    if is_sparse(X):
+        return _as_sparse_matrix(X)
     if hasattr(X, "dtypes") and hasattr(X, "columns"):  # a pandas DataFrame: name the column
         # Columns by position: their labels may be numbers (a frame made from an array), and
         # str(0) names no column. An object column of real numbers is numeric, as an object
@@ -638,10 +700,6 @@ def frame_instance(frame, name: str = "frame", where: str = "") -> Instance:
         raise InputError(f"{path}: {exc}") from None
 
 
-#: Peak bytes per value of a LIBSVM file's features read dense: the array, the Instance's
-#: checked float copy and its finiteness mask, and a margin for the checks' temporaries.
-DENSE_READ_BYTES = 24
-
 #: File name endings read as LIBSVM/svmlight files (any other file is CSV).
 SVMLIGHT_SUFFIXES = (".svm", ".libsvm", ".svmlight")
 
@@ -656,7 +714,8 @@ def read_svmlight(path: str, unlabeled: float = 0, name: Optional[str] = None) -
 
     The labels other than ``unlabeled`` must be two classes: +1/-1 as given, any other pair
     mapped in sorted order (the smaller to -1, the larger to +1, recorded in
-    ``meta["classes"]``). The features are read dense (the formulations build dense kernels).
+    ``meta["classes"]``). The features stay sparse (a ``scipy.sparse`` CSR matrix): see
+    :meth:`s3vm.core.formulation.Formulation.dense_instance`.
 
     Parameters
     ----------
@@ -703,14 +762,11 @@ def read_svmlight(path: str, unlabeled: float = 0, name: Optional[str] = None) -
                          f"two are needed (is {unlabeled:g} the unlabeled marker?)")
     label = np.where(unl, 0, np.where(y == high, 1, -1))
     stem = name or os.path.splitext(os.path.basename(path))[0]
-    # The file is sparse and its largest feature index sets the width read dense: an index of
-    # 10^9 would ask for terabytes. The dense array, the Instance's checked copy and the
-    # finiteness mask are held at once.
-    check_array_memory(X.shape[0], X.shape[1], DENSE_READ_BYTES, f"{path}: reading it dense",
-                       f"its feature indices run to {X.shape[1]:,}; number the features "
-                       f"compactly (1 to the number of distinct indices)")
+    # Kept sparse (CSR): primal-tsvm and switching's rbf path read it as it is; a formulation
+    # that reads dense features densifies it when that fits in memory, and refuses it otherwise
+    # (an index of 10^9 would ask for terabytes).
     try:
-        return Instance(X.toarray(), label, name=stem,
+        return Instance(X.tocsr(), label, name=stem,
                         meta={"file": os.path.basename(path), "format": "svmlight",
                               "classes": [float(low), float(high)],
                               "unlabeled_marker": float(unlabeled)})

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from s3vm.data.instance import Instance
+from s3vm.data.instance import Instance, is_sparse
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.memory import check_array_memory
 
 SCALINGS = ("standard", "minmax")
 
@@ -34,7 +35,15 @@ def scale_features(X: np.ndarray, how: str) -> np.ndarray:
 
 
 def scale_instance(instance: Instance, how: str) -> Instance:
-    """A copy of ``instance`` with scaled features."""
-    return Instance(scale_features(instance.X, how), instance.label, instance.truth,
+    """A copy of ``instance`` with scaled features (dense: both scalings shift the columns,
+    so a sparse X is made dense, when that fits in memory)."""
+    X = instance.X
+    if is_sparse(X):
+        n, p = X.shape
+        check_array_memory(n, p, 24, f"--scale {how} makes the sparse features dense: it",
+                           "leave sparse data unscaled (TF-IDF rows of unit length need no "
+                           "scaling) for primal-tsvm")
+        X = X.toarray()
+    return Instance(scale_features(X, how), instance.label, instance.truth,
                     instance.group, instance.feature_names, instance.name,
                     {**instance.meta, "scale": how})

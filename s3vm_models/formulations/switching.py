@@ -94,6 +94,11 @@ class LabelSwitchingS3VM(Formulation):
         if self.rank is not None and self.rank > instance.n:
             raise InputError(f"rank larger than n: rank = {self.rank}, n = {instance.n}")
 
+    def takes_sparse(self, settings) -> bool:
+        # rbf: the kernel matrix and the Nystroem factor are formed from sparse products (dense
+        # n x n or n x r); the linear kernel's primal reads X dense (primal-tsvm does not).
+        return settings.kernel == "rbf"
+
     def uses_factor(self, n: int, p: int, kernel: str) -> bool:
         """Whether the retrainings run in the primal of a factor (no n x n matrix)."""
         if self.loss == "hinge":

@@ -1,0 +1,114 @@
+"""``primal-tsvm``: the linear S3VM-L2 in the primal on sparse data (SVMlin's TSVM).
+
+It solves Problem 1 of docs/formulations.md (S3VM-L2: squared hinge, C and C*, with bias or
+not, the count balance or none) with the **linear kernel only**, for a local minimum of J like
+``switching``, in the manner of SVMlin (Sindhwani and Keerthi 2006): every SVM training is
+L2-SVM-MFN, the modified finite Newton method whose Newton points come from conjugate
+gradients (CGLS) on the active rows, and the labels come from multi-switch label switching
+(``--tsvm-search switching``, the default) or deterministic annealing (``annealing``); see
+:mod:`s3vm.models.primal_tsvm`.
+
+Only products of X (and of its active rows) and their transposes with vectors are formed: a
+``scipy.sparse`` X stays sparse (never densified, no n x n matrix), so a 10^6 x 10^5 corpus
+with 3 10^7 nonzeros fits in a few hundred megabytes beyond the matrix. Its result is the
+local minimum's labels, J at them (the value of the SVM at the labels returned, to the
+conjugate gradients' tolerance), status ``feasible``, and w and b of f(x) = w'x + b
+(``result.primal``, with the expansion coefficients beta of Problem 1's inductive rule, whose
+X'beta is w at the optimum).
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import ClassVar
+
+from s3vm.core.formulation import Formulation
+from s3vm.core.options import Option
+from s3vm.models.primal_tsvm import primal_tsvm
+from s3vm.solvers.errors import InputError
+
+
+class PrimalTSVM(Formulation):
+    """A local minimum of the linear S3VM-L2 by SVMlin's primal methods, on sparse or dense X."""
+
+    problem: ClassVar[int] = 1
+    #: Without unlabeled rows the problem is the labeled rows' squared-hinge SVM, which the same
+    #: primal method solves (no kernel matrix on sparse data).
+    supervised_formulation: ClassVar[str] = "primal-tsvm"
+    needs_unlabeled: ClassVar[bool] = False
+    accepts_sparse: ClassVar[bool] = True
+
+    name: ClassVar[str] = "primal-tsvm"
+    summary: ClassVar[str] = ("linear S3VM-L2 in the primal for sparse data (SVMlin: finite "
+                              "Newton with CGLS, multi-switch TSVM or deterministic annealing)")
+    problem_class: ClassVar[str] = "svm"
+    settings_used: ClassVar[tuple] = ("C", "C_star", "bias", "balance", "positives")
+    settings_fixed: ClassVar[dict] = {
+        "kernel": ("linear", "primal-tsvm solves the linear kernel only (in the primal of the "
+                             "features): use switching for rbf")}
+    options: ClassVar[tuple] = (
+        Option("tsvm_search", "choice", "switching",
+               "primal-tsvm: multi-switch label switching or deterministic annealing (SVMlin)",
+               choices=("switching", "annealing")),
+    )
+
+    def check(self, instance, settings):
+        super().check(instance, settings)
+        if settings.C <= 0 or (instance.u and settings.C_unlabeled <= 0):
+            raise InputError("primal-tsvm needs C > 0 and C* > 0")
+
+    @contextmanager
+    def environment(self):
+        # Vector operations on w (10^5 entries) only: BLAS threads spin against each other on a
+        # loaded machine (a dot product 20 times slower with them).
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1, user_api="blas"):
+            yield
+
+    def build(self, instance, settings):
+        """The data the solver reads: X (sparse or dense) and the label vector."""
+        return instance.X, instance.label
+
+    def _supervised_scores(self, instance, settings):
+        # The fallback labels of a timed solve, by the same primal method on the labeled rows
+        # (the base class forms a kernel matrix, which sparse X must not).
+        if min((instance.label > 0).sum(), (instance.label < 0).sum()) == 0:
+            return None
+        XL = instance.X[instance.labeled]
+        sol = primal_tsvm(XL, instance.label[instance.labeled], float(settings.C), 1.0,
+                    bool(settings.bias)).solution
+        return instance.X[instance.unlabeled] @ sol.w + sol.b
+
+    def run(self, instance, settings, backend, profile, clock, result):
+        positives = settings.positive_count(instance) if settings.balance == "count" else None
+        u = instance.u
+        C_star = settings.C_unlabeled if u else 1.0
+
+        def stop():
+            return clock.expired()
+
+        def on_stage(line):
+            clock.report(phase=line)
+
+        started = time.perf_counter()
+        found = primal_tsvm(instance.X, instance.label, float(settings.C), float(C_star),
+                            bool(settings.bias), positives, self.tsvm_search, stop=stop,
+                            on_stage=on_stage)
+        sol = found.solution
+        result.status = "feasible" if found.finished else "time_limit"
+        result.message = "" if found.finished else "time limit reached during the search"
+        # Stopped, the last training was cut short: its value is no J of the labels.
+        result.objective = sol.value if found.finished else None
+        result.labels = found.labels
+        result.decision_values = sol.outputs[instance.unlabeled]
+        # Problem 1's inductive rule reads the expansion f(x) = sum_i beta_i x_i.x + b; at the
+        # optimum beta_i = 2 (cp_i max(0, 1 - o_i) - cn_i max(0, 1 + o_i)) and w = X'beta (to
+        # the conjugate gradients' tolerance); w itself is kept too.
+        result.primal = {"beta": found.beta, "w": sol.w,
+                         "b": sol.b if settings.bias else 0.0}
+        result.iterations = found.trainings
+        result.info["primal_tsvm"] = {
+            "search": self.tsvm_search, "trainings": found.trainings,
+            "seconds": round(time.perf_counter() - started, 6)}

@@ -1,0 +1,276 @@
+"""primal-tsvm and sparse data end to end: SVMlin's finite Newton method against an independent
+solve, label switching against enumeration, no dense copy of a sparse X, and CSR input through
+s3vm.solve, the estimator and a LIBSVM file."""
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+
+import s3vm
+from s3vm import S3VMClassifier
+from s3vm.cli import main
+from s3vm.data.instance import Instance, read_svmlight
+from s3vm.models.primal_tsvm import l2_svm_mfn, primal_tsvm, squared_hinge_value
+from s3vm.solvers.errors import InputError
+
+
+class NoDense(sp.csr_matrix):
+    """A CSR matrix that refuses to be made dense: densifying X, or any matrix as wide as X
+    (its rows), fails the test. Products X Z' (scipy keeps the class) may be made dense."""
+
+    def _refuse(self):
+        if self.shape[1] >= 12:   # every X given as NoDense here has 12 columns or more
+            raise AssertionError("X was densified")
+
+    def toarray(self, *args, **kwargs):
+        self._refuse()
+        return super().toarray(*args, **kwargs)
+
+    def todense(self, *args, **kwargs):
+        self._refuse()
+        return super().todense(*args, **kwargs)
+
+    def __array__(self, *args, **kwargs):
+        self._refuse()
+        return super().toarray()
+
+    def __getitem__(self, key):  # row slices stay NoDense
+        out = super().__getitem__(key)
+        return NoDense(out) if sp.issparse(out) else out
+
+
+def _data(n=60, p=40, seed=0, density=0.15):
+    """Sparse two-class data: class-dependent features plus noise."""
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, 1, -1)
+    X = sp.random(n, p, density=density, random_state=seed, format="csr")
+    signal = sp.csr_matrix(np.outer(y, np.r_[np.ones(3), np.zeros(p - 3)]) * 0.8
+                           * (rng.random((n, p)) < 0.7))
+    return sp.csr_matrix(X + signal), y
+
+
+def _reference(Xd, cp, cn, bias=True):
+    """The same squared-hinge problem by L-BFGS on the dense matrix (an independent solve)."""
+    p = Xd.shape[1]
+
+    def f(z):
+        w, b = z[:p], (z[p] if bias else 0.0)
+        o = Xd @ w + b
+        lp, ln = np.maximum(0, 1 - o), np.maximum(0, 1 + o)
+        go = -2 * cp * lp + 2 * cn * ln
+        grad = np.concatenate((w + Xd.T @ go, [go.sum() if bias else 0.0]))
+        return 0.5 * w @ w + cp @ (lp * lp) + cn @ (ln * ln), grad
+
+    r = minimize(f, np.zeros(p + 1), jac=True, method="L-BFGS-B",
+                 options={"gtol": 1e-11, "ftol": 1e-15, "maxiter": 20000})
+    return r.fun, r.x[:p], r.x[p]
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_finite_newton_reaches_the_independent_optimum(bias):
+    X, y = _data()
+    rng = np.random.default_rng(1)
+    cp = np.where(y > 0, 2.0, 0.0)
+    cn = np.where(y < 0, 2.0, 0.0)
+    both = rng.random(y.size) < 0.3          # deterministic annealing's rows: both costs
+    cp[both], cn[both] = 0.4, 0.9
+    sol = l2_svm_mfn(NoDense(X), cp, cn, bias=bias)
+    value, w, b = _reference(X.toarray(), cp, cn, bias)
+    assert sol.value == pytest.approx(value, rel=1e-7)
+    np.testing.assert_allclose(sol.w, w, atol=1e-5)
+    assert sol.b == pytest.approx(b if bias else 0.0, abs=1e-5)
+    # the value reported is the objective at (w, b), recomputed from scratch
+    o = X @ sol.w + sol.b
+    assert squared_hinge_value(sol.w, o, cp, cn) == pytest.approx(sol.value, rel=1e-9)
+
+
+def test_the_supervised_fit_matches_sklearn_squared_hinge_without_bias():
+    # LinearSVC without an intercept minimises 1/2|w|^2 + C sum squared hinge: the same problem
+    from sklearn.svm import LinearSVC
+
+    X, y = _data(n=80, seed=3)
+    C = 0.7
+    sol = l2_svm_mfn(X, np.where(y > 0, C, 0.0), np.where(y < 0, C, 0.0), bias=False)
+    ref = LinearSVC(C=C, loss="squared_hinge", fit_intercept=False, dual=True, tol=1e-10,
+                    max_iter=100000).fit(X, y)
+    np.testing.assert_allclose(sol.w, ref.coef_.ravel(), atol=1e-4)
+
+
+def _J(Xd, label, labels_u, C, C_star):
+    U = np.flatnonzero(label == 0)
+    full = label.astype(float).copy()
+    full[U] = labels_u
+    c = np.where(label != 0, C, C_star)
+    return _reference(Xd, np.where(full > 0, c, 0.0), np.where(full < 0, c, 0.0))[0]
+
+
+def test_switching_ends_at_a_local_minimum_checked_by_enumeration():
+    # u = 8 unlabeled rows, count 4: all 70 balanced labelings scored by the dense reference.
+    X, y = _data(n=14, p=12, seed=5, density=0.3)
+    label = y.copy()
+    label[6:] = 0
+    U = np.flatnonzero(label == 0)
+    C, C_star, P = 1.0, 0.5, 4
+    found = primal_tsvm(NoDense(X), label, C, C_star, positives=P)
+    assert found.labels.sum() == 2 * P - U.size       # the count holds
+    Xd = X.toarray()
+    values = {}
+    for pos in itertools.combinations(range(U.size), P):
+        lab = -np.ones(U.size)
+        lab[list(pos)] = 1
+        values[tuple(lab)] = _J(Xd, label, lab, C, C_star)
+    mine = values[tuple(found.labels.astype(float))]
+    assert found.solution.value == pytest.approx(mine, rel=1e-6)
+    # No swap of a +1 and a -1 lowers J (the local minimum switching guarantees) ...
+    for i in np.flatnonzero(found.labels > 0):
+        for j in np.flatnonzero(found.labels < 0):
+            other = found.labels.astype(float).copy()
+            other[i], other[j] = -1, 1
+            assert values[tuple(other)] >= mine - 1e-7 * abs(mine)
+    # ... and it is the global minimum's value or within the spread of the others.
+    assert mine <= np.median(list(values.values()))
+
+
+@pytest.mark.parametrize("search", ["switching", "annealing"])
+def test_the_searches_keep_the_count_and_never_densify(search):
+    X, y = _data(n=200, p=60, seed=2)
+    label = y.copy()
+    label[20:] = 0
+    P = int((y[20:] > 0).sum())
+    found = primal_tsvm(NoDense(X), label, 1.0, 0.3, positives=P, search=search)
+    assert int((found.labels > 0).sum()) == P
+    assert np.mean(found.labels != y[20:]) < 0.2
+    # J at the labels returned is the SVM's value there, by the independent solve
+    assert found.solution.value == pytest.approx(
+        _J(X.toarray(), label, found.labels, 1.0, 0.3), rel=1e-6)
+    # the expansion of Problem 1's inductive rule: w = X'beta, sum beta = 0 (the bias)
+    np.testing.assert_allclose(X.T @ found.beta, found.solution.w, atol=1e-5)
+    assert abs(found.beta.sum()) < 1e-5
+
+
+def test_solve_takes_csr_data_and_agrees_with_dense_data():
+    X, y = _data(n=120, p=30, seed=4)
+    label = y.copy()
+    label[16:] = 0
+    sparse = s3vm.solve((NoDense(X), label), "primal-tsvm", C=1.0, C_star=0.5,
+                        balance="count")
+    dense = s3vm.solve((X.toarray(), label), "primal-tsvm", C=1.0, C_star=0.5,
+                       balance="count")
+    assert sparse.status == "feasible" and sparse.labels.shape == (104,)
+    np.testing.assert_array_equal(sparse.labels, dense.labels)
+    assert sparse.objective == pytest.approx(dense.objective, rel=1e-6)
+    # the same S3VM-L2 objective as the kernel formulation's at its labels
+    assert sparse.objective == pytest.approx(_J(X.toarray(), label, sparse.labels, 1.0, 0.5),
+                                             rel=1e-6)
+
+
+def test_dense_formulations_densify_small_sparse_data_and_refuse_what_does_not_fit(
+        monkeypatch):
+    X, y = _data(n=40, p=10, seed=6)
+    label = y.copy()
+    label[10:] = 0
+    a = s3vm.solve((X, label), "svm1")
+    b = s3vm.solve((X.toarray(), label), "svm1")
+    assert a.objective == pytest.approx(b.objective)
+    # 3 KiB: room for the 10 columns (128 bytes each), not for 40 x 10 dense values
+    monkeypatch.setenv("S3VM_MEMORY_LIMIT", "3K")
+    with pytest.raises(InputError, match="svm1 reads the features dense.*primal-tsvm"):
+        s3vm.solve((X, label), "svm1")
+
+
+def test_the_estimator_fits_sparse_data_without_densifying_it():
+    X, y = _data(n=300, p=50, seed=7)
+    target = np.where(y > 0, "spam", "ham").astype(object)
+    target[30:] = -1
+    for fmt in ("csr", "csc"):
+        data = NoDense(X) if fmt == "csr" else X.tocsc()
+        clf = S3VMClassifier(kernel="linear", C=1.0, C_star=0.3, balance="count").fit(
+            data, target)
+        assert clf.result_.formulation == "primal-tsvm"
+        truth = np.where(y > 0, "spam", "ham")
+        assert np.mean(clf.transduction_[30:] != truth[30:]) < 0.2
+        scores = clf.decision_function(NoDense(X))
+        np.testing.assert_allclose(scores, X @ clf.coef_ + clf.intercept_)
+    dense = S3VMClassifier(kernel="linear", C=1.0, C_star=0.3, balance="count",
+                           formulation="primal-tsvm").fit(X.toarray(), target)
+    np.testing.assert_allclose(dense.coef_, clf.coef_, atol=1e-6)
+
+
+def test_the_rbf_estimator_takes_sparse_data_through_the_kernel():
+    X, y = _data(n=80, p=20, seed=8)
+    target = y.copy()
+    target[12:] = 0
+    sparse = S3VMClassifier(kernel="rbf", sigma=1.0, unlabeled=0).fit(X, target)
+    dense = S3VMClassifier(kernel="rbf", sigma=1.0, unlabeled=0).fit(X.toarray(), target)
+    np.testing.assert_array_equal(sparse.transduction_, dense.transduction_)
+    np.testing.assert_allclose(sparse.decision_function(X), dense.decision_function(X.toarray()),
+                               atol=1e-8)
+
+
+def test_the_nystroem_factor_of_sparse_data_is_the_dense_one():
+    from s3vm.core.kernels import nystroem
+
+    X, _ = _data(n=50, p=15, seed=9)
+    G, landmarks, V = nystroem(NoDense(X), 1.0, 10, seed=0)   # K[:, landmarks]: 50 x 10
+    Gd, landmarks_d, Vd = nystroem(X.toarray(), 1.0, 10, seed=0)
+    np.testing.assert_array_equal(landmarks, landmarks_d)
+    np.testing.assert_allclose(G @ G.T, Gd @ Gd.T, atol=1e-10)
+
+
+def _write_svmlight(path, X, labels):
+    X = sp.csr_matrix(X)
+    with open(path, "w") as fh:
+        for i, lab in enumerate(labels):
+            row = X.getrow(i)
+            pairs = " ".join(f"{j + 1}:{v:.17g}" for j, v in zip(row.indices, row.data))
+            fh.write(f"{lab:g} {pairs}\n")
+
+
+def test_a_libsvm_file_stays_sparse_through_the_command_line(tmp_path, capsys):
+    X, y = _data(n=60, p=25, seed=10)
+    label = y.copy()
+    label[10:] = 0
+    path = tmp_path / "d.svm"
+    _write_svmlight(path, X, label)
+    inst = read_svmlight(str(path))
+    assert sp.issparse(inst.X) and inst.X.format == "csr"
+    np.testing.assert_allclose(inst.X.toarray(), X.toarray())
+    assert main(["solve", str(path), "-f", "primal-tsvm", "--balance", "count", "--json",
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    direct = s3vm.solve((X, label), "primal-tsvm", balance="count")
+    assert f"{direct.objective:.6g}"[:6] in out
+
+
+def test_sparse_input_is_checked_at_the_boundary():
+    X, y = _data(n=20, p=5, seed=11)
+    label = y.copy()
+    label[4:] = 0
+    bad = X.copy()
+    bad.data[0] = np.nan
+    with pytest.raises(InputError, match="values must be finite"):
+        Instance(bad, label)
+    assert Instance(X.tocoo(), label).X.format == "csr"
+    with pytest.raises(InputError, match="kernel"):
+        s3vm.solve((X, label), "primal-tsvm", kernel="rbf")
+    # a width no memory holds (a LIBSVM index of 10^12) is refused before anything is made
+    with pytest.raises(InputError, match="1,000,000,000,000.*compactly"):
+        Instance(sp.csr_matrix((20, 10 ** 12)), label)
+
+
+def test_scaling_sparse_data_makes_it_dense_or_refuses(monkeypatch):
+    from s3vm.data.scaling import scale_instance
+
+    X, y = _data(n=20, p=6, seed=12)
+    label = y.copy()
+    label[4:] = 0
+    scaled = scale_instance(Instance(X, label), "standard")
+    np.testing.assert_allclose(scaled.X, scale_instance(Instance(X.toarray(), label),
+                                                        "standard").X)
+    instance = Instance(X, label)
+    monkeypatch.setenv("S3VM_MEMORY_LIMIT", "1K")
+    with pytest.raises(InputError, match="makes the sparse features dense"):
+        scale_instance(instance, "standard")
