@@ -19,6 +19,77 @@ supervised SVM at its rounded labels.
 With no unlabeled row the semi-supervised problem is the supervised one of its family (Problem 3
 without unlabeled terms: svm1, or rlp for rlp; the squared-hinge SVM; the SVM dual of Problem 2),
 which ``fit`` then solves, so that the estimator is a classifier on fully labeled data too.
+
+Notes on :class:`S3VMClassifier`
+--------------------------------
+**Parameters a formulation does not read are ignored.** The settings parameters (``kernel``
+to ``nu``) and ``seed`` are shared by all formulations, so that one parameter set serves
+a grid over ``formulation`` (``GridSearchCV(S3VMClassifier(C=10), {"formulation":
+["switching", "vs3vm"]})``). Each family reads its own: the S3VM-L2 family (switching,
+bb, l2-miqp, bb-sdp) ``kernel, sigma, C, C_star, bias, balance, positives``; the SDP
+family ``kernel, sigma, C, C_star, hard_margin, balance, positives`` (no bias); the LP/MIP
+family ``kernel, sigma, mu, nu`` (and the balance where it has one); ``seed`` only where
+the formulation has a randomised step. A parameter given another value than its default
+that the formulation does not read is left out of the fit and named in
+``ignored_params_``; the settings that were used are in ``result_.info["settings"]``.
+(:func:`s3vm.solve`, by contrast, refuses a keyword that does not apply.) ``options`` are
+the formulation's own and are not shared: an option it does not take is an error.
+
+**predict on the training rows vs transduction_.** ``transduction_`` holds the labels the
+formulation chose; :meth:`predict` scores with its inductive rule (:mod:`s3vm.inductive`).
+They may differ on training rows:
+
+- every family: a labeled row keeps its given label in ``transduction_``; ``predict``
+  may misclassify it (a training error);
+- the S3VM-L2 family (``expansion``) and the LP/MIP family (``linear``): without a count,
+  an unlabeled row's label is the sign of f (a label against its output would lower the
+  objective), so both agree up to f = 0; under ``balance="count"`` the count can put a
+  row on the other side of f = 0, and they differ there;
+- the SDP family (``dual``): ``transduction_`` is the SDP's rounded labeling and
+  ``predict`` the supervised SVM without bias trained at it, which can differ on rows
+  inside its margin (two moons, 80 unlabeled rows: 1 to 3 rows). For the training rows
+  of the SDP family, use ``transduction_``.
+
+**The defaults** (rbf kernel at the median distance, C = C* = 10, the count balance at
+the labeled ratio, ``switching`` with ``search="best"``) were chosen on the SSL book's
+benchmark (Chapelle, Schölkopf and Zien 2006, ch. 21; docs/benchmarks.md, "The
+estimator's defaults"), as a practitioner meets it: the features as given, nothing tuned
+on labels one does not have. Evidence (splits 0 and 1 of the six binary sets, l = 10 and
+100): scikit-learn's ``gamma="scale"`` was measured first and had a higher error than the
+median distance on 10 of 12 rows (Digit1 l = 100: 9.9% against 6.0%; BCI l = 100: 39.3%
+against 33.0%), so it is an option, not the default. C = 100 was worse than C = 10 on 7
+of 12 rows; C = 1 was better on 6 but let the unlabeled term win elsewhere, with
+near-chance labelings of lower objective (g241d l = 100: 47.7% against 17.7%), a failure a
+user cannot see. The count at the labeled ratio is Joachims' (1999) and the book's TSVM's
+balance: without one, the objective's lowest values put nearly every unlabeled row in
+one class. ``search="best"`` starts label switching both from Joachims' annealing and
+from the continuation of ∇S3VM (Chapelle and Zien 2005) and keeps the labeling of lower
+objective J (never of lower error, which a user cannot see); the gradient start was kept
+on half of those fits. The errors beside the book's TSVM, and the rows where they fall
+short of it, are in docs/benchmarks.md.
+
+**More than two classes: one-vs-rest**, as scikit-learn's ``LinearSVC``: one binary
+S3VM a class, that class against the others, on the same rows and unlabeled rows; the
+count balance of each (``balance="count"`` with ``positives`` None) is its own class's
+labeled ratio. :meth:`decision_function` has one column a class and :meth:`predict` takes
+the largest. A given ``positives`` applies to every binary problem alike, which is rarely
+what one wants: leave it None.
+
+**Probabilities.** With ``probability=True``, ``fit`` calibrates Platt's sigmoid (Platt
+2000, with the targets and the Newton method of Lin, Lin and Weng 2007, libsvm's) for each
+binary problem on the labeled rows, as ``SVC(probability=True)`` does: the labeled rows
+are split into ``min(5, m)`` stratified folds (m: the labeled count of the rarest class,
+shuffled by ``seed``); each fold's labels are withheld, the fold fitted again with those
+rows unlabeled, and its decision values of them kept; the sigmoid is fitted to these
+held-out values. With m = 1 no fold can hold every class: the sigmoid is then fitted on
+the final model's own values of the labeled rows (optimistic), and ``probability_cv_`` is
+None. One-vs-rest probabilities are normalized to sum to 1. As for SVC, the most
+probable class can differ from :meth:`predict` near the boundary.
+
+**Scoring a grid search.** :meth:`score` (accuracy) leaves the unlabeled rows of a test
+fold out; a scorer named by a string (``scoring="roc_auc"``) does not, and scores NaN.
+Wrap it: ``GridSearchCV(..., scoring=s3vm.labeled_scorer("roc_auc"))``
+(:func:`s3vm.scoring.labeled_scorer`).
 """
 
 from __future__ import annotations
@@ -276,74 +347,12 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    **Parameters a formulation does not read are ignored.** The settings parameters (``kernel``
-    to ``nu``) and ``seed`` are shared by all formulations, so that one parameter set serves
-    a grid over ``formulation`` (``GridSearchCV(S3VMClassifier(C=10), {"formulation":
-    ["switching", "vs3vm"]})``). Each family reads its own: the S3VM-L2 family (switching,
-    bb, l2-miqp, bb-sdp) ``kernel, sigma, C, C_star, bias, balance, positives``; the SDP
-    family ``kernel, sigma, C, C_star, hard_margin, balance, positives`` (no bias); the LP/MIP
-    family ``kernel, sigma, mu, nu`` (and the balance where it has one); ``seed`` only where
-    the formulation has a randomised step. A parameter given another value than its default
-    that the formulation does not read is left out of the fit and named in
-    ``ignored_params_``; the settings that were used are in ``result_.info["settings"]``.
-    (:func:`s3vm.solve`, by contrast, refuses a keyword that does not apply.) ``options`` are
-    the formulation's own and are not shared: an option it does not take is an error.
-
-    **predict on the training rows vs transduction_.** ``transduction_`` holds the labels the
-    formulation chose; :meth:`predict` scores with its inductive rule (:mod:`s3vm.inductive`).
-    They may differ on training rows:
-
-    - every family: a labeled row keeps its given label in ``transduction_``; ``predict``
-      may misclassify it (a training error);
-    - the S3VM-L2 family (``expansion``) and the LP/MIP family (``linear``): without a count,
-      an unlabeled row's label is the sign of f (a label against its output would lower the
-      objective), so both agree up to f = 0; under ``balance="count"`` the count can put a
-      row on the other side of f = 0, and they differ there;
-    - the SDP family (``dual``): ``transduction_`` is the SDP's rounded labeling and
-      ``predict`` the supervised SVM without bias trained at it, which can differ on rows
-      inside its margin (two moons, 80 unlabeled rows: 1 to 3 rows). For the training rows
-      of the SDP family, use ``transduction_``.
-
-    **The defaults** (rbf kernel at the median distance, C = C* = 10, the count balance at
-    the labeled ratio, ``switching`` with ``search="best"``) were chosen on the SSL book's
-    benchmark (Chapelle, Schölkopf and Zien 2006, ch. 21; docs/benchmarks.md, "The
-    estimator's defaults"), as a practitioner meets it: the features as given, nothing tuned
-    on labels one does not have. Evidence (splits 0 and 1 of the six binary sets, l = 10 and
-    100): scikit-learn's ``gamma="scale"`` was measured first and had a higher error than the
-    median distance on 10 of 12 rows (Digit1 l = 100: 9.9% against 6.0%; BCI l = 100: 39.3%
-    against 33.0%), so it is an option, not the default. C = 100 was worse than C = 10 on 7
-    of 12 rows; C = 1 was better on 6 but let the unlabeled term win elsewhere, with
-    near-chance labelings of lower objective (g241d l = 100: 47.7% against 17.7%), a failure a
-    user cannot see. The count at the labeled ratio is Joachims' (1999) and the book's TSVM's
-    balance: without one, the objective's lowest values put nearly every unlabeled row in
-    one class. ``search="best"`` starts label switching both from Joachims' annealing and
-    from the continuation of ∇S3VM (Chapelle and Zien 2005) and keeps the labeling of lower
-    objective J (never of lower error, which a user cannot see); the gradient start was kept
-    on half of those fits. The errors beside the book's TSVM, and the rows where they fall
-    short of it, are in docs/benchmarks.md.
-
-    **More than two classes: one-vs-rest**, as scikit-learn's ``LinearSVC``: one binary
-    S3VM a class, that class against the others, on the same rows and unlabeled rows; the
-    count balance of each (``balance="count"`` with ``positives`` None) is its own class's
-    labeled ratio. :meth:`decision_function` has one column a class and :meth:`predict` takes
-    the largest. A given ``positives`` applies to every binary problem alike, which is rarely
-    what one wants: leave it None.
-
-    **Probabilities.** With ``probability=True``, ``fit`` calibrates Platt's sigmoid (Platt
-    2000, with the targets and the Newton method of Lin, Lin and Weng 2007, libsvm's) for each
-    binary problem on the labeled rows, as ``SVC(probability=True)`` does: the labeled rows
-    are split into ``min(5, m)`` stratified folds (m: the labeled count of the rarest class,
-    shuffled by ``seed``); each fold's labels are withheld, the fold fitted again with those
-    rows unlabeled, and its decision values of them kept; the sigmoid is fitted to these
-    held-out values. With m = 1 no fold can hold every class: the sigmoid is then fitted on
-    the final model's own values of the labeled rows (optimistic), and ``probability_cv_`` is
-    None. One-vs-rest probabilities are normalized to sum to 1. As for SVC, the most
-    probable class can differ from :meth:`predict` near the boundary.
-
-    **Scoring a grid search.** :meth:`score` (accuracy) leaves the unlabeled rows of a test
-    fold out; a scorer named by a string (``scoring="roc_auc"``) does not, and scores NaN.
-    Wrap it: ``GridSearchCV(..., scoring=s3vm.labeled_scorer("roc_auc"))``
-    (:func:`s3vm.scoring.labeled_scorer`).
+    The notes of :mod:`s3vm.estimator` say which parameters a formulation reads (the others
+    are ignored and named in ``ignored_params_``), how :meth:`predict` on the training rows
+    differs from ``transduction_``, why the defaults are what they are (with the evidence of
+    docs/benchmarks.md), how more than two classes are fitted (one-vs-rest), how
+    ``probability=True`` calibrates, and how to score a grid search with a string scorer
+    (``s3vm.labeled_scorer``).
 
     Examples
     --------
@@ -402,32 +411,6 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
                     if not (v is getattr(defaults, k) or (v is not None and
                             type(v) is type(getattr(defaults, k)) and v == getattr(defaults, k)))}
         return base, explicit
-
-    def _applicable(self, cls, explicit: dict) -> tuple[dict, tuple]:
-        """(the given settings the formulation reads, the names of those it does not).
-
-        A parameter set is shared across formulations (a grid over ``formulation``): a
-        setting, or ``seed``, that the formulation does not read, or that it fixes (bb-sdp's
-        bias), is left out rather than refused. Only a parameter given another value than the
-        estimator's default is named as ignored.
-        """
-        import inspect
-
-        own = {name: param.default for name, param in
-               inspect.signature(type(self).__init__).parameters.items()}
-        applied = {k: v for k, v in explicit.items()
-                   if k in cls.settings_used and k not in cls.settings_fixed}
-        ignored = []
-        for k in _SETTING_PARAMS:
-            v = getattr(self, k)
-            if _same(v, own.get(k)) or (k in cls.settings_used and k not in cls.settings_fixed):
-                continue
-            if k in cls.settings_fixed and v == cls.settings_fixed[k][0]:
-                continue
-            ignored.append(k)
-        if self.seed != 0 and "seed" not in cls.option_table():
-            ignored.append("seed")
-        return applied, tuple(name for name in _PARAM_ORDER if name in ignored)
 
     def _formulation_options(self, cls) -> dict:
         options = dict(self.options or {})
@@ -507,48 +490,25 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
             self.__dict__.pop(attr, None)
         self._fit_codes(X, code, classes)
         if self.probability:
-            self._calibrate(X, code)
+            _calibrate(self, X, code)
         return self
 
     def _fit_codes(self, X, code, classes) -> None:
         """Fit on validated X and class indices ``code`` (-1 unlabeled) into ``classes``."""
-        cls = self._route(formulation_class(self.formulation), X)
+        cls = _route(self, formulation_class(self.formulation), X)
         rule = cls.inductive_rule()
         self.classes_ = classes
         if classes.size == 2:
             transduction = self._fit_binary(X, np.where(code < 0, 0, 2 * code - 1), cls, rule)
             self.transduction_ = np.where(transduction > 0, classes[1], classes[0])
         else:
-            self._fit_one_vs_rest(X, code, cls, rule)
+            _fit_one_vs_rest(self, X, code, cls, rule)
 
     def _binary_clone(self) -> "S3VMClassifier":
         """A copy of the parameters for one binary problem (one-vs-rest, calibration folds)."""
         from sklearn.base import clone
 
         return clone(self).set_params(probability=False)
-
-    def _fit_one_vs_rest(self, X, code, cls, rule) -> None:
-        """One binary S3VM a class (that class +1, the others -1), as LinearSVC does; the
-        balance of each is its class's own labeled ratio (``balance="count"``, ``positives``
-        None). An unlabeled row takes the class of the largest decision value."""
-        self.estimators_ = []
-        for k in range(self.classes_.size):
-            est = self._binary_clone()
-            est._fit_binary(X, np.where(code < 0, 0, np.where(code == k, 1, -1)), cls, rule)
-            self.estimators_.append(est)
-        self.ignored_params_ = self.estimators_[0].ignored_params_
-        self.sigma_ = self.estimators_[0].sigma_
-        self.decision_rule_ = self.estimators_[0].decision_rule_
-        self.intercept_ = np.array([est.intercept_ for est in self.estimators_])
-        for attr in ("coef_", "dual_coef_", "X_fit_"):
-            self.__dict__.pop(attr, None)
-        if all("coef_" in est.__dict__ for est in self.estimators_):
-            self.coef_ = np.vstack([est.coef_ for est in self.estimators_])
-        transduction = code.copy()
-        unlabeled = code < 0
-        if unlabeled.any():
-            transduction[unlabeled] = np.argmax(self._decisions(X[unlabeled]), axis=1)
-        self.transduction_ = self.classes_[transduction]
 
     def _fit_binary(self, X, label, cls, rule) -> np.ndarray:
         """Solve the binary problem of ``label`` (+1/-1, 0 unlabeled); set the decision
@@ -557,19 +517,19 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         label = label.astype(np.int8)
         instance = Instance(X, label, name="fit")
         base, explicit = self._settings(X)
-        explicit, self.ignored_params_ = self._applicable(cls, explicit)
+        explicit, self.ignored_params_ = _applicable(self, cls, explicit)
         options = self._formulation_options(cls)
         if cls.name != self.formulation:
             # Routed (see _route): the options of the formulation asked for are its rbf path's.
             options = {k: v for k, v in options.items() if k in cls.option_table()}
         if instance.u == 0:
-            result, rule = self._fit_supervised(instance, cls, rule, base, explicit)
+            result, rule = _fit_supervised(self, instance, cls, rule, base, explicit)
         else:
             result = api.solve(instance, cls.name, base, solver=self.solver,
                                time_limit=self.time_limit, options=options, **explicit)
         transduction = label.copy()
         if _has_solution(result, rule):
-            self._set_decision(instance, result, rule)
+            _set_decision(self, instance, result, rule)
             if instance.u:
                 transduction[instance.unlabeled] = result.labels
         else:
@@ -577,8 +537,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
             # first iterate): the labeled rows' supervised problem stands in, said so.
             _raise_for_failure(result)
             labeled = Instance(X[instance.labeled], label[instance.labeled], name="fit")
-            fallback, rule = self._fit_supervised(labeled, cls, rule, base, explicit)
-            self._set_decision(labeled, fallback, rule)
+            fallback, rule = _fit_supervised(self, labeled, cls, rule, base, explicit)
+            _set_decision(self, labeled, fallback, rule)
             if instance.u:
                 transduction[instance.unlabeled] = np.where(
                     self._binary_decision(X[instance.unlabeled]) >= 0, 1, -1)
@@ -589,104 +549,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         _warn_if_stopped(result, self.time_limit)
         return transduction
 
-    def _route(self, cls, X):
-        """The formulation that fits X: ``primal-tsvm`` for ``switching`` with the linear
-        kernel on sparse X (the same problem, S3VM-L2, by the same kind of local search, in
-        the primal of the sparse features: SVMlin's method, which never densifies X); the
-        formulation asked for otherwise (on sparse X it densifies X where that fits in
-        memory, or refuses it naming the formulations that take sparse data)."""
-        if is_sparse(X) and self.kernel == "linear" and cls.name == "switching":
-            return formulation_class("primal-tsvm")
-        return cls
-
-    def _fit_supervised(self, instance, cls, rule, base, explicit):
-        """The formulation's problem with no unlabeled row: its family's supervised SVM.
-
-        ``result.info["supervised_problem"]`` names that problem; ``info["supervised"]`` says
-        why it was solved (a fit without unlabeled rows)."""
-
-        settings = cls.settings_for(base, explicit)  # explicit settings must still apply
-        name = cls.supervised_name()
-        if name is not None:
-            result = api.solve(instance, name, settings, solver=self.solver,
-                               time_limit=self.time_limit)
-            what = f"{name} (Problem {cls.problem} without unlabeled terms)"
-            result.info["supervised_problem"] = what
-            result.info["supervised"] = f"no unlabeled row: {cls.name} reduces to {what}"
-            return result, rule
-
-        K = kernel_matrix(instance.X, None, settings.kernel, settings.sigma)
-        y = instance.label.astype(float)
-        result = Result(formulation=cls.name, solver="supervised", status="optimal",
-                        labels=np.zeros(0, dtype=int), decision_values=np.zeros(0))
-        if rule == "expansion":
-            sol = squared_hinge_svm(K, y, float(settings.C), bool(settings.bias))
-            result.objective = result.lower_bound = float(sol.value)
-            result.primal = {"beta": sol.beta, "b": float(sol.b)}
-            what = "the squared-hinge SVM (Problem 1 without unlabeled terms)"
-        else:
-            value, alpha = svm_dual_value(K, y, problem2_penalties(instance, settings))
-            if alpha is None:
-                raise InputError("the hard-margin SVM cannot separate the labeled rows: "
-                                 "set hard_margin=False")
-            result.objective = result.lower_bound = float(value)
-            result.primal = {"alpha": alpha}
-            what = "the supervised SVM dual (Problem 2 without unlabeled terms)"
-        result.info.update({"supervised": f"no unlabeled row: {cls.name} reduces to {what}",
-                            "supervised_problem": what,
-                            "settings": settings.to_dict(), "instance": instance.name})
-        return result, rule
-
-    def _set_decision(self, instance, result, rule) -> None:
-        found = predictor(result, instance, rule)
-        self._kernel_ = (found.kernel, found.sigma)
-        self.decision_rule_ = rule
-        self.intercept_ = found.intercept
-        for attr in ("coef_", "dual_coef_", "X_fit_"):
-            self.__dict__.pop(attr, None)
-        if found.coef is not None:
-            self.coef_ = found.coef
-        else:
-            self.dual_coef_ = found.dual_coef
-            self.X_fit_ = found.basis
-
     # -- probabilities ---------------------------------------------------------------------
-    def _calibrate(self, X, code) -> None:
-        """Platt's sigmoid per binary problem, fitted on decision values of the labeled rows
-        that the model scoring them was not trained on, where the labeled rows allow.
-
-        As scikit-learn's ``SVC(probability=True)`` (libsvm's internal 5-fold
-        cross-validation): the labeled rows are split into ``min(5, m)`` stratified folds, m
-        the labeled count of the rarest class; a fold's rows are fitted again as unlabeled
-        rows (they stay in the transductive problem, their labels withheld) and scored by
-        that fit. With m < 2 no fold holds every class, and the sigmoid is fitted on the final
-        model's own decision values of the labeled rows (optimistic: they were trained on).
-        """
-        from sklearn.model_selection import StratifiedKFold
-
-        labeled = np.flatnonzero(code >= 0)
-        k = self.classes_.size
-        binary = k == 2
-        scores = np.empty((labeled.size, 1 if binary else k))
-        smallest = int(np.bincount(code[labeled], minlength=k).min())
-        folds = min(5, smallest)
-        if folds >= 2:
-            split = StratifiedKFold(folds, shuffle=True, random_state=self.seed)
-            for train, test in split.split(labeled, code[labeled]):
-                held = code.copy()
-                held[labeled[test]] = -1  # withheld: an unlabeled row of this fit
-                fold = self._binary_clone()
-                with _quiet_convergence():
-                    fold._fit_codes(X, held, self.classes_)
-                scores[test] = fold._decisions(X[labeled[test]]).reshape(test.size, -1)
-            self.probability_cv_ = folds
-        else:
-            scores[:] = self._decisions(X[labeled]).reshape(labeled.size, -1)
-            self.probability_cv_ = None
-        pairs = [fit_sigmoid(scores[:, j], code[labeled] == (1 if binary else j))
-                 for j in range(scores.shape[1])]
-        self.probA_ = np.array([a for a, _ in pairs])
-        self.probB_ = np.array([b for _, b in pairs])
 
     @available_if(lambda self: self.probability)
     def predict_proba(self, X):
@@ -781,3 +644,157 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         X = _safe_indexing(X, np.flatnonzero(keep)) if not keep.all() else X
         return float(accuracy_score(y[keep], self.predict(X), sample_weight=sample_weight))
 
+
+# -- the fitting steps, functions of the estimator (its class keeps its interface) -------
+
+def _applicable(est, cls, explicit: dict) -> tuple[dict, tuple]:
+    """(the given settings the formulation reads, the names of those it does not).
+
+    A parameter set is shared across formulations (a grid over ``formulation``): a
+    setting, or ``seed``, that the formulation does not read, or that it fixes (bb-sdp's
+    bias), is left out rather than refused. Only a parameter given another value than the
+    estimator's default is named as ignored.
+    """
+    import inspect
+
+    own = {name: param.default for name, param in
+           inspect.signature(type(est).__init__).parameters.items()}
+    applied = {k: v for k, v in explicit.items()
+               if k in cls.settings_used and k not in cls.settings_fixed}
+    ignored = []
+    for k in _SETTING_PARAMS:
+        v = getattr(est, k)
+        if _same(v, own.get(k)) or (k in cls.settings_used and k not in cls.settings_fixed):
+            continue
+        if k in cls.settings_fixed and v == cls.settings_fixed[k][0]:
+            continue
+        ignored.append(k)
+    if est.seed != 0 and "seed" not in cls.option_table():
+        ignored.append("seed")
+    return applied, tuple(name for name in _PARAM_ORDER if name in ignored)
+
+
+def _fit_one_vs_rest(est, X, code, cls, rule) -> None:
+    """One binary S3VM a class (that class +1, the others -1), as LinearSVC does; the
+    balance of each is its class's own labeled ratio (``balance="count"``, ``positives``
+    None). An unlabeled row takes the class of the largest decision value."""
+    est.estimators_ = []
+    for k in range(est.classes_.size):
+        est = est._binary_clone()
+        est._fit_binary(X, np.where(code < 0, 0, np.where(code == k, 1, -1)), cls, rule)
+        est.estimators_.append(est)
+    est.ignored_params_ = est.estimators_[0].ignored_params_
+    est.sigma_ = est.estimators_[0].sigma_
+    est.decision_rule_ = est.estimators_[0].decision_rule_
+    est.intercept_ = np.array([est.intercept_ for est in est.estimators_])
+    for attr in ("coef_", "dual_coef_", "X_fit_"):
+        est.__dict__.pop(attr, None)
+    if all("coef_" in est.__dict__ for est in est.estimators_):
+        est.coef_ = np.vstack([est.coef_ for est in est.estimators_])
+    transduction = code.copy()
+    unlabeled = code < 0
+    if unlabeled.any():
+        transduction[unlabeled] = np.argmax(est._decisions(X[unlabeled]), axis=1)
+    est.transduction_ = est.classes_[transduction]
+
+
+def _fit_supervised(est, instance, cls, rule, base, explicit):
+    """The formulation's problem with no unlabeled row: its family's supervised SVM.
+
+    ``result.info["supervised_problem"]`` names that problem; ``info["supervised"]`` says
+    why it was solved (a fit without unlabeled rows)."""
+
+    settings = cls.settings_for(base, explicit)  # explicit settings must still apply
+    name = cls.supervised_name()
+    if name is not None:
+        result = api.solve(instance, name, settings, solver=est.solver,
+                           time_limit=est.time_limit)
+        what = f"{name} (Problem {cls.problem} without unlabeled terms)"
+        result.info["supervised_problem"] = what
+        result.info["supervised"] = f"no unlabeled row: {cls.name} reduces to {what}"
+        return result, rule
+
+    K = kernel_matrix(instance.X, None, settings.kernel, settings.sigma)
+    y = instance.label.astype(float)
+    result = Result(formulation=cls.name, solver="supervised", status="optimal",
+                    labels=np.zeros(0, dtype=int), decision_values=np.zeros(0))
+    if rule == "expansion":
+        sol = squared_hinge_svm(K, y, float(settings.C), bool(settings.bias))
+        result.objective = result.lower_bound = float(sol.value)
+        result.primal = {"beta": sol.beta, "b": float(sol.b)}
+        what = "the squared-hinge SVM (Problem 1 without unlabeled terms)"
+    else:
+        value, alpha = svm_dual_value(K, y, problem2_penalties(instance, settings))
+        if alpha is None:
+            raise InputError("the hard-margin SVM cannot separate the labeled rows: "
+                             "set hard_margin=False")
+        result.objective = result.lower_bound = float(value)
+        result.primal = {"alpha": alpha}
+        what = "the supervised SVM dual (Problem 2 without unlabeled terms)"
+    result.info.update({"supervised": f"no unlabeled row: {cls.name} reduces to {what}",
+                        "supervised_problem": what,
+                        "settings": settings.to_dict(), "instance": instance.name})
+    return result, rule
+
+
+def _set_decision(est, instance, result, rule) -> None:
+    found = predictor(result, instance, rule)
+    est._kernel_ = (found.kernel, found.sigma)
+    est.decision_rule_ = rule
+    est.intercept_ = found.intercept
+    for attr in ("coef_", "dual_coef_", "X_fit_"):
+        est.__dict__.pop(attr, None)
+    if found.coef is not None:
+        est.coef_ = found.coef
+    else:
+        est.dual_coef_ = found.dual_coef
+        est.X_fit_ = found.basis
+
+
+def _calibrate(est, X, code) -> None:
+    """Platt's sigmoid per binary problem, fitted on decision values of the labeled rows
+    that the model scoring them was not trained on, where the labeled rows allow.
+
+    As scikit-learn's ``SVC(probability=True)`` (libsvm's internal 5-fold
+    cross-validation): the labeled rows are split into ``min(5, m)`` stratified folds, m
+    the labeled count of the rarest class; a fold's rows are fitted again as unlabeled
+    rows (they stay in the transductive problem, their labels withheld) and scored by
+    that fit. With m < 2 no fold holds every class, and the sigmoid is fitted on the final
+    model's own decision values of the labeled rows (optimistic: they were trained on).
+    """
+    from sklearn.model_selection import StratifiedKFold
+
+    labeled = np.flatnonzero(code >= 0)
+    k = est.classes_.size
+    binary = k == 2
+    scores = np.empty((labeled.size, 1 if binary else k))
+    smallest = int(np.bincount(code[labeled], minlength=k).min())
+    folds = min(5, smallest)
+    if folds >= 2:
+        split = StratifiedKFold(folds, shuffle=True, random_state=est.seed)
+        for train, test in split.split(labeled, code[labeled]):
+            held = code.copy()
+            held[labeled[test]] = -1  # withheld: an unlabeled row of this fit
+            fold = est._binary_clone()
+            with _quiet_convergence():
+                fold._fit_codes(X, held, est.classes_)
+            scores[test] = fold._decisions(X[labeled[test]]).reshape(test.size, -1)
+        est.probability_cv_ = folds
+    else:
+        scores[:] = est._decisions(X[labeled]).reshape(labeled.size, -1)
+        est.probability_cv_ = None
+    pairs = [fit_sigmoid(scores[:, j], code[labeled] == (1 if binary else j))
+             for j in range(scores.shape[1])]
+    est.probA_ = np.array([a for a, _ in pairs])
+    est.probB_ = np.array([b for _, b in pairs])
+
+
+def _route(est, cls, X):
+    """The formulation that fits X: ``primal-tsvm`` for ``switching`` with the linear
+    kernel on sparse X (the same problem, S3VM-L2, by the same kind of local search, in
+    the primal of the sparse features: SVMlin's method, which never densifies X); the
+    formulation asked for otherwise (on sparse X it densifies X where that fits in
+    memory, or refuses it naming the formulations that take sparse data)."""
+    if is_sparse(X) and est.kernel == "linear" and cls.name == "switching":
+        return formulation_class("primal-tsvm")
+    return cls
