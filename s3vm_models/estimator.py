@@ -647,7 +647,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
 
 # -- the fitting steps, functions of the estimator (its class keeps its interface) -------
 
-def _applicable(est, cls, explicit: dict) -> tuple[dict, tuple]:
+def _applicable(clf, cls, explicit: dict) -> tuple[dict, tuple]:
     """(the given settings the formulation reads, the names of those it does not).
 
     A parameter set is shared across formulations (a grid over ``formulation``): a
@@ -658,47 +658,47 @@ def _applicable(est, cls, explicit: dict) -> tuple[dict, tuple]:
     import inspect
 
     own = {name: param.default for name, param in
-           inspect.signature(type(est).__init__).parameters.items()}
+           inspect.signature(type(clf).__init__).parameters.items()}
     applied = {k: v for k, v in explicit.items()
                if k in cls.settings_used and k not in cls.settings_fixed}
     ignored = []
     for k in _SETTING_PARAMS:
-        v = getattr(est, k)
+        v = getattr(clf, k)
         if _same(v, own.get(k)) or (k in cls.settings_used and k not in cls.settings_fixed):
             continue
         if k in cls.settings_fixed and v == cls.settings_fixed[k][0]:
             continue
         ignored.append(k)
-    if est.seed != 0 and "seed" not in cls.option_table():
+    if clf.seed != 0 and "seed" not in cls.option_table():
         ignored.append("seed")
     return applied, tuple(name for name in _PARAM_ORDER if name in ignored)
 
 
-def _fit_one_vs_rest(est, X, code, cls, rule) -> None:
+def _fit_one_vs_rest(clf, X, code, cls, rule) -> None:
     """One binary S3VM a class (that class +1, the others -1), as LinearSVC does; the
     balance of each is its class's own labeled ratio (``balance="count"``, ``positives``
     None). An unlabeled row takes the class of the largest decision value."""
-    est.estimators_ = []
-    for k in range(est.classes_.size):
-        est = est._binary_clone()
+    clf.estimators_ = []
+    for k in range(clf.classes_.size):
+        est = clf._binary_clone()
         est._fit_binary(X, np.where(code < 0, 0, np.where(code == k, 1, -1)), cls, rule)
-        est.estimators_.append(est)
-    est.ignored_params_ = est.estimators_[0].ignored_params_
-    est.sigma_ = est.estimators_[0].sigma_
-    est.decision_rule_ = est.estimators_[0].decision_rule_
-    est.intercept_ = np.array([est.intercept_ for est in est.estimators_])
+        clf.estimators_.append(est)
+    clf.ignored_params_ = clf.estimators_[0].ignored_params_
+    clf.sigma_ = clf.estimators_[0].sigma_
+    clf.decision_rule_ = clf.estimators_[0].decision_rule_
+    clf.intercept_ = np.array([est.intercept_ for est in clf.estimators_])
     for attr in ("coef_", "dual_coef_", "X_fit_"):
-        est.__dict__.pop(attr, None)
-    if all("coef_" in est.__dict__ for est in est.estimators_):
-        est.coef_ = np.vstack([est.coef_ for est in est.estimators_])
+        clf.__dict__.pop(attr, None)
+    if all("coef_" in est.__dict__ for est in clf.estimators_):
+        clf.coef_ = np.vstack([est.coef_ for est in clf.estimators_])
     transduction = code.copy()
     unlabeled = code < 0
     if unlabeled.any():
-        transduction[unlabeled] = np.argmax(est._decisions(X[unlabeled]), axis=1)
-    est.transduction_ = est.classes_[transduction]
+        transduction[unlabeled] = np.argmax(clf._decisions(X[unlabeled]), axis=1)
+    clf.transduction_ = clf.classes_[transduction]
 
 
-def _fit_supervised(est, instance, cls, rule, base, explicit):
+def _fit_supervised(clf, instance, cls, rule, base, explicit):
     """The formulation's problem with no unlabeled row: its family's supervised SVM.
 
     ``result.info["supervised_problem"]`` names that problem; ``info["supervised"]`` says
@@ -707,8 +707,8 @@ def _fit_supervised(est, instance, cls, rule, base, explicit):
     settings = cls.settings_for(base, explicit)  # explicit settings must still apply
     name = cls.supervised_name()
     if name is not None:
-        result = api.solve(instance, name, settings, solver=est.solver,
-                           time_limit=est.time_limit)
+        result = api.solve(instance, name, settings, solver=clf.solver,
+                           time_limit=clf.time_limit)
         what = f"{name} (Problem {cls.problem} without unlabeled terms)"
         result.info["supervised_problem"] = what
         result.info["supervised"] = f"no unlabeled row: {cls.name} reduces to {what}"
@@ -737,21 +737,21 @@ def _fit_supervised(est, instance, cls, rule, base, explicit):
     return result, rule
 
 
-def _set_decision(est, instance, result, rule) -> None:
+def _set_decision(clf, instance, result, rule) -> None:
     found = predictor(result, instance, rule)
-    est._kernel_ = (found.kernel, found.sigma)
-    est.decision_rule_ = rule
-    est.intercept_ = found.intercept
+    clf._kernel_ = (found.kernel, found.sigma)
+    clf.decision_rule_ = rule
+    clf.intercept_ = found.intercept
     for attr in ("coef_", "dual_coef_", "X_fit_"):
-        est.__dict__.pop(attr, None)
+        clf.__dict__.pop(attr, None)
     if found.coef is not None:
-        est.coef_ = found.coef
+        clf.coef_ = found.coef
     else:
-        est.dual_coef_ = found.dual_coef
-        est.X_fit_ = found.basis
+        clf.dual_coef_ = found.dual_coef
+        clf.X_fit_ = found.basis
 
 
-def _calibrate(est, X, code) -> None:
+def _calibrate(clf, X, code) -> None:
     """Platt's sigmoid per binary problem, fitted on decision values of the labeled rows
     that the model scoring them was not trained on, where the labeled rows allow.
 
@@ -765,36 +765,36 @@ def _calibrate(est, X, code) -> None:
     from sklearn.model_selection import StratifiedKFold
 
     labeled = np.flatnonzero(code >= 0)
-    k = est.classes_.size
+    k = clf.classes_.size
     binary = k == 2
     scores = np.empty((labeled.size, 1 if binary else k))
     smallest = int(np.bincount(code[labeled], minlength=k).min())
     folds = min(5, smallest)
     if folds >= 2:
-        split = StratifiedKFold(folds, shuffle=True, random_state=est.seed)
+        split = StratifiedKFold(folds, shuffle=True, random_state=clf.seed)
         for train, test in split.split(labeled, code[labeled]):
             held = code.copy()
             held[labeled[test]] = -1  # withheld: an unlabeled row of this fit
-            fold = est._binary_clone()
+            fold = clf._binary_clone()
             with _quiet_convergence():
-                fold._fit_codes(X, held, est.classes_)
+                fold._fit_codes(X, held, clf.classes_)
             scores[test] = fold._decisions(X[labeled[test]]).reshape(test.size, -1)
-        est.probability_cv_ = folds
+        clf.probability_cv_ = folds
     else:
-        scores[:] = est._decisions(X[labeled]).reshape(labeled.size, -1)
-        est.probability_cv_ = None
+        scores[:] = clf._decisions(X[labeled]).reshape(labeled.size, -1)
+        clf.probability_cv_ = None
     pairs = [fit_sigmoid(scores[:, j], code[labeled] == (1 if binary else j))
              for j in range(scores.shape[1])]
-    est.probA_ = np.array([a for a, _ in pairs])
-    est.probB_ = np.array([b for _, b in pairs])
+    clf.probA_ = np.array([a for a, _ in pairs])
+    clf.probB_ = np.array([b for _, b in pairs])
 
 
-def _route(est, cls, X):
+def _route(clf, cls, X):
     """The formulation that fits X: ``primal-tsvm`` for ``switching`` with the linear
     kernel on sparse X (the same problem, S3VM-L2, by the same kind of local search, in
     the primal of the sparse features: SVMlin's method, which never densifies X); the
     formulation asked for otherwise (on sparse X it densifies X where that fits in
     memory, or refuses it naming the formulations that take sparse data)."""
-    if is_sparse(X) and est.kernel == "linear" and cls.name == "switching":
+    if is_sparse(X) and clf.kernel == "linear" and cls.name == "switching":
         return formulation_class("primal-tsvm")
     return cls
