@@ -98,6 +98,7 @@ import numbers
 from contextlib import contextmanager
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 
@@ -167,7 +168,12 @@ def _check_convention(y: np.ndarray, marker) -> None:
 def scale_sigma(X: np.ndarray) -> float:
     """scikit-learn's ``gamma="scale"`` as a width: gamma = 1 / (p Var X), over every entry of
     X (1 when that variance is 0), and sigma = sqrt(1 / (2 gamma))."""
-    var = float(X.var())
+    if is_sparse(X):  # the variance over every entry, zeros included, without densifying
+        count = X.shape[0] * X.shape[1]
+        mean = float(X.sum()) / count
+        var = max(float(X.multiply(X).sum()) / count - mean * mean, 0.0)
+    else:
+        var = float(X.var())
     gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
     return float(np.sqrt(0.5 / gamma))
 
@@ -181,8 +187,15 @@ def median_sigma(X: np.ndarray) -> float:
     :data:`MEDIAN_ROWS` rows drawn with seed 0 beyond that many); 1 when it is 0."""
     if X.shape[0] > MEDIAN_ROWS:
         X = X[np.sort(np.random.default_rng(0).choice(X.shape[0], MEDIAN_ROWS, replace=False))]
-    sq = np.einsum("ij,ij->i", X, X)
-    D = sq[:, None] + sq[None, :] - 2.0 * (X @ X.T)
+    if is_sparse(X):
+        # The Gram matrix of the (at most MEDIAN_ROWS) sampled rows is small and dense; X
+        # itself is never densified.
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        gram = sp.csr_array(X @ X.T).toarray()
+    else:
+        sq = np.einsum("ij,ij->i", X, X)
+        gram = X @ X.T
+    D = sq[:, None] + sq[None, :] - 2.0 * gram
     d = np.sqrt(np.maximum(D[np.triu_indices_from(D, k=1)], 0.0))
     value = float(np.median(d)) if d.size else 0.0
     return value if value > 0 else 1.0
@@ -391,8 +404,11 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting ---------------------------------------------------------------------------
     def _sigma(self, X) -> float:
-        """The rbf width: ``sigma``, or resolved on X for ``"scale"`` and ``"median"``."""
+        """The rbf width: ``sigma``, or resolved on X for ``"scale"`` and ``"median"`` (under
+        the rbf kernel only: the linear kernel reads no width)."""
         if isinstance(self.sigma, str):
+            if self.kernel != "rbf" and self.sigma in SIGMA_RULES:
+                return Settings().sigma
             if self.sigma not in SIGMA_RULES:
                 raise InputError(f"sigma must be a positive number, 'scale' or 'median', got "
                                  f"{self.sigma!r}")
