@@ -564,13 +564,13 @@ def scripted_solves(problem, answers):
 
     asked = []
 
-    def solve_once(rows, T, tolerance):
+    def solve_once(rows, T, tolerance, UB):
         value, dual, status = answers[len(asked)]
         asked.append(tolerance)
-        problem._last_status = status
+        problem.sdp.last_status = status
         return SimpleNamespace(value=value, dual=dual), None
 
-    problem._solve_once = solve_once
+    problem.sdp.solve_once = solve_once
     return asked
 
 
@@ -599,11 +599,11 @@ def test_escalation_only_where_it_decides_and_never_below_finest(answers, expect
     problem.UB, problem.rel_gap, problem.abs_gap = 1.0, 1e-3, 0.0
     problem.options.cert_loss = 1e-4
     asked = scripted_solves(problem, answers)
-    cert, _ = problem._solve(None, 1.0, 1e-7)
+    cert, _ = problem.sdp.solve(None, 1.0, 1e-7, problem.UB, problem._prune_at())
     assert asked == pytest.approx(expected, rel=1e-9)
     assert min(asked) >= FINEST_TOLERANCE
     assert cert.value == max(a[0] for a in answers[:len(asked)])
-    assert problem._finest == pytest.approx(finest)
+    assert problem.sdp.finest == pytest.approx(finest)
 
 
 def test_product_rows_the_solver_fails_on_are_dropped_and_the_bound_stays_valid():
@@ -620,19 +620,19 @@ def test_product_rows_the_solver_fails_on_are_dropped_and_the_bound_stays_valid(
 
     _, problem = problem_for(instance, settings, mean_products=True)
     problem.options.heuristic = False
-    assert problem.fr is not None
-    solve_once = problem._solve_once
+    assert problem.sdp.fr is not None
+    solve_once = problem.sdp.solve_once
     calls = []
 
-    def failing_first(rows, T, tolerance):
+    def failing_first(rows, T, tolerance, UB):
         calls.append(tolerance)
         if len(calls) == 1:
-            problem._last_status = "infeasible"
+            problem.sdp.last_status = "infeasible"
             return None, None
-        return solve_once(rows, T, tolerance)
+        return solve_once(rows, T, tolerance, UB)
 
-    problem._solve_once = failing_first
+    problem.sdp.solve_once = failing_first
     bound = problem.bound(root).value
-    assert problem.fr is None and problem.stats["products_dropped"] == 1
+    assert problem.sdp.fr is None and problem.stats["products_dropped"] == 1
     assert bound <= reference(name).best + 1e-7 * abs(reference(name).best)
     assert bound == pytest.approx(expected, rel=1e-4)
