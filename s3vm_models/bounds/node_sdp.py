@@ -190,6 +190,10 @@ class NodeSDP:
         if cert is not None and math.isfinite(cert.value) \
                 and self.last_status not in ("infeasible", "error"):
             return False
+        if self.last_status == "time_limit" or (self.clock is not None and self.clock.expired()):
+            # Cut off by the clock: no verdict on the rows (ionosphere's second root SDP, with
+            # 1,000 RLT rows, ran into a 300 s limit and the rows were dropped for nothing).
+            return False
         self.fr = None
         if self.options.incumbent_certificate:
             self.scale = IncumbentScale.build(self.Ct, np.array([0]), None)
@@ -199,9 +203,10 @@ class NodeSDP:
     def solve(self, rows: RowList, T: float, tolerance: float, UB: float, prune_at: float):
         """Solve the rows' SDP and certify: (certificate, X in full coordinates) or (None, None).
         The certificate is the larger of the trace bound's and the incumbent-relative one; when
-        it loses more than ``cert_loss`` of b'y and a tenth of the node's gap UB - bound, and
-        does not reach ``prune_at`` already, the SDP is solved again, more accurately (never
-        finer than :data:`FINEST_TOLERANCE`). The larger certificate of the attempts is kept."""
+        it loses more than ``cert_loss`` of b'y and ``cert_gap_share`` (a tenth) of the node's
+        gap UB - bound, and does not reach ``prune_at`` already, the SDP is solved again, more
+        accurately (never finer than :data:`FINEST_TOLERANCE`). The larger certificate of the
+        attempts is kept."""
         opt = self.options
         # An instance whose SDPs needed a finer accuracy once needs it again: start there.
         tolerance = min(tolerance, self.finest)
@@ -220,7 +225,8 @@ class NodeSDP:
             cert = best[0]
             loss = cert.dual - cert.value
             gap = UB - cert.value
-            if loss <= opt.cert_loss * max(abs(cert.dual), 1e-12) or loss <= 0.1 * gap \
+            if loss <= opt.cert_loss * max(abs(cert.dual), 1e-12) \
+                    or loss <= opt.cert_gap_share * gap \
                     or cert.value >= prune_at \
                     or tolerance <= FINEST_TOLERANCE or unreached:
                 break

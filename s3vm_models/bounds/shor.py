@@ -98,6 +98,9 @@ class ShorOptions:
         |b'y| and by more than a tenth of the gap UB - certificate, and does not prune the node
         already (a loss that cannot change a decision is kept); the instance's later solves
         start at that accuracy, unless the solver could not reach it.
+    cert_gap_share : float
+        The share of the gap UB - certificate that a certificate's loss must exceed to be
+        escalated (above).
     hide_upper : bool
         Leave out the rows V_ii <= umd_i until the solution violates one (they are almost
         never active; they only bound the trace).
@@ -128,6 +131,7 @@ class ShorOptions:
     tolerance_near: float = 1e-7
     near: float = 1e-2
     cert_loss: float = 1e-4
+    cert_gap_share: float = 0.1
     hide_upper: bool = True
     lambda_star: bool = False
     incumbent_certificate: bool = True
@@ -154,12 +158,18 @@ class ShorState:
 
 @dataclass
 class NodeLog:
-    """One evaluated node (for tests and the result's statistics)."""
+    """One evaluated node (for tests and the result's statistics): ``dual`` is the largest
+    solver's dual value b'y of its rounds (the certificate's loss is dual - bound), ``ended``
+    why its rounds stopped: "gap" (closed), "progress" (b'y rose by less than ``rel_tol``),
+    "max_rounds", "time" (the clock), "failed" (no SDP solution), "pruned" (empty box),
+    "no SDP" (decided without one)."""
 
     partial: np.ndarray
     bound: float
     incumbent: float
     rounds: int
+    dual: float = -math.inf
+    ended: str = "no SDP"
 
 
 class ShorBoundProblem(LabelingProblem):
@@ -192,7 +202,9 @@ class ShorBoundProblem(LabelingProblem):
     stats : dict
         Counts and seconds: ``sdp`` (solves), ``sdp_seconds``, ``sdp_cpu``, ``box_seconds``,
         ``heuristic_seconds``, ``cuts`` (added), ``root_bound``, ``root_seconds``,
-        ``root_rounds``.
+        ``root_rounds``, ``root_ended`` (why the root's rounds stopped, :class:`NodeLog`),
+        ``root_finished`` (False when the clock or the solver cut them off),
+        ``products_dropped`` (rounds whose product rows the solver failed on).
     log : list of NodeLog
     clock : s3vm.solvers.runtime.clock.Clock, optional
         Set by the formulation; rounds stop when it expires.
@@ -216,7 +228,8 @@ class ShorBoundProblem(LabelingProblem):
         self.stats = {"sdp": 0, "sdp_seconds": 0.0, "sdp_cpu": 0.0, "box_seconds": 0.0,
                       "heuristic_seconds": 0.0, "cuts": 0, "rounds": 0, "root_bound": None,
                       "root_seconds": None, "root_rounds": None, "sdp_failures": 0,
-                      "sdp_escalations": 0, "upper_rows_shown": 0, "products_dropped": 0}
+                      "sdp_escalations": 0, "upper_rows_shown": 0, "products_dropped": 0,
+                      "root_ended": None, "root_finished": False}
         self.sdp = NodeSDP(self.data, self._lifted, backend, profile, self.options, self.stats)
         self.incumbents = IncumbentSearch(self.data, self._offer, self.stats)
         self._start = time.perf_counter()
@@ -261,7 +274,8 @@ class ShorBoundProblem(LabelingProblem):
 
     # -- a pool's copies of the problem (s3vm.solvers.bnb.pool) ------------------------------------
     _COUNTERS = ("sdp", "sdp_seconds", "sdp_cpu", "box_seconds", "heuristic_seconds", "cuts",
-                 "rounds", "sdp_failures", "sdp_escalations", "upper_rows_shown")
+                 "rounds", "sdp_failures", "sdp_escalations", "upper_rows_shown",
+                 "products_dropped")
 
     def notify_incumbent(self, labels: np.ndarray, value: float) -> None:
         """The driver's incumbent (found by another worker): its value is the UB of the box
@@ -326,6 +340,7 @@ class ShorBoundProblem(LabelingProblem):
                 self.initial_incumbent()
             if not math.isfinite(self.UB):
                 # No labeling has a finite value (the mean balance with u = 1 out of reach).
+                self.stats.update(root_ended="no SDP", root_finished=True)
                 return NodeBound(value=math.inf)
             L, U = self._root_box()
             cuts = np.zeros((0, 3), dtype=np.int64)
@@ -347,7 +362,7 @@ class ShorBoundProblem(LabelingProblem):
             state = ShorState(L, U, cuts, vbest, bound=parent_bound, upper=parent_state.upper)
             node = NodeBound(value=parent_bound, state=state)
             node.branch_index, node.first_label = free
-            self.log.append(NodeLog(partial.copy(), parent_bound, self.UB, 0))
+            self.log.append(NodeLog(partial.copy(), parent_bound, self.UB, 0, ended="time"))
             return node
         upper = None if root else parent_state.upper
         value, state, branch = self._evaluate(partial, L, U, cuts, vbest, found,
@@ -360,10 +375,15 @@ class ShorBoundProblem(LabelingProblem):
         if branch is not None:
             node.branch_index, node.first_label = branch
         rounds = self.stats["rounds"] - rounds_before
-        self.log.append(NodeLog(partial.copy(), value, self.UB, rounds))
+        end = self._node_end
+        self.log.append(NodeLog(partial.copy(), value, self.UB, rounds, end["dual"],
+                                end["ended"]))
         if root:
+            # The root finished unless the clock or the solver cut its rounds off.
             self.stats.update(root_bound=value, root_seconds=time.perf_counter() - self._start,
-                              root_rounds=rounds, root_incumbent=self.UB)
+                              root_rounds=rounds, root_incumbent=self.UB,
+                              root_ended=end["ended"],
+                              root_finished=end["ended"] not in ("time", "failed"))
         return node
 
     def _root_box(self) -> tuple[np.ndarray, np.ndarray]:
@@ -399,6 +419,7 @@ class ShorBoundProblem(LabelingProblem):
         """Their sdp_cut_and_tighten for one node: (bound, state, (branch index, first label))."""
         d, opt = self.data, self.options
         n = d.n
+        self._node_end = {"ended": "no SDP", "dual": -math.inf}
         L, U = project_box(L, U)
         if np.any(L > U + BOX_TOL):
             # No labeling of the node is better than the incumbent the box came from.
@@ -417,8 +438,10 @@ class ShorBoundProblem(LabelingProblem):
         elif upper is None:
             upper = np.zeros(n, dtype=bool)
         lb = -math.inf
+        dual = -math.inf          # the largest b'y of the node's rounds (the stop test's number)
         last = None
         rounds = 0
+        ended = "rounds"
         while True:
             rounds += 1
             self.stats["rounds"] += 1
@@ -428,15 +451,26 @@ class ShorBoundProblem(LabelingProblem):
             near = math.isfinite(lb) and self.UB - lb <= opt.near * abs(self.UB)
             tolerance = min(opt.tolerance, opt.tolerance_near) if near else opt.tolerance
             shown = None if upper is None else int(upper.sum())
+            drops = self.stats["products_dropped"]
             cert, X, rows, upper = self.sdp.solve_node(L, U, lmd, umd, rlt_array(kept), upper, T,
                                                        tolerance, self.UB, self._prune_at())
             grew = upper is not None and int(upper.sum()) > shown
+            # A round whose relaxation lost the product rows is weaker than the last: its b'y
+            # is no measure of the cuts' progress.
+            dropped = self.stats["products_dropped"] > drops
             if cert is None:
+                ended = "time" if self._expired() else "failed"
                 break
             value = cert.value if math.isfinite(cert.value) else -math.inf
-            improvement = value - lb
-            previous = lb
             lb = max(lb, value)
+            # Progress is read on the solver's dual value b'y, not on the certificate: a round's
+            # certificate may lose up to a tenth of the node's gap to b'y (NodeSDP.solve keeps
+            # such a loss), and a certificate that fell while b'y rose (GunPoint's root: b'y
+            # 765.0 -> 766.7, certificate 751.1 -> 724.0) stopped the rounds where the cuts
+            # were still working.
+            previous = dual
+            if math.isfinite(cert.dual):
+                dual = cert.dual if dropped else max(dual, cert.dual)
             x = X[0, 1:n + 1]
             last = (X, cert, rows, L.copy(), U.copy())
             if opt.heuristic and not self._gap_closed(lb):
@@ -454,6 +488,7 @@ class ShorBoundProblem(LabelingProblem):
                 L, U, lmd, umd = dual_tightening(rows, cert.y, X, L, U, lmd, umd, self.UB - value)
             L, U = project_box(L, U)
             if np.any(((L > -1.0 + BOX_TOL) & (U < 1.0 - BOX_TOL)) | (L > U + BOX_TOL)):
+                self._node_end = {"ended": "pruned", "dual": dual}
                 return math.inf, ShorState(L, U, rlt_array(kept), vbest), None
             # cut management: drop the inactive, add the most violated
             kinds = np.asarray(rows.kind)
@@ -462,6 +497,7 @@ class ShorBoundProblem(LabelingProblem):
                 if abs(cert.y[k]) < TOL_D:
                     kept.pop(rows.ij[k], None)
             if self._gap_closed(lb) or self._expired():
+                ended = "gap" if self._gap_closed(lb) else "time"
                 break
             if opt.cuts:
                 added = 0
@@ -474,10 +510,17 @@ class ShorBoundProblem(LabelingProblem):
                         if added >= cap:
                             break
                 self.stats["cuts"] += added
-            rel = improvement / previous if previous > 0 and math.isfinite(previous) else math.inf
-            # A round whose SDP missed violated rows is not a reason to stop.
-            if (rel < opt.rel_tol and not grew) or rounds >= opt.max_rounds:
+            rel = (dual - previous) / previous if previous > 0 and math.isfinite(previous) \
+                else math.inf
+            # A round whose SDP missed violated rows, or lost the product rows, is not a reason
+            # to stop.
+            if rel < opt.rel_tol and not grew and not dropped:
+                ended = "progress"
                 break
+            if rounds >= opt.max_rounds:
+                ended = "max_rounds"
+                break
+        self._node_end = {"ended": ended, "dual": dual}
         state = ShorState(L, U, rlt_array(kept), vbest, upper=upper)
         if last is None:
             return lb, state, first_free(partial)
@@ -488,6 +531,21 @@ class ShorBoundProblem(LabelingProblem):
                 found.update(labels=done, value=value)
             return max(lb, value), state, None
         return lb, state, branch_point(self.data, self.options.branching, partial, last, L, U, vbest)
+
+    def certificate_losses(self) -> dict:
+        """The certificates' loss per evaluated node, as a fraction of the node's gap: (b'y -
+        bound) / (UB - bound) with b'y the largest dual value of its rounds, over the nodes
+        with an SDP and an open gap; ``nodes``, ``median``, ``max`` and ``over_1pct`` (how many
+        lost more than 1% of their gap)."""
+        fractions = [(node.dual - node.bound) / (node.incumbent - node.bound)
+                     for node in self.log
+                     if math.isfinite(node.dual) and math.isfinite(node.bound)
+                     and math.isfinite(node.incumbent) and node.incumbent > node.bound]
+        if not fractions:
+            return {"nodes": 0, "median": None, "max": None, "over_1pct": 0}
+        f = np.maximum(np.asarray(fractions), 0.0)
+        return {"nodes": int(f.size), "median": float(np.median(f)), "max": float(f.max()),
+                "over_1pct": int(np.sum(f > 0.01))}
 
     # -- the root relaxation alone (export, the formulation's CVXPY model) ----------------------------
     def root_rows(self):
