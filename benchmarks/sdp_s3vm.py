@@ -46,7 +46,7 @@ JSONL carries the load average (``os.getloadavg``) at its start.
         --baseline ../baseline/.venv/bin/python
     .venv/bin/python benchmarks/sdp_s3vm.py compare-table --out benchmarks/sdp_s3vm-compare.jsonl
     .venv/bin/python benchmarks/sdp_s3vm.py roots --out benchmarks/sdp_s3vm-roots.jsonl \\
-        --instances ionosphere,wdbc,GunPoint --conventions code --root-limit 400 --old /tmp/oldpkg
+        --instances ionosphere,wdbc,GunPoint --conventions code --root-limit 300 --old /tmp/oldpkg
     .venv/bin/python benchmarks/sdp_s3vm.py roots-table --out benchmarks/sdp_s3vm-roots.jsonl
 
 Part ``roots``: the root alone (one node) by this code and by the previous one (``--old``), same
@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -430,7 +431,8 @@ def roots_table(args):
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         inc, lb = r.get("root_incumbent") or r.get("objective"), r.get("root_bound")
-        gap = "-" if inc is None or lb is None else f"{100 * (inc - lb) / abs(inc):.3f}%"
+        gap = "-" if inc is None or lb is None or not math.isfinite(lb) \
+            else f"{100 * (inc - lb) / abs(inc):.3f}%"
         loss = (r.get("certificate_loss") or {}).get("max")
         print(f"| {r['instance']} | {r['convention']} | {r['code']} | {gap} "
               f"| {_fmt(r.get('root_seconds'), 3)} | {r.get('root_rounds', '-')} "

@@ -730,8 +730,9 @@ def ionosphere_subset():
 def test_sdpa_solves_a_reduced_root_with_product_rows_it_called_infeasible():
     """On this subset of ionosphere SDPA called the facially reduced root SDP with the product
     rows infeasible (phase pINF_dFEAS, b'y = -1.4e13 at 1e-5 and -1.8e14 at 1e-7) in the basis
-    of consecutive differences (Q'Q of condition 6.7e4), although the incumbent's v v' is
-    feasible; the product rows were then dropped. In the pivot basis it solves: the root's
+    of consecutive differences (Q'Q of condition 4.8e4; 2.9e3 in the pivot basis), although the
+    incumbent's v v' is feasible; the product rows were then dropped
+    (benchmarks/sdp_fr_basis.jsonl). In the pivot basis it solves: the root's
     certificate is at least the relaxation's without the product rows (a weaker relaxation,
     solved without facial reduction) and at most the incumbent's value."""
     instance, settings = ionosphere_subset()
