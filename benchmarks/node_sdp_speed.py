@@ -60,16 +60,16 @@ def capture(name: str, nodes: int, max_rounds: int = 30) -> tuple:
     problem = make()
     problem.options.max_rounds = max_rounds
     rounds = []
-    solve_node = problem._solve_node
+    solve_node = problem.sdp.solve_node
 
-    def recording(L, U, lmd, umd, cuts, upper, T, tolerance):
+    def recording(L, U, lmd, umd, cuts, upper, T, tolerance, UB, prune_at):
         rounds.append({"L": L.copy(), "U": U.copy(), "lmd": lmd.copy(), "umd": umd.copy(),
                        "cuts": np.array(cuts), "T": T, "tolerance": tolerance,
                        "upper": None if upper is None else upper.copy(),
-                       "UB": problem.UB, "finest": problem._finest})
-        return solve_node(L, U, lmd, umd, cuts, upper, T, tolerance)
+                       "UB": UB, "prune_at": prune_at, "finest": problem.sdp.finest})
+        return solve_node(L, U, lmd, umd, cuts, upper, T, tolerance, UB, prune_at)
 
-    problem._solve_node = recording
+    problem.sdp.solve_node = recording
     search(problem, node_selection="best", node_limit=nodes, keep_tree=False, log_every=0)
     return make, rounds, {"n": instance.n, "kernel": chosen.kernel, "C": chosen.C}
 
@@ -77,6 +77,7 @@ def capture(name: str, nodes: int, max_rounds: int = 30) -> tuple:
 def solve(make, r: dict, new: bool) -> tuple[float, float, int]:
     """(CPU seconds, certified bound, SDP solves) of one captured round under the new or old
     settings."""
+    from s3vm.bounds.node_sdp import NodeSDP
     from s3vm.bounds.shor import ShorOptions
 
     problem = make()
@@ -85,14 +86,15 @@ def solve(make, r: dict, new: bool) -> tuple[float, float, int]:
                                       hide_upper=False, lambda_star=False,
                                       incumbent_certificate=False,
                                       products=problem.options.products)
-        problem.scale, problem.hints = None, {}
+        problem.sdp = NodeSDP(problem.data, problem._lifted, problem.backend, problem.profile,
+                              problem.options, problem.stats)
     problem.UB = r["UB"]
-    problem._finest = r["finest"]
+    problem.sdp.finest = r["finest"]
     upper = r["upper"] if new else None
     tolerance = r["tolerance"] if new else 1e-7
     t0 = cpu_seconds()
-    cert, _, _, _ = problem._solve_node(r["L"], r["U"], r["lmd"], r["umd"], r["cuts"], upper,
-                                        r["T"], tolerance)
+    cert, _, _, _ = problem.sdp.solve_node(r["L"], r["U"], r["lmd"], r["umd"], r["cuts"], upper,
+                                           r["T"], tolerance, r["UB"], r["prune_at"])
     return (cpu_seconds() - t0, float("nan") if cert is None else cert.value,
             problem.stats["sdp"])
 

@@ -45,12 +45,19 @@ JSONL carries the load average (``os.getloadavg``) at its start.
         --instances art100,2moons,heart --time-limit 30 --orders 5 --workers 1,2 \\
         --baseline ../baseline/.venv/bin/python
     .venv/bin/python benchmarks/sdp_s3vm.py compare-table --out benchmarks/sdp_s3vm-compare.jsonl
+    .venv/bin/python benchmarks/sdp_s3vm.py roots --out benchmarks/sdp_s3vm-roots.jsonl \\
+        --instances ionosphere,wdbc,GunPoint --conventions code --root-limit 300 --old /tmp/oldpkg
+    .venv/bin/python benchmarks/sdp_s3vm.py roots-table --out benchmarks/sdp_s3vm-roots.jsonl
+
+Part ``roots``: the root alone (one node) by this code and by the previous one (``--old``), same
+settings, one after the other; ``roots-table`` prints its table (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -117,7 +124,10 @@ def one(spec: dict) -> dict:
                sdp_solves=info.get("sdp_solves"), sdp_seconds=info.get("sdp_seconds"),
                sdp_cpu=info.get("sdp_cpu"), positives=info.get("positives"),
                root_incumbent=info.get("root_incumbent"),
-               incumbent_source=info.get("incumbent_source"))
+               incumbent_source=info.get("incumbent_source"),
+               product_rows=info.get("product_rows"), products_dropped=info.get("products_dropped"),
+               root_finished=info.get("root_finished"), root_ended=info.get("root_ended"),
+               certificate_loss=info.get("certificate_loss"))
     return out
 
 
@@ -381,6 +391,56 @@ COUNT = {"kernel": "rbf", "sigma": 1.0, "C": 1.0, "C_star": 1.0, "bias": False,
          "balance": "count", "positives": "truth"}
 
 
+def roots_part(args):
+    """The root of ``bb-sdp`` (one node) on ``--instances`` (seed 0, ``--conventions``), by this code
+    and, in the same run and one after the other, by the previous code (``--old``: a PYTHONPATH
+    holding its packages as s3vm/), with the same kernel, C, C* and options, ``--root-limit``."""
+    from s3vm.data.loaders import load_sdp_instance
+    from s3vm.selection import select_parameters
+
+    with open(args.out, "a") as fh:
+        emit(fh, {"part": "header", "uptime": subprocess.run(["uptime"], capture_output=True,
+                                                              text=True).stdout.strip(),
+                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                  "args": vars(args)})
+        for name in args.instances.split(","):
+            inst = load_sdp_instance(name, 0.3, seed=0, rounding="floor")
+            for convention in args.conventions.split(","):
+                sel = select_parameters(inst, seed=0, convention=convention)
+                spec = {"instance": name, "seed": 0, "rounding": "floor", "part": "roots",
+                        "formulation": "bb-sdp", "time_limit": args.root_limit,
+                        "convention": convention, "settings": sel.settings(),
+                        "options": {"rel_gap": args.gap, "node_limit": 1, "workers": 1,
+                                    **sel.options()}}
+                selection = {"kernel": sel.kernel, "C": sel.C, "C_star": sel.C_star}
+                emit(fh, {**run({**spec, "label": "bb-sdp root"}), "part": "roots",
+                          "selection": selection})
+                if args.old:
+                    emit(fh, {**run({**spec, "code": "previous", "label": "bb-sdp root"},
+                                    args.old), "part": "roots", "selection": selection})
+
+
+def roots_table(args):
+    """The table of docs/benchmarks.md from the ``roots`` part's rows: per instance and
+    convention, the root's gap to its incumbent, time, rounds, SDPs, product rows and whether it
+    finished, this code against the previous one."""
+    rows = [json.loads(line) for line in open(args.out)]
+    rows = [r for r in rows if r.get("part") == "roots" and "status" in r]
+    print("| instance | convention | code | root gap | root s | rounds | SDPs | product rows "
+          "| root finished | certificate loss (max of gap) | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        inc, lb = r.get("root_incumbent") or r.get("objective"), r.get("root_bound")
+        gap = "-" if inc is None or lb is None or not math.isfinite(lb) \
+            else f"{100 * (inc - lb) / abs(inc):.3f}%"
+        loss = (r.get("certificate_loss") or {}).get("max")
+        print(f"| {r['instance']} | {r['convention']} | {r['code']} | {gap} "
+              f"| {_fmt(r.get('root_seconds'), 3)} | {r.get('root_rounds', '-')} "
+              f"| {r.get('sdp_solves', '-')} | {r.get('product_rows') or '?'} "
+              f"| {r.get('root_finished', '?')} | {_pct(loss) if loss is not None else '-'} "
+              f"| {r['load'][0]} |")
+
+
 def count_part(args):
     with open(args.out, "a") as fh:
         emit(fh, {"part": "header", "uptime": subprocess.run(["uptime"], capture_output=True,
@@ -445,8 +505,8 @@ def table(args):
         return None if bound is None or b is None else (b - bound) / abs(b)
 
     print("| instance | n | seed | kernel, C | root bound | best value | root gap | root s | nodes |"
-          " total s (CPU s) | status | final gap | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          " total s (CPU s) | status | final gap | product rows | root finished | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if r["label"] != "bb-sdp":
             continue
@@ -458,7 +518,8 @@ def table(args):
               f"{_fmt(best.get((r['instance'], r['seed'])), 6)} | {_pct(gap(r, r.get('root_bound')))} | "
               f"{_fmt(r.get('root_seconds'), 3)}{cut} | {_fmt(r.get('nodes'))} | "
               f"{r.get('seconds', 0):.1f} ({r.get('cpu', 0):.1f}) | "
-              f"{status} | {_pct(_rel(r))} | {r['load'][0]} |")
+              f"{status} | {_pct(_rel(r))} | {r.get('product_rows') or '?'} | "
+              f"{_fmt(r.get('root_finished'))} | {r['load'][0]} |")
     print()
     print("| instance | bb status | bb s | bb nodes | bb root gap | bb final gap | previous bb-sdp root "
           "gap (balance none) | its s |")
@@ -484,7 +545,7 @@ def main():
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("part", choices=("mean", "count", "table", "compare", "compare-table",
-                                     "compare-summary"))
+                                     "compare-summary", "roots", "roots-table"))
     ap.add_argument("--out", required=True)
     ap.add_argument("--time-limit", type=float, default=100.0)
     ap.add_argument("--time-limit-large", type=float, default=240.0)
@@ -512,7 +573,8 @@ def main():
                     help="compare: comma-separated seeds the previous code also runs")
     args = ap.parse_args()
     {"mean": mean_part, "count": count_part, "table": table, "compare": compare_part,
-     "compare-table": compare_table, "compare-summary": compare_summary}[args.part](args)
+     "compare-table": compare_table, "compare-summary": compare_summary, "roots": roots_part,
+     "roots-table": roots_table}[args.part](args)
 
 
 if __name__ == "__main__":

@@ -574,13 +574,13 @@ def scripted_solves(problem, answers):
 
     asked = []
 
-    def solve_once(rows, T, tolerance):
+    def solve_once(rows, T, tolerance, UB):
         value, dual, status = answers[len(asked)]
         asked.append(tolerance)
-        problem._last_status = status
+        problem.sdp.last_status = status
         return SimpleNamespace(value=value, dual=dual), None
 
-    problem._solve_once = solve_once
+    problem.sdp.solve_once = solve_once
     return asked
 
 
@@ -609,11 +609,11 @@ def test_escalation_only_where_it_decides_and_never_below_finest(answers, expect
     problem.UB, problem.rel_gap, problem.abs_gap = 1.0, 1e-3, 0.0
     problem.options.cert_loss = 1e-4
     asked = scripted_solves(problem, answers)
-    cert, _ = problem._solve(None, 1.0, 1e-7)
+    cert, _ = problem.sdp.solve(None, 1.0, 1e-7, problem.UB, problem._prune_at())
     assert asked == pytest.approx(expected, rel=1e-9)
     assert min(asked) >= FINEST_TOLERANCE
     assert cert.value == max(a[0] for a in answers[:len(asked)])
-    assert problem._finest == pytest.approx(finest)
+    assert problem.sdp.finest == pytest.approx(finest)
 
 
 def test_product_rows_the_solver_fails_on_are_dropped_and_the_bound_stays_valid():
@@ -630,19 +630,152 @@ def test_product_rows_the_solver_fails_on_are_dropped_and_the_bound_stays_valid(
 
     _, problem = problem_for(instance, settings, mean_products=True)
     problem.options.heuristic = False
-    assert problem.fr is not None
-    solve_once = problem._solve_once
+    assert problem.sdp.fr is not None
+    solve_once = problem.sdp.solve_once
     calls = []
 
-    def failing_first(rows, T, tolerance):
+    def failing_first(rows, T, tolerance, UB):
         calls.append(tolerance)
         if len(calls) == 1:
-            problem._last_status = "infeasible"
+            problem.sdp.last_status = "infeasible"
             return None, None
-        return solve_once(rows, T, tolerance)
+        return solve_once(rows, T, tolerance, UB)
 
-    problem._solve_once = failing_first
+    problem.sdp.solve_once = failing_first
     bound = problem.bound(root).value
-    assert problem.fr is None and problem.stats["products_dropped"] == 1
+    assert problem.sdp.fr is None and problem.stats["products_dropped"] == 1
     assert bound <= reference(name).best + 1e-7 * abs(reference(name).best)
     assert bound == pytest.approx(expected, rel=1e-4)
+
+
+# -- the cut loop's stop test reads the solver's dual value ------------------------------------------
+
+def test_rounds_go_on_when_a_certificate_falls_while_the_dual_value_rises():
+    """GunPoint's root stopped after two SDPs: in round 2 the solver's dual value b'y rose (765.0 to
+    766.7) while the certificate fell (751.1 to 724.0, a loss the escalation tolerated), and the
+    stop test, which compared certificates, read no progress. The same pattern here: round 2's
+    certificate is lowered below round 1's, its b'y kept. The rounds go on past the second SDP,
+    and the root's bound stays below the enumerated optimum."""
+    name = "linear_u10_mean"
+    instance, settings = case(name)
+    ref = reference(name)
+    finite = {k: v for k, v in ref.values.items() if np.isfinite(v)}
+    worst = np.array(max(finite, key=finite.get))
+    _, problem = problem_for(instance, settings)
+    problem.options.heuristic = False
+    problem.initial_incumbent = lambda: (worst, problem.objective(worst), "worst")
+    solve_node = problem.sdp.solve_node
+    rounds = []
+
+    def second_certificate_loses(*args):
+        cert, X, rows, upper = solve_node(*args)
+        rounds.append((cert.value, cert.dual))
+        if len(rounds) == 2:
+            cert.value = rounds[0][0] - 0.5 * abs(rounds[0][0])
+        return cert, X, rows, upper
+
+    problem.sdp.solve_node = second_certificate_loses
+    node = problem.bound(np.zeros(instance.u, dtype=int))
+    # the pattern: b'y rose by more than the stop test's tolerance in round 2
+    assert rounds[1][1] > rounds[0][1] * (1 + problem.options.rel_tol), rounds
+    assert len(rounds) >= 3, rounds
+    assert problem.log[0].rounds == len(rounds) and problem.stats["root_finished"]
+    assert node.value <= ref.best + 1e-7 * max(1.0, abs(ref.best))
+
+
+def test_result_info_says_whether_product_rows_were_kept_and_the_root_finished():
+    name = "rbf_u10_mean"
+    instance, settings = case(name)
+    for products, rows in ((True, "kept"), (False, "off")):
+        info = api.solve(instance, "bb-sdp", settings,
+                         options={"mean_products": products}).info
+        assert info["product_rows"] == rows and info["products_dropped"] == 0
+        assert info["root_finished"] is True and info["root_ended"] in ("gap", "progress",
+                                                                         "max_rounds")
+        loss = info["certificate_loss"]
+        assert loss["nodes"] >= 0 and loss["over_1pct"] <= loss["nodes"]
+
+
+# -- the facial reduction's basis --------------------------------------------------------------------
+
+@pytest.mark.parametrize("a", [np.r_[71.25, np.zeros(5), np.ones(247)],     # ionosphere's root
+                               np.r_[0.0, np.zeros(3), np.ones(10)],        # rhs = 0
+                               np.r_[-3.0, np.ones(7)]])
+def test_facial_reduction_basis_spans_the_complement_and_is_well_conditioned(a):
+    """Q spans a-perp (rank N - 1, a'Q = 0) and Q'Q has the condition number |a|^2 / a_p^2 (a_p:
+    the pivot's entry, 1 for the mean balance), where the difference basis used before had
+    9.6e4 on ionosphere's root; rows of Q other than the pivot's have at most two nonzeros."""
+    from s3vm.models.shor_relaxation import FacialReduction
+
+    fr = FacialReduction.for_vector(a)
+    Q = fr.Q.toarray()
+    assert Q.shape == (a.size, a.size - 1) and np.linalg.matrix_rank(Q) == a.size - 1
+    assert np.abs(a @ Q).max() <= 1e-12 * np.abs(a).max()
+    ev = np.linalg.eigvalsh(Q.T @ Q)
+    assert ev[-1] / ev[0] == pytest.approx(float(a @ a) / float(np.abs(a[1:]).max()) ** 2,
+                                           rel=1e-8)
+    assert np.sort(np.count_nonzero(Q, axis=1))[-2] <= 2
+
+
+def ionosphere_subset():
+    """250 points of UCI Ionosphere (seeded draw, 30% of each class labeled), the code
+    convention's linear kernel and C of the full set, the mean balance with the product rows."""
+    from s3vm.data.loaders import load_sdp_instance
+
+    full = load_sdp_instance("ionosphere", None)
+    rng = np.random.default_rng(0)
+    idx = np.sort(rng.choice(full.n, 250, replace=False))
+    truth = full.label[idx]
+    y = np.zeros(idx.size, dtype=int)
+    for c in (1, -1):
+        k = np.flatnonzero(truth == c)
+        y[rng.choice(k, int(0.3 * k.size), replace=False)] = c
+    instance = api.load((full.X[idx], y, truth))[0]
+    settings = Settings(kernel="linear", C=0.03981071705534974, C_star=0.008381203590599946,
+                        bias=False, balance="mean")
+    return instance, settings
+
+
+@pytest.mark.skipif(not HAS_SDPA, reason="the failure was SDPA's")
+def test_sdpa_solves_a_reduced_root_with_product_rows_it_called_infeasible():
+    """On this subset of ionosphere SDPA called the facially reduced root SDP with the product
+    rows infeasible (phase pINF_dFEAS, b'y = -1.4e13 at 1e-5 and -1.8e14 at 1e-7) in the basis
+    of consecutive differences (Q'Q of condition 4.8e4; 2.9e3 in the pivot basis), although the
+    incumbent's v v' is feasible; the product rows were then dropped
+    (benchmarks/sdp_fr_basis.jsonl). In the pivot basis it solves: the root's
+    certificate is at least the relaxation's without the product rows (a weaker relaxation,
+    solved without facial reduction) and at most the incumbent's value."""
+    instance, settings = ionosphere_subset()
+    _, problem = problem_for(instance, settings, solver="sdpa", mean_products=True)
+    G = problem.sdp.fr.G
+    ev = np.linalg.eigvalsh(G)
+    assert ev[-1] / ev[0] < 1e4
+    rows, _, fr = problem.root_rows()
+    assert fr is not None
+    L, U = problem._root_box()
+    T = 1.0 + float(np.sum(np.maximum(L ** 2, U ** 2)))
+    cert, X = problem.sdp.solve(rows, T, 1e-5, problem.UB, problem._prune_at())
+    assert problem.sdp.last_status == "optimal" and cert is not None
+    assert not problem.sdp.products_failed(cert) and problem.sdp.fr is not None
+    a = fr.a
+    assert np.abs(X @ a).max() <= 1e-6 * np.abs(a).max() * max(1.0, np.abs(X).max())
+
+    _, plain = problem_for(instance, settings, solver="sdpa", mean_products=False)
+    plain.UB = problem.UB
+    rows0 = plain.sdp.rows(L, U, np.ones(instance.n), np.maximum(L ** 2, U ** 2),
+                           np.zeros((0, 3)))
+    cert0, _ = plain.sdp.solve(rows0, T, 1e-5, plain.UB, plain._prune_at())
+    assert cert0 is not None
+    assert cert.value >= cert0.value - 1e-4 * abs(cert0.value)
+    assert cert.value <= problem.UB
+
+
+def test_a_solve_cut_off_by_the_clock_keeps_the_product_rows():
+    """A round whose SDP ran into the time limit says nothing about the product rows: they stay
+    (ionosphere's second root SDP hit a 300 s limit and the rows were dropped for nothing)."""
+    instance, settings = case("rbf_u10_mean")
+    _, problem = problem_for(instance, settings, mean_products=True)
+    for status in ("time_limit", "infeasible"):
+        problem.sdp.last_status = status
+        assert problem.sdp.products_failed(None) == (status == "infeasible")
+    assert problem.sdp.fr is None and problem.stats["products_dropped"] == 1

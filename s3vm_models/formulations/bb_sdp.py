@@ -169,10 +169,15 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         return {"beta": problem.exact.solve(labels).beta.copy(), "b": 0.0}
 
     def result_info(self, problem) -> dict:
-        """SDP solves and their time, the root's bound, rounds and incumbent."""
+        """SDP solves and their time, the root's bound, rounds, incumbent and whether it
+        finished (``root_finished``); ``product_rows``: "kept", "dropped" (the solver failed
+        on them) or "off" (not asked for, or no mean balance); ``certificate_loss``
+        (:meth:`s3vm.bounds.shor.ShorBoundProblem.certificate_losses`)."""
         stats = dict(problem.stats)
+        asked = problem.options.products and problem.data.rhs is not None and not problem._lifted
+        rows = "off" if not asked else "dropped" if stats["products_dropped"] else "kept"
         return {"sdp_solves": stats.pop("sdp"), "sdp_seconds": stats.pop("sdp_seconds"),
-                **stats}
+                **stats, "product_rows": rows, "certificate_loss": problem.certificate_losses()}
 
     @contextmanager
     def environment(self):
