@@ -23,7 +23,7 @@ import numpy as np
 from s3vm._version import __version__
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.options import flags_of, table
-from s3vm.core.problems import PROBLEMS
+from s3vm.core.problems import PROBLEMS, labeling_objective
 from s3vm.core.registry import all_options
 from s3vm.core.settings import SETTINGS_TABLE, Settings, keyword_hint
 from s3vm.core.supervised import l2svm_no_bias
@@ -380,8 +380,13 @@ class Formulation(ABC):
             result = self._result_so_far(backend, clock)
         elif clock.interrupted and result.status == "time_limit":
             result.status = "feasible" if result.labels is not None else "error"
-        if result.status == "time_limit" and result.labels is None and instance.u:
+        stopped_without_labels = result.status == "time_limit" or (
+            clock.interrupted and result.status == "error")
+        if stopped_without_labels and result.labels is None and instance.u:
             self._supervised_labels(instance, settings, result, fallback)
+            if clock.interrupted and result.labels is not None:
+                # a signal's answer is the best labeling at hand, with its objective
+                result.status = "feasible"
         if clock.interrupted:
             reason = f"interrupted by {signal_name(clock.signal)}"
             result.message = reason + (f" ({result.message})" if result.message else "")
@@ -453,8 +458,9 @@ class Formulation(ABC):
         being built, a relaxation without an iterate to round): the supervised SVM of the
         labeled rows under the solve's kernel, sigma and C (the squared-hinge SVM without bias
         of :func:`s3vm.core.supervised.l2svm_no_bias`), rounded by :meth:`round_fallback`, said so in
-        the message. The objective stays
-        unknown: these labels were not scored by the formulation.
+        the message, and scored by the formulation's own objective
+        (:meth:`labeling_objective`; the objective stays None where it has none, or its
+        computation fails).
 
         ``scores``: the SVM's scores of the unlabeled rows when computed already
         (:meth:`_supervised_scores`). Skipped (the result keeps no labels) when a class has no
@@ -468,7 +474,33 @@ class Formulation(ABC):
         result.info["labels_from"] = "supervised SVM"
         note = ("the labels are the supervised SVM's on the labeled rows (no labeling of "
                 f"{self.name} yet)")
+        value = self._score_fallback(instance, settings, result.labels)
+        if value is not None:
+            result.objective = value
+            if result.lower_bound is not None and result.lower_bound > value:
+                # a bound of the solver's model above a labeling's exact value: its tolerance
+                result.lower_bound = value
+            note += f", scored by {self.name}'s objective"
         result.message = f"{result.message}; {note}" if result.message else note
+
+    def labeling_objective(self, instance: Instance, settings: Settings,
+                           labels: np.ndarray) -> Optional[float]:
+        """The objective of this formulation at a full labeling of the unlabeled rows (+1/-1,
+        in row order): its problem's (:func:`s3vm.core.problems.labeling_objective`, J for
+        Problem 1, the Bennett-Demiriz LP for Problem 3; the conic family's D(y)). None for a
+        formulation whose objective does not score a labeling."""
+        score = labeling_objective(self.problem)
+        return None if score is None else score(instance, settings, labels)
+
+    def _score_fallback(self, instance: Instance, settings: Settings,
+                        labels: np.ndarray) -> Optional[float]:
+        """:meth:`labeling_objective` of fallback labels, None when it fails or is not
+        finite (the labels are still an answer)."""
+        try:
+            value = self.labeling_objective(instance, settings, labels)
+        except (np.linalg.LinAlgError, ValueError, ArithmeticError, RuntimeError):
+            return None
+        return float(value) if value is not None and math.isfinite(value) else None
 
     def _supervised_scores(self, instance: Instance,
                            settings: Settings) -> Optional[np.ndarray]:

@@ -72,6 +72,14 @@ class L2MIQP(PyomoFormulation):
         model.l2_objective = s3vm_objective(instance, settings)
         return model
 
+    def incumbent(self, model, instance, settings):
+        # z of the MIQP's incumbent, and f = G_U v + b of its point
+        z = np.array([model.z[j].value for j in model.U], dtype=float)
+        v = np.array([model.v[k].value for k in model.R], dtype=float)
+        b = float(model.b.value) if hasattr(model, "b") else 0.0
+        return {"labels": np.where(z > 0.5, 1, -1).astype(int),
+                "decision_values": model.l2_data.GU @ v + b}
+
     def fill(self, result, model, instance, settings):
         z = np.array([model.z[j].value for j in model.U], dtype=float)
         labels = np.where(z > 0.5, 1, -1).astype(int)
