@@ -281,3 +281,26 @@ def test_cli_mu_zero_is_one_error_line(capsys, tmp_path):
     out, err = capsys.readouterr()
     assert status == 2 and out == ""
     assert err.startswith("s3vm: error:") and err.count("\n") == 1
+
+
+@pytest.mark.skipif("scip" not in __import__("s3vm.solvers.registry", fromlist=["x"])
+                    .installed_solvers("lp"), reason="SCIP (pyscipopt) is not installed")
+def test_bb_mip_on_scip_keeps_its_incumbent_at_the_limit():
+    # Issue 25: at --time-limit 10 on two_moons, bb-mip's log showed incumbent 5.04, but the
+    # result had no objective, gap or decision values, and SCIP's node count: the LP solver's
+    # progress reports overwrote the search's on the clock. Whatever the limit reaches (the
+    # search's incumbent, or the supervised SVM's labels before it), the result's labels come
+    # with their objective, checked against the labeling's LP by scipy.
+    instance, _ = api.load("two_moons")
+    result = api.solve("two_moons", "bb-mip", solver="scip", time_limit=6)
+    assert result.status == "time_limit"
+    assert result.labels is not None and result.decision_values is not None
+    settings = Settings(**result.info["settings"])
+    A, d, B = problem3_columns(instance, settings.kernel, settings.sigma)
+    expected = problem3_labeling_lp(A, d, B, result.labels, settings.mu, settings.nu)[0]
+    assert result.objective == pytest.approx(expected, rel=1e-6, abs=1e-8)
+    if result.lower_bound is not None:
+        assert result.lower_bound <= result.objective + 1e-9
+        assert result.gap is not None
+    # the search's count (None before its first node), never SCIP's for one LP
+    assert result.nodes is None or result.nodes >= 1

@@ -1,14 +1,16 @@
 """The labels of a stopped solve that had none of its own (the supervised SVM's) carry the
 formulation's objective at those labels, checked against an independent computation:
 scipy's L-BFGS-B for J (Problem 1) and D(y) (Problem 2), scipy's linprog for the
-Bennett-Demiriz LP (Problem 3). Issue 29: l2-miqp at a limit reached while its model was built
+Bennett-Demiriz LP (Problem 3, tests/reference.py). Issue 29: l2-miqp at a limit reached while its model was built
 returned the supervised SVM's labels without their objective."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.optimize import linprog, minimize
+from scipy.optimize import minimize
+
+from reference import problem3_columns, problem3_labeling_lp
 
 import s3vm
 from s3vm.api import load
@@ -42,26 +44,6 @@ def d_by_lbfgs(X, y, C):
     return -res.fun
 
 
-def bd_by_linprog(XL, yL, XU, labels, mu, nu):
-    """The Bennett-Demiriz LP at a labeling (Problem 3), linear kernel, by scipy's HiGHS:
-    variables w (p), g, y (l), z (p), e (u); D(XL w - g) + y >= 1, -z <= w <= z, and
-    labels_j (XU_j w - g) + e_j >= 1."""
-    l, p = XL.shape
-    u = XU.shape[0]
-    n = p + 1 + l + p + u
-    c = np.r_[np.zeros(p + 1), np.ones(l), mu * np.ones(p), nu * np.ones(u)]
-    rows = [np.hstack([-yL[:, None] * XL, yL[:, None], -np.eye(l), np.zeros((l, p + u))]),
-            np.hstack([np.eye(p), np.zeros((p, 1 + l)), -np.eye(p), np.zeros((p, u))]),
-            np.hstack([-np.eye(p), np.zeros((p, 1 + l)), -np.eye(p), np.zeros((p, u))]),
-            np.hstack([-labels[:, None] * XU, labels[:, None], np.zeros((u, l + p)),
-                       -np.eye(u)])]
-    b = np.r_[-np.ones(l), np.zeros(2 * p), -np.ones(u)]
-    bounds = [(None, None)] * (p + 1) + [(0, None)] * (l + p + u)
-    res = linprog(c, A_ub=np.vstack(rows), b_ub=b, bounds=bounds, method="highs")
-    assert res.status == 0 and n == len(c)
-    return res.fun
-
-
 def independent_objective(name, instance, settings, labels):
     problem = formulation_class(name).problem
     X = np.asarray(instance.X, dtype=float)
@@ -73,8 +55,8 @@ def independent_objective(name, instance, settings, labels):
         return j_by_lbfgs(X, y, C, settings.bias)
     if problem == 2:
         return d_by_lbfgs(X, y, C)
-    return bd_by_linprog(instance.XL, instance.yL.astype(float), instance.XU,
-                         np.asarray(labels, dtype=float), settings.mu, settings.nu)
+    A, d, B = problem3_columns(instance, settings.kernel, settings.sigma)
+    return problem3_labeling_lp(A, d, B, labels, settings.mu, settings.nu)[0]
 
 
 @pytest.mark.parametrize("name", [n for n in formulation_names() if n not in SUPERVISED])

@@ -155,7 +155,18 @@ class LPRelaxationProblem(LabelingProblem):
         outcome = self.labeling_lp.solve(labels)
         self.lp_solves += 1
         self.lp_iterations += outcome.iterations or 0
+        # The labeling whose LP solution the labeling model now holds (None: none).
+        self._solved_labels = np.array(labels, dtype=int) if outcome.status == "optimal" \
+            else None
         return outcome
+
+    def notify_incumbent(self, labels: np.ndarray, value: float) -> None:
+        """Publish the new incumbent's decision values on the clock when its labeling's LP is
+        the one last solved (the usual case: the driver values a labeling just before taking
+        it), so that a search stopped where its worker cannot finish keeps them."""
+        solved = getattr(self, "_solved_labels", None)
+        if self.clock is not None and solved is not None and np.array_equal(solved, labels):
+            self.clock.report(decision_values=unlabeled_scores(self.labeling_lp.model))
 
     def objective(self, labels: np.ndarray) -> float:
         """The MIP objective at a full labeling: the labeling's own LP, without big-M."""

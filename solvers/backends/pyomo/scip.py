@@ -44,8 +44,11 @@ def _scip_direct_class():
             self.clock, self.sign, self.last = clock, sign, 0.0
             # The model's incumbent_hook (see HighsSession) and the Pyomo-to-SCIP variables.
             self.hook, self.var_map = hook, var_map
+            self.discrete = True  # read from the model at eventinit
 
         def eventinit(self):
+            model = self.model
+            self.discrete = model.getNBinVars() + model.getNIntVars() > 0
             self.model.catchEvent(self.EVENTS, self)
 
         def eventexit(self):
@@ -63,6 +66,11 @@ def _scip_direct_class():
             if now - self.last < REPORT_SECONDS and not found:
                 return
             self.last = now
+            if not self.discrete:
+                # An LP (bb-mip's node bounds, a labeling's LP): its bounds and node count are
+                # not the solve's; reported, they overwrote the branch and bound's incumbent
+                # value and nodes on the clock, and a result stopped at its limit lost them.
+                return
             inf = model.infinity()
             primal, dual = model.getPrimalbound(), model.getDualbound()
             self.clock.report(phase="solving (SCIP)", nodes=int(model.getNNodes()),
