@@ -459,8 +459,8 @@ class Formulation(ABC):
         labeled rows under the solve's kernel, sigma and C (the squared-hinge SVM without bias
         of :func:`s3vm.core.supervised.l2svm_no_bias`), rounded by :meth:`round_fallback`, said so in
         the message, and scored by the formulation's own objective
-        (:meth:`labeling_objective`; the objective stays None where it has none, or its
-        computation fails).
+        (:meth:`labeling_objective`; the objective stays None where it has none, where its
+        computation fails, or beyond :data:`FALLBACK_SCORED_ROWS` rows).
 
         ``scores``: the SVM's scores of the unlabeled rows when computed already
         (:meth:`_supervised_scores`). Skipped (the result keeps no labels) when a class has no
@@ -474,7 +474,8 @@ class Formulation(ABC):
         result.info["labels_from"] = "supervised SVM"
         note = ("the labels are the supervised SVM's on the labeled rows (no labeling of "
                 f"{self.name} yet)")
-        value = self._score_fallback(instance, settings, result.labels)
+        value = self._score_fallback(instance, settings, result.labels) \
+            if instance.n <= FALLBACK_SCORED_ROWS else None
         if value is not None:
             result.objective = value
             if result.lower_bound is not None and result.lower_bound > value:
@@ -580,6 +581,11 @@ _INSTALL_HINTS_GIVEN: set = set()
 #: The most labeled rows for which a solve stopped without labels computes the supervised
 #: SVM's (well under a second at this size, inside the time limit's tolerance).
 SUPERVISED_FALLBACK_ROWS = 500
+
+#: The most rows for which those labels are scored by the formulation's objective after the
+#: stop (a supervised solve on every row: 0.1-0.6 s at heart's 297 on a loaded 2-core machine;
+#: D(y) of a thousand rows by an interior-point method would take seconds past the limit).
+FALLBACK_SCORED_ROWS = 500
 
 
 def progress_seconds() -> float:
