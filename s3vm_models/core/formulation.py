@@ -368,8 +368,12 @@ class Formulation(ABC):
         # The labels of a solve stopped before it had a labeling (the supervised SVM's) are
         # ready before the step: computed after the grace period they took 0.08 to 0.15 s at
         # 20,000 columns on a loaded machine, on top of the limit and its grace period.
+        # Their objective too (the formulation's at those labels, up to FALLBACK_SCORED_ROWS
+        # rows): computed after the stop, J's supervised solve on heart took 1.3-1.9 s past a
+        # 3 s limit on a loaded machine.
         fallback = self._supervised_scores(instance, settings) \
             if limit is not None and instance.u else None
+        fallback_value = self._fallback_value(instance, settings, fallback)
         # A library prints nothing on stdout: what solver libraries write there from C goes to
         # the null device (to stderr under verbose, where the solver's log belongs).
         with native_stdout_elsewhere(to_stderr=bool(getattr(profile, "verbose", False))):
@@ -383,7 +387,7 @@ class Formulation(ABC):
         stopped_without_labels = result.status == "time_limit" or (
             clock.interrupted and result.status == "error")
         if stopped_without_labels and result.labels is None and instance.u:
-            self._supervised_labels(instance, settings, result, fallback)
+            self._supervised_labels(instance, settings, result, fallback, fallback_value)
             if clock.interrupted and result.labels is not None:
                 # a signal's answer is the best labeling at hand, with its objective
                 result.status = "feasible"
@@ -453,7 +457,8 @@ class Formulation(ABC):
                       nodes=snap.get("nodes"), message=f"{reason} while {where}")
 
     def _supervised_labels(self, instance: Instance, settings: Settings, result: Result,
-                           scores: Optional[np.ndarray] = None) -> None:
+                           scores: Optional[np.ndarray] = None,
+                           value: Optional[tuple] = None) -> None:
         """Labels for a solve its time limit stopped before it had any labeling (a model still
         being built, a relaxation without an iterate to round): the supervised SVM of the
         labeled rows under the solve's kernel, sigma and C (the squared-hinge SVM without bias
@@ -463,8 +468,10 @@ class Formulation(ABC):
         computation fails, or beyond :data:`FALLBACK_SCORED_ROWS` rows).
 
         ``scores``: the SVM's scores of the unlabeled rows when computed already
-        (:meth:`_supervised_scores`). Skipped (the result keeps no labels) when a class has no
-        labeled row, or when the labeled rows are too many for this to take well under a second.
+        (:meth:`_supervised_scores`); ``value``: their labels' objective when computed already
+        (:meth:`_fallback_value`, a 1-tuple, the objective or None). Skipped (the result keeps
+        no labels) when a class has no labeled row, or when the labeled rows are too many for
+        this to take well under a second.
         """
         if scores is None:
             scores = self._supervised_scores(instance, settings)
@@ -474,8 +481,8 @@ class Formulation(ABC):
         result.info["labels_from"] = "supervised SVM"
         note = ("the labels are the supervised SVM's on the labeled rows (no labeling of "
                 f"{self.name} yet)")
-        value = self._score_fallback(instance, settings, result.labels) \
-            if instance.n <= FALLBACK_SCORED_ROWS else None
+        value = value[0] if value is not None else \
+            self._fallback_value(instance, settings, scores)[0]
         if value is not None:
             result.objective = value
             if result.lower_bound is not None and result.lower_bound > value:
@@ -492,6 +499,15 @@ class Formulation(ABC):
         formulation whose objective does not score a labeling."""
         score = labeling_objective(self.problem)
         return None if score is None else score(instance, settings, labels)
+
+    def _fallback_value(self, instance: Instance, settings: Settings,
+                        scores: Optional[np.ndarray]) -> tuple:
+        """(objective,) of the labels the supervised ``scores`` round to, or (None,): none, or
+        beyond :data:`FALLBACK_SCORED_ROWS` rows."""
+        if scores is None or instance.n > FALLBACK_SCORED_ROWS:
+            return (None,)
+        labels, _ = self.round_fallback(scores, instance, settings)
+        return (self._score_fallback(instance, settings, labels),)
 
     def _score_fallback(self, instance: Instance, settings: Settings,
                         labels: np.ndarray) -> Optional[float]:

@@ -14,6 +14,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from s3vm.core.options import Option
+from s3vm.formulations.families.labeling import shared_objective
 from s3vm.formulations.families.pyomo import PyomoFormulation
 from s3vm.models.l2_miqp import FORMS, L2Data, build_l2_miqp
 from s3vm.models.output_space import s3vm_objective
@@ -69,7 +70,7 @@ class L2MIQP(PyomoFormulation):
         # limit: after a time-limited solve fill() only solves the labeling's SVM (it made
         # the objective there, past the limit, and the solve's process was killed with SCIP's
         # labels before it returned).
-        model.l2_objective = s3vm_objective(instance, settings)
+        model.l2_objective = shared_objective(instance, settings)
         return model
 
     def incumbent(self, model, instance, settings):
