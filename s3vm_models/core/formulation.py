@@ -387,7 +387,8 @@ class Formulation(ABC):
         stopped_without_labels = result.status == "time_limit" or (
             clock.interrupted and result.status == "error")
         if stopped_without_labels and result.labels is None and instance.u:
-            self._supervised_labels(instance, settings, result, fallback, fallback_value)
+            self._supervised_labels(instance, settings, result, fallback,
+                                    fallback_value if fallback is not None else None)
             if clock.interrupted and result.labels is not None:
                 # a signal's answer is the best labeling at hand, with its objective
                 result.status = "feasible"
