@@ -38,6 +38,7 @@ def main() -> None:
 
     from s3vm.core.settings import Settings
     from s3vm.data.generators import two_moons
+    from s3vm.formulations.families import labeling
     from s3vm.formulations.l2_miqp import L2MIQP
     from s3vm.solvers.backends.pyomo.scip import _scip_direct_class
 
@@ -63,6 +64,7 @@ def main() -> None:
         instance = two_moons(5, (n - 10) // 2, seed=0)
         times: dict = {"build": [], "walker": [], "matrix": []}
         for _ in range(args.repeat):
+            labeling._LAST[0] = None  # J made anew each time, as in one solve
             start = time.perf_counter()
             model = formulation.model_to_solve(instance, settings, None)
             times["build"].append(time.perf_counter() - start)
