@@ -55,7 +55,7 @@ def problem3_columns(instance, kernel: str, sigma: float):
     return X[labeled], instance.label[labeled].astype(float), X[~labeled]
 
 
-def problem3_labeling_lp(A, d, B, signs, mu, nu):
+def problem3_labeling_lp(A, d, B, signs, mu, nu, tolerance=1e-10):
     """(optimum, w, g) of the LP of Problem 3 with unlabeled point j on side signs[j], written
     from the math as dense matrices in the variables (w, g, y, z, q) and solved by
     scipy.optimize.linprog:
@@ -63,8 +63,9 @@ def problem3_labeling_lp(A, d, B, signs, mu, nu):
         min  e'y + mu e'z + nu e'q
         s.t. D(A w - e g) + y >= e,  -z <= w <= z,  s_j (B_j w - g) + q_j >= 1,  y, z, q >= 0.
 
-    The feasibility and optimality tolerances are 1e-10, so that the costs mu and nu of 1e-9
-    to 1e5 stay above them."""
+    The feasibility and optimality tolerances are 1e-10 (``tolerance``), so that the costs mu
+    and nu of 1e-9 to 1e5 stay above them (on a near-singular rbf kernel HiGHS calls the LP
+    unbounded at 1e-10: 1e-7, its default, is the check there)."""
     from scipy.optimize import linprog
 
     A, B, d, signs = (np.asarray(v, dtype=float) for v in (A, B, d, signs))
@@ -81,8 +82,8 @@ def problem3_labeling_lp(A, d, B, signs, mu, nu):
     b = np.concatenate([-np.ones(l), np.zeros(2 * p), -np.ones(u)])
     bounds = [(None, None)] * (p + 1) + [(0, None)] * (l + p + u)
     res = linprog(c, A_ub=np.vstack(rows), b_ub=b, bounds=bounds, method="highs",
-                  options={"primal_feasibility_tolerance": 1e-10,
-                           "dual_feasibility_tolerance": 1e-10})
+                  options={"primal_feasibility_tolerance": tolerance,
+                           "dual_feasibility_tolerance": tolerance})
     assert res.status == 0, res.message
     return float(res.fun), res.x[:p], float(res.x[p])
 

@@ -139,3 +139,25 @@ def test_a_changed_data_file_changes_the_table(tmp_path):
     page = (ROOT / "docs" / "benchmarks.md").read_text()
     tables = _generated(["benchmarks/ssl_book.py", "--summary", str(copy)])
     assert tables and tables[0] not in page
+
+
+def test_the_sdp_cut_example_runs_in_seconds():
+    # Issue 25: the cut example of docs/models.md (4 u(u - 1)/2 scalar cuts on the primal
+    # form) was the slow way to state it. The section's blocks run here on their own, in a
+    # process of their own, within a generous timeout (seconds on an idle machine).
+    import re
+    import subprocess
+    import sys
+    import time
+
+    text = (ROOT / "docs" / "models.md").read_text()
+    section = text.split("## A cut on the SDP", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2 and "cuts" in blocks[0]
+    code = "import s3vm\nfrom s3vm.solvers.registry import installed_solvers\n" + \
+        "\n".join(blocks)
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert time.perf_counter() - start < 180

@@ -36,10 +36,14 @@ from typing import Any, Optional
 import numpy as np
 
 from s3vm.models.problem3 import LabelingLP, primal_values, unlabeled_scores
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound, labels_by_outputs
 from s3vm.solvers.runtime.clock import Stopped
 
 INTEGRALITY_TOL = 1e-6  # a relaxed d_j this close to 0 or 1 counts as integral
+#: HiGHS's own feasibility tolerances, for the retry of a labeling LP that failed at tight ones
+HIGHS_DEFAULT_TOLERANCES = {"primal_feasibility_tolerance": 1e-7,
+                            "dual_feasibility_tolerance": 1e-7}
 
 
 def relax_binaries(model) -> None:
@@ -85,8 +89,12 @@ class LPRelaxationProblem(LabelingProblem):
         self.u = len(model.U)
         self.positives = positives
         self.session = backend.session(model, profile)
-        self.labeling_lp = LabelingLP(model.problem_data, pyo.value(model.mu),
-                                      pyo.value(model.cost_r[0]), backend, profile)
+        self.profile = profile
+        self._loose_lp = None  # the labeling LP at default tolerances, made on first need
+        #: (mu, nu) of the labelings' LPs
+        self.labeling_lp_costs = (pyo.value(model.mu), pyo.value(model.cost_r[0]))
+        self.labeling_lp = LabelingLP(model.problem_data, *self.labeling_lp_costs, backend,
+                                      profile)
         # The fixing the model holds now (+1: d = 1, -1: d = 0, 0: free), so that a node changes
         # only the binaries that differ from the last node solved.
         self._fixed = np.zeros(self.u, dtype=int)
@@ -155,7 +163,18 @@ class LPRelaxationProblem(LabelingProblem):
         outcome = self.labeling_lp.solve(labels)
         self.lp_solves += 1
         self.lp_iterations += outcome.iterations or 0
+        # The labeling whose LP solution the labeling model now holds (None: none).
+        self._solved_labels = np.array(labels, dtype=int) if outcome.status == "optimal" \
+            else None
         return outcome
+
+    def notify_incumbent(self, labels: np.ndarray, value: float) -> None:
+        """Publish the new incumbent's decision values on the clock when its labeling's LP is
+        the one last solved (the usual case: the driver values a labeling just before taking
+        it), so that a search stopped where its worker cannot finish keeps them."""
+        solved = getattr(self, "_solved_labels", None)
+        if self.clock is not None and solved is not None and np.array_equal(solved, labels):
+            self.clock.report(decision_values=unlabeled_scores(self.labeling_lp.model))
 
     def objective(self, labels: np.ndarray) -> float:
         """The MIP objective at a full labeling: the labeling's own LP, without big-M."""
@@ -170,8 +189,38 @@ class LPRelaxationProblem(LabelingProblem):
             # here too, with its incumbent, rather than failing.
             raise Stopped(self.clock.stop_reason)
         if outcome.status != "optimal":
-            raise RuntimeError(f"the LP of a full labeling did not solve: {outcome.message}")
+            outcome = self._solve_labeling_again(labels, outcome)
+        if outcome.status == "infeasible":
+            return float("inf")
+        if outcome.status != "optimal":
+            raise InputError(
+                f"the LP of a labeling did not solve ({outcome.message}) even cold at the "
+                f"solver's default tolerances: the kernel is too close to singular for mu = "
+                f"{self.labeling_lp_costs[0]:g}; raise --mu, or change --sigma or the scaling")
         return float(outcome.objective)
+
+    def _solve_labeling_again(self, labels: np.ndarray, failed):
+        """The labeling's LP solved once more, cold, at HiGHS's default tolerances: the
+        session's tight ones (1e-10, :data:`s3vm.models.problem3.HIGHS_TIGHT`, for costs of
+        mu = 1e-9) made HiGHS call the LP of a near-singular rbf kernel unbounded (two moons,
+        sigma 10, mu 1e-9), an LP whose objective is at least 0; at 1e-7 every HiGHS method
+        solves it. ``failed`` is returned where there is no such retry (another solver)."""
+        if self.labeling_lp.session.backend.name != "highs":
+            return failed
+        if self._loose_lp is None:
+            profile = self.profile.updated(options={**HIGHS_DEFAULT_TOLERANCES,
+                                                    **self.profile.options})
+            self._loose_lp = LabelingLP(self.model.problem_data, *self.labeling_lp_costs,
+                                        self.labeling_lp.session.backend, profile)
+            self._loose_lp.session.warm = False
+        outcome = self._loose_lp.solve(labels)
+        self.lp_solves += 1
+        self.lp_iterations += outcome.iterations or 0
+        if outcome.status == "optimal":
+            # its solution stands for the labeling (decision values and primal read it)
+            self.labeling_lp, self._loose_lp = self._loose_lp, self.labeling_lp
+            self._solved_labels = np.array(labels, dtype=int)
+        return outcome
 
     def initial_incumbent(self):
         """The root LP's scores B w - g rounded to a labeling (the count respected), and its

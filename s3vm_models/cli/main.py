@@ -167,8 +167,8 @@ def console_main() -> None:
     """The console script: :func:`main` with each solve in a child process, then exit. When a
     solve step that could not be cut short was left running in a thread (a time limit or a
     signal), the process ends at once, after its output is flushed and no temporary file is
-    left, instead of waiting for the step; so does a command run with a time limit, whose
-    caller waits on the wall clock (tearing down the solver libraries' modules at exit took
+    left, instead of waiting for the step; so does a command a signal stopped, and one run
+    with a time limit, whose caller waits on the wall clock (tearing down the solver libraries' modules at exit took
     4.3 s on a machine at load 15, against 0.35 s for ``os._exit``). Its time limit counts
     from the process's start and charges the solver library's import: the whole command is on
     the clock."""
@@ -184,7 +184,9 @@ def console_main() -> None:
     # process's start (starting Python, the imports, the solver library's included).
     charge_imports()
     status = main(started=process_start())
-    if abandoned_workers() or _TIMED[0]:
+    # A signal's status (128 + its number): the user asked to stop, and the answer is printed;
+    # the interpreter's teardown of the solver libraries took 2 s more at load 12.
+    if abandoned_workers() or _TIMED[0] or status > 128:
         for stream in (sys.stdout, sys.stderr):
             try:
                 if stream is not None:  # None: started with the stream closed

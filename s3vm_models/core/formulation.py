@@ -21,7 +21,7 @@ import numpy as np
 from s3vm.core import pipeline
 from s3vm.core.options import flags_of, table
 from s3vm.core.pipeline import ALL_SETTINGS
-from s3vm.core.problems import PROBLEMS
+from s3vm.core.problems import PROBLEMS, labeling_objective
 from s3vm.core.registry import all_options
 from s3vm.core.settings import SETTINGS_TABLE, Settings, keyword_hint
 from s3vm.data.instance import Instance, is_sparse
@@ -388,6 +388,15 @@ class Formulation(ABC):
         instance = self.dense_instance(instance, settings)
         self.check(instance, settings)
         self._write(self._export_model(instance, settings), path, fmt)
+
+    def labeling_objective(self, instance: Instance, settings: Settings,
+                           labels: np.ndarray) -> Optional[float]:
+        """The objective of this formulation at a full labeling of the unlabeled rows (+1/-1,
+        in row order): its problem's (:func:`s3vm.core.problems.labeling_objective`, J for
+        Problem 1, the Bennett-Demiriz LP for Problem 3; the conic family's D(y)). None for a
+        formulation whose objective does not score a labeling."""
+        score = labeling_objective(self.problem)
+        return None if score is None else score(instance, settings, labels)
 
     def declarative_model(self, instance: Instance, settings: Settings, modeler: str):
         """The model :func:`s3vm.build` returns for ``modeler`` (one of :attr:`modelers`), built

@@ -46,6 +46,11 @@ ALL_SETTINGS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balanc
 #: SVM's (well under a second at this size, inside the time limit's tolerance).
 SUPERVISED_FALLBACK_ROWS = 500
 
+#: The most rows for which those labels are scored by the formulation's objective after the
+#: stop (a supervised solve on every row: 0.1-0.6 s at heart's 297 on a loaded 2-core machine;
+#: D(y) of a thousand rows by an interior-point method would take seconds past the limit).
+FALLBACK_SCORED_ROWS = 500
+
 
 def solve(form, instance: Instance, settings: Settings, profile, *,
           started: Optional[float] = None) -> Result:
@@ -119,8 +124,12 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
     # The labels of a solve stopped before it had a labeling (the supervised SVM's) are
     # ready before the step: computed after the grace period they took 0.08 to 0.15 s at
     # 20,000 columns on a loaded machine, on top of the limit and its grace period.
+    # Their objective too (the formulation's at those labels, up to FALLBACK_SCORED_ROWS
+    # rows): computed after the stop, J's supervised solve on heart took 1.3-1.9 s past a
+    # 3 s limit on a loaded machine.
     fallback = supervised_scores(instance, settings) \
         if limit is not None and instance.u else None
+    value = fallback_value(form, instance, settings, fallback)
     # A library prints nothing on stdout: what solver libraries write there from C goes to
     # the null device (to stderr under verbose, where the solver's log belongs).
     with native_stdout_elsewhere(to_stderr=bool(getattr(profile, "verbose", False))):
@@ -131,8 +140,14 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
         result = result_so_far(form.name, backend, clock)
     elif clock.interrupted and result.status == "time_limit":
         result.status = "feasible" if result.labels is not None else "error"
-    if result.status == "time_limit" and result.labels is None and instance.u:
-        supervised_labels(form, instance, settings, result, fallback)
+    stopped_without_labels = result.status == "time_limit" or (
+        clock.interrupted and result.status == "error")
+    if stopped_without_labels and result.labels is None and instance.u:
+        supervised_labels(form, instance, settings, result, fallback,
+                          value if fallback is not None else None)
+        if clock.interrupted and result.labels is not None:
+            # a signal's answer is the best labeling at hand, with its objective
+            result.status = "feasible"
     if clock.interrupted:
         reason = f"interrupted by {signal_name(clock.signal)}"
         result.message = reason + (f" ({result.message})" if result.message else "")
@@ -202,17 +217,21 @@ def result_so_far(name: str, backend, clock: Clock) -> Result:
 
 
 def supervised_labels(form, instance: Instance, settings: Settings, result: Result,
-                      scores: Optional[np.ndarray] = None) -> None:
+                      scores: Optional[np.ndarray] = None,
+                      value: Optional[tuple] = None) -> None:
     """Labels for a solve its time limit stopped before it had any labeling (a model still
     being built, a relaxation without an iterate to round): the supervised SVM of the
     labeled rows under the solve's kernel, sigma and C (the squared-hinge SVM without bias
     of :func:`s3vm.core.supervised.l2svm_no_bias`), rounded by :meth:`Formulation.round_fallback`, said so in
-    the message. The objective stays
-    unknown: these labels were not scored by the formulation.
+    the message, and scored by the formulation's own objective
+    (:meth:`Formulation.labeling_objective`; the objective stays None where it has none, where
+    its computation fails, or beyond :data:`FALLBACK_SCORED_ROWS` rows).
 
     ``scores``: the SVM's scores of the unlabeled rows when computed already
-    (:func:`supervised_scores`). Skipped (the result keeps no labels) when a class has no
-    labeled row, or when the labeled rows are too many for this to take well under a second.
+    (:func:`supervised_scores`); ``value``: their labels' objective when computed already
+    (:func:`fallback_value`, a 1-tuple, the objective or None). Skipped (the result keeps no
+    labels) when a class has no labeled row, or when the labeled rows are too many for this to
+    take well under a second.
     """
     if scores is None:
         scores = supervised_scores(instance, settings)
@@ -222,7 +241,29 @@ def supervised_labels(form, instance: Instance, settings: Settings, result: Resu
     result.info["labels_from"] = "supervised SVM"
     note = ("the labels are the supervised SVM's on the labeled rows (no labeling of "
             f"{form.name} yet)")
+    value = value[0] if value is not None else \
+        fallback_value(form, instance, settings, scores)[0]
+    if value is not None:
+        result.objective = value
+        if result.lower_bound is not None and result.lower_bound > value:
+            # a bound of the solver's model above a labeling's exact value: its tolerance
+            result.lower_bound = value
+        note += f", scored by {form.name}'s objective"
     result.message = f"{result.message}; {note}" if result.message else note
+
+
+def fallback_value(form, instance: Instance, settings: Settings,
+                   scores: Optional[np.ndarray]) -> tuple:
+    """(objective,) of the labels the supervised ``scores`` round to, or (None,): none, or
+    beyond :data:`FALLBACK_SCORED_ROWS` rows."""
+    if scores is None or instance.n > FALLBACK_SCORED_ROWS:
+        return (None,)
+    labels, _ = form.round_fallback(scores, instance, settings)
+    try:
+        value = form.labeling_objective(instance, settings, labels)
+    except Exception:  # noqa: BLE001 - a solver's failure here (CVXPY's SolverError, say)
+        return (None,)  # must not fail a solve that only needed the labels
+    return (float(value) if value is not None and math.isfinite(value) else None,)
 
 
 def supervised_scores(instance: Instance, settings: Settings) -> Optional[np.ndarray]:

@@ -50,3 +50,24 @@ PROBLEMS = {
 
 #: The inductive rules, each with the primal key of a Result it reads.
 INDUCTIVE_RULES = {"linear": "w", "expansion": "beta", "dual": "alpha"}
+
+
+#: Problem number -> score(instance, settings, labels) of a labeling of the unlabeled rows,
+#: registered by :mod:`s3vm.formulations.families.labeling` (core imports no model).
+_LABELING_OBJECTIVES: dict = {}
+
+
+def register_labeling_objective(number: int):
+    """Decorator: ``fn(instance, settings, labels) -> float`` is Problem ``number``'s objective
+    at a full labeling of the unlabeled rows (in row order)."""
+
+    def register(fn):
+        _LABELING_OBJECTIVES[number] = fn
+        return fn
+
+    return register
+
+
+def labeling_objective(number):
+    """The registered objective of Problem ``number`` at a labeling, or None."""
+    return _LABELING_OBJECTIVES.get(number)

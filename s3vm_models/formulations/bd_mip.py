@@ -24,7 +24,7 @@ import numpy as np
 from s3vm.formulations.families.pyomo import PyomoFormulation
 from s3vm.models.problem3 import (COMPONENTS, MIP_COMPONENTS, NORM_COMPONENTS, SIDES_COMPONENTS,
                                   Problem3Data, build_problem3, exact_result_check, labeling_value,
-                                  primal_values)
+                                  primal_values, unlabeled_scores)
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import current
 
@@ -50,6 +50,11 @@ class BennettDemirizMIP(PyomoFormulation):
         positives = settings.positive_count(instance) if settings.balance == "count" else None
         return build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,
                               unlabeled="mip", nu=settings.nu, positives=positives)
+
+    def incumbent(self, model, instance, settings):
+        # d of the MIP's incumbent, and f = B w - g of its point
+        labels = np.where(primal_values(model)["d"] > 0.5, 1, -1).astype(int)
+        return {"labels": labels, "decision_values": unlabeled_scores(model)}
 
     def fill(self, result, model, instance, settings):
         labels = np.where(primal_values(model)["d"] > 0.5, 1, -1).astype(int)

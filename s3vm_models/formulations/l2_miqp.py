@@ -14,6 +14,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from s3vm.core.options import Option
+from s3vm.formulations.families.labeling import shared_objective
 from s3vm.formulations.families.pyomo import PyomoFormulation
 from s3vm.models.l2_miqp import COMPONENTS, FORMS, L2Data, build_l2_miqp
 from s3vm.models.output_space import s3vm_objective
@@ -71,8 +72,16 @@ class L2MIQP(PyomoFormulation):
         # limit: after a time-limited solve fill() only solves the labeling's SVM (it made
         # the objective there, past the limit, and the solve's process was killed with SCIP's
         # labels before it returned).
-        model.l2_objective = s3vm_objective(instance, settings)
+        model.l2_objective = shared_objective(instance, settings)
         return model
+
+    def incumbent(self, model, instance, settings):
+        # z of the MIQP's incumbent, and f = G_U v + b of its point
+        z = np.array([model.z[j].value for j in model.U], dtype=float)
+        v = np.array([model.v[k].value for k in model.R], dtype=float)
+        b = float(model.b.value) if hasattr(model, "b") else 0.0
+        return {"labels": np.where(z > 0.5, 1, -1).astype(int),
+                "decision_values": model.l2_data.GU @ v + b}
 
     def fill(self, result, model, instance, settings):
         z = np.array([model.z[j].value for j in model.U], dtype=float)

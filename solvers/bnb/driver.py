@@ -294,11 +294,12 @@ class _Search:
         if value < self.incumbent:  # False for NaN
             self.incumbent, self.cutoff = value, self._cutoff(value)
             self.labels, self.source = labels.astype(int), source
-            self.problem.notify_incumbent(self.labels, value)
-            self.problem.notify_cutoff(self.cutoff)
             if self.clock is not None:
                 self.clock.report(objective=value, labels=self.labels.copy(),
                                   decision_values=None)
+            # after the report: a problem may publish the incumbent's decision values
+            self.problem.notify_incumbent(self.labels, value)
+            self.problem.notify_cutoff(self.cutoff)
 
     def _prune(self, node_id: int, bound: float) -> None:
         self.floor = min(self.floor, bound)

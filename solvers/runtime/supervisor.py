@@ -47,6 +47,18 @@ from s3vm.solvers.runtime.processes import Supervised, supervise_in_child
 PROGRESS_SECONDS = 5.0
 #: Seconds a worker gets to return after a signal before it is abandoned.
 INTERRUPT_GRACE = 2.0
+#: The same when the solve has published a complete incumbent (labels, objective and decision
+#: values) on its clock: that is the answer already, and a solver that checks its interrupt
+#: seldom (HiGHS in a MIP's root, seconds) must not hold it back.
+INTERRUPT_GRACE_WITH_INCUMBENT = 0.4
+
+
+def interrupt_grace(clock: Clock) -> float:
+    """Seconds a worker stopped by a signal gets to return (see the two constants)."""
+    snap = clock.snapshot()
+    complete = all(snap.get(key) is not None for key in ("labels", "objective",
+                                                         "decision_values"))
+    return INTERRUPT_GRACE_WITH_INCUMBENT if complete else INTERRUPT_GRACE
 
 
 def time_limit_grace(limit: float) -> float:
@@ -174,7 +186,7 @@ class _Waiter:
         elif clock.stop_reason is not None and self.give_up is None:
             # The solve stopped itself (a solver that caught the signal, the limit seen first
             # inside): give it the usual time to return.
-            self.give_up = now + (INTERRUPT_GRACE if clock.interrupted
+            self.give_up = now + (interrupt_grace(clock) if clock.interrupted
                                   else time_limit_grace(clock.limit or 0.0))
         if self.give_up is not None and now >= self.give_up:
             return False
@@ -196,7 +208,7 @@ class _Waiter:
         signum = signal_of(exc)
         clock.stop(INTERRUPTED, signum)
         stop(INTERRUPTED, signum)
-        self.give_up = time.perf_counter() + INTERRUPT_GRACE
+        self.give_up = time.perf_counter() + interrupt_grace(clock)
         return True
 
 

@@ -8,3 +8,6 @@
 May import: :mod:`s3vm.bounds`, :mod:`s3vm.models`, :mod:`s3vm.core`, :mod:`s3vm.data`,
 :mod:`s3vm.solvers`. Never: a concrete formulation or a face.
 """
+
+# Registers each problem's objective at a labeling with the pipeline (core imports no model).
+from s3vm.formulations.families import labeling  # noqa: E402,F401

@@ -16,6 +16,8 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import ClassVar
 
+import numpy as np
+
 from s3vm.core.formulation import Formulation
 from s3vm.core.options import Option
 from s3vm.solvers.bnb.driver import BuiltinBackend, NODE_SELECTIONS, search, write_graphml
@@ -144,7 +146,12 @@ class BranchAndBoundFormulation(Formulation):
                 result.decision_values = problem.decision_values(labels)
                 result.primal = self.result_primal(problem, labels)
             except Stopped:
-                result.decision_values, result.primal = None, {}
+                # the incumbent's decision values its problem published, if any (bb-mip)
+                snap = clock.snapshot()
+                published = snap.get("labels") is not None and \
+                    np.array_equal(snap["labels"], labels)
+                result.decision_values = snap.get("decision_values") if published else None
+                result.primal = {}
 
     def run(self, instance, settings, backend, profile, clock, result):
         """Search the labeling problem; the clock (and the time limit) includes building it."""

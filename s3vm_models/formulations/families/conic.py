@@ -133,6 +133,12 @@ class ConicFormulation(Formulation):
                                       problem2_penalties(instance, settings))
         return value, alpha, None
 
+    def labeling_objective(self, instance, settings, labels):
+        """D(y) at the labeling (:meth:`supervised_value`), the score of rounded labels."""
+        y = instance.label.astype(float)
+        y[instance.unlabeled] = labels
+        return self.supervised_value(instance, settings, y)[0]
+
     def run(self, instance, settings, backend, profile, clock, result):
         clock.report(phase=f"building and solving the SDP ({backend.name})")
         built, outcome, extra = self.run_model(instance, settings, backend, profile, clock)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from s3vm.core.formulation import Formulation, GivenModel, remaining_profile
@@ -37,7 +39,12 @@ class PyomoFormulation(Formulation):
             model = self.model_to_solve(instance, settings, backend)
         checkpoint()
         clock.report(phase=f"solving ({backend.name})")
-        outcome = backend.solve(model, remaining_profile(profile, clock))
+        hooked = self._hook_incumbents(model, instance, settings, clock)
+        try:
+            outcome = backend.solve(model, remaining_profile(profile, clock))
+        finally:
+            if hooked:
+                del model.incumbent_hook  # the caller's model (s3vm.build) keeps no closure
         result.status, result.iterations, result.nodes = (outcome.status, outcome.iterations,
                                                           outcome.nodes)
         result.message = outcome.message
@@ -46,6 +53,33 @@ class PyomoFormulation(Formulation):
             result.objective, result.lower_bound = self.objective_bounds(model, outcome)
         elif outcome.status == "infeasible":
             result.lower_bound = None
+
+    def incumbent(self, model, instance: Instance, settings: Settings) -> Optional[dict]:
+        """The labels (``labels``) and decision values (``decision_values``) of the incumbent
+        the solver has loaded into ``model``'s variables, or None; a formulation with a
+        labeling in its model says how to read it. Published on the solve's clock at every
+        incumbent, they are the answer of a solve stopped where its solver cannot be reached
+        (docs/reliability.md)."""
+        return None
+
+    def _hook_incumbents(self, model, instance: Instance, settings: Settings,
+                         clock) -> bool:
+        """Give ``model`` the ``incumbent_hook`` a backend calls at every incumbent (MIP
+        solvers: HiGHS, SCIP), when this formulation reads incumbents (:meth:`incumbent`)."""
+        if type(self).incumbent is PyomoFormulation.incumbent or \
+                hasattr(model, "incumbent_hook"):
+            return False
+
+        def hook() -> None:
+            try:
+                fields = self.incumbent(model, instance, settings)
+            except Exception:  # noqa: BLE001 - a progress report must not fail the solver
+                return
+            if fields:
+                clock.report(**fields)
+
+        model.incumbent_hook = hook
+        return True
 
     def model_to_solve(self, instance: Instance, settings: Settings, backend):
         """The model handed to ``backend``: :meth:`build` unless a formulation solves an

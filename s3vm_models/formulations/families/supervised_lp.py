@@ -49,6 +49,11 @@ class SupervisedLinearLP(DualFormLP, PyomoFormulation):
     problem_class = "lp"
     needs_unlabeled = False
 
+    def labeling_objective(self, instance, settings, labels):
+        # The LP has no term of the unlabeled points: no labeling changes its objective, which
+        # only the LP itself gives (what the stopped solve did not finish).
+        return None
+
     def model_to_solve(self, instance, settings, backend):
         if not self.use_dual(backend):
             return self.build(instance, settings)

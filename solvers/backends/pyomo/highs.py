@@ -141,6 +141,13 @@ class HighsSession(Session):
             h.cbMipInterrupt += self._interrupt
             if self.is_mip:
                 h.cbMipInterrupt += self._report_mip
+        # A model that asks to see every incumbent (``incumbent_hook``, a callable without
+        # arguments): HiGHS's improving solutions are loaded into the model's variables and the
+        # hook is called, so that a solve stopped where HiGHS does not check its interrupt
+        # (the root's cuts and heuristics, seconds on a larger MIP) still has its incumbent.
+        self.incumbent_hook = getattr(model, "incumbent_hook", None)
+        if self.is_mip and callable(self.incumbent_hook):
+            h.cbMipImprovingSolution += self._improving_solution
         self.setup_seconds = time.perf_counter() - start
 
     def _cancel(self) -> None:
@@ -161,6 +168,20 @@ class HighsSession(Session):
                           nodes=int(out.mip_node_count))
         if math.isfinite(dual):
             self.clock.report(lower_bound=sign * dual)
+
+    def _improving_solution(self, event) -> None:
+        """An improving MIP solution: into the model's variables, then the model's hook."""
+        values = np.asarray(event.data_out.mip_solution, dtype=float)
+        if values.size != len(self.columns):
+            return
+        for var, x in zip(self.columns, values.tolist()):
+            if not var.fixed:
+                var.set_value(x, skip_validation=True)
+        self.incumbent_hook()
+        value = float(event.data_out.objective_function_value)
+        if self.clock is not None and math.isfinite(value):
+            # the incumbent's value with its labels, not the last progress report's
+            self.clock.report(objective=value if self.minimizing else -value)
 
     def _rows(self, info):
         """Rows for HiGHS: the compiler splits a ranged constraint into a >= and a <= row;

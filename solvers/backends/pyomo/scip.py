@@ -34,6 +34,7 @@ def _scip_direct_class():
     from pyomo.common.timing import HierarchicalTimer
     from pyomo.contrib.solver.solvers.scip.scip_direct import ScipDirect
     from pyomo.core.staleflag import StaleFlagManager
+    from pyomo.environ import value as pyo_value
 
     class _Watch(pyscipopt.Eventhdlr):
         """Stops SCIP when the solve's clock is stopped; reports bounds to it."""
@@ -41,10 +42,15 @@ def _scip_direct_class():
         EVENTS = (pyscipopt.SCIP_EVENTTYPE.BESTSOLFOUND | pyscipopt.SCIP_EVENTTYPE.NODESOLVED
                   | pyscipopt.SCIP_EVENTTYPE.LPSOLVED)
 
-        def __init__(self, clock, sign):
+        def __init__(self, clock, sign, hook=None, var_map=None):
             self.clock, self.sign, self.last = clock, sign, 0.0
+            # The model's incumbent_hook (see HighsSession) and the Pyomo-to-SCIP variables.
+            self.hook, self.var_map = hook, var_map
+            self.discrete = True  # read from the model at eventinit
 
         def eventinit(self):
+            model = self.model
+            self.discrete = model.getNBinVars() + model.getNIntVars() > 0
             self.model.catchEvent(self.EVENTS, self)
 
         def eventexit(self):
@@ -56,20 +62,78 @@ def _scip_direct_class():
                 model.interruptSolve()
                 return
             now = time.perf_counter()
-            if now - self.last < REPORT_SECONDS and \
-                    event.getType() != pyscipopt.SCIP_EVENTTYPE.BESTSOLFOUND:
+            found = event.getType() == pyscipopt.SCIP_EVENTTYPE.BESTSOLFOUND
+            if found and self.hook is not None:
+                self._load_incumbent(model)
+            if now - self.last < REPORT_SECONDS and not found:
                 return
             self.last = now
+            if not self.discrete:
+                # An LP (bb-mip's node bounds, a labeling's LP): its bounds and node count are
+                # not the solve's; reported, they overwrote the branch and bound's incumbent
+                # value and nodes on the clock, and a result stopped at its limit lost them.
+                return
             inf = model.infinity()
             primal, dual = model.getPrimalbound(), model.getDualbound()
             self.clock.report(phase="solving (SCIP)", nodes=int(model.getNNodes()),
                               objective=self.sign * primal if abs(primal) < inf else None,
                               lower_bound=self.sign * dual if abs(dual) < inf else None)
 
+        def _load_incumbent(self, model):
+            """SCIP's best solution into the Pyomo variables, then the model's hook."""
+            solution = model.getBestSol()
+            for var, scip_var in self.var_map.items():
+                if not var.fixed:
+                    var.set_value(model.getSolVal(solution, scip_var), skip_validation=True)
+            self.hook()
+
     class QuietScipDirect(ScipDirect):
+        def _add_constraint(self, con):
+            # A row of a matrix constraint (Pyomo's MatrixConstraint, flagged by
+            # _linear_canonical_form) goes to SCIP from its sparse row: Pyomo's expression
+            # walker, which builds and visits one node per term, took 4.4 s for the 531 dense
+            # rows of l2-miqp on 270 points (docs/benchmarks.md).
+            terms = self._matrix_terms(con) if getattr(con, "_linear_canonical_form", False) \
+                else None
+            if terms is None:
+                return super()._add_constraint(con)
+            comp, index = con.parent_component(), con._index
+            start, stop = comp._A_indptr[index], comp._A_indptr[index + 1]
+            columns, coefs = comp._A_indices[start:stop], comp._A_data[start:stop]
+            row = dict(zip(map(terms.__getitem__, columns), map(float, coefs)))
+            if len(row) < len(columns):  # a column given twice in the row: add its entries
+                row = {}
+                for j, c in zip(columns, coefs):
+                    row[terms[j]] = row.get(terms[j], 0.0) + float(c)
+            lower, upper = con.lower, con.upper
+            cons = pyscipopt.scip.ExprCons(
+                pyscipopt.scip.Expr(row or None),
+                lhs=None if lower is None else float(pyo_value(lower)),
+                rhs=None if upper is None else float(pyo_value(upper)))
+            self._pyomo_con_to_solver_con_map[con] = self._solver_model.addCons(cons)
+            return None
+
+        def _matrix_terms(self, con):
+            """The SCIP terms of a matrix constraint's columns (cached per component for this
+            translation), or None when a column is fixed or a coefficient is not a number (the
+            general path then takes the row)."""
+            comp = con.parent_component()
+            key = id(comp)
+            cache = self.__dict__.setdefault("_matrix_cache", {})
+            if key not in cache:
+                terms = None
+                if not any(v.fixed for v in comp._x) and all(
+                        isinstance(c, (int, float)) for c in comp._A_data):
+                    solver_vars = self._pyomo_var_to_solver_var_map
+                    terms = [pyscipopt.scip.Term(solver_vars[v] if v in solver_vars
+                                                 else self._add_var(v)) for v in comp._x]
+                cache[key] = (comp, terms)  # the component kept: ids stay unique
+            return cache[key][1]
+
         def solve(self, model, **kwds):
             start_timestamp = datetime.datetime.now(datetime.timezone.utc)
             config = self.config(value=kwds, preserve_implicit=True)
+            self._matrix_cache = {}  # a new model: new components
             StaleFlagManager.mark_all_as_stale()
             if config.timer is None:
                 config.timer = HierarchicalTimer()
@@ -104,7 +168,10 @@ def _scip_direct_class():
                 scip_model.optimizeNogil()
             else:
                 sign = 1.0 if scip_model.getObjectiveSense() == "minimize" else -1.0
-                scip_model.includeEventhdlr(_Watch(clock, sign), "s3vm-watch",
+                hook = getattr(model, "incumbent_hook", None)
+                watch = _Watch(clock, sign, hook if callable(hook) else None,
+                               self._pyomo_var_to_solver_var_map)
+                scip_model.includeEventhdlr(watch, "s3vm-watch",
                                             "stops SCIP when the solve is stopped")
                 with clock.cancellable(scip_model.interruptSolve):
                     scip_model.optimizeNogil()
