@@ -20,7 +20,8 @@ import numpy as np
 from s3vm.core.registry import formulation_class, formulation_options, get_formulation
 from s3vm.core.settings import (SETTINGS_TABLE, Settings, instance_files, keyword_hint,
                                 load_instance)
-from s3vm.data.instance import Instance, as_instance
+from s3vm.data.instance import Instance
+from s3vm.data.readers import as_instance
 from s3vm.solvers.errors import InputError, S3VMError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import problem_classes

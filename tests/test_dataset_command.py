@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from s3vm.cli import main
-from s3vm.data.instance import read_csv
+from s3vm.data.readers import read_csv
 
 
 def test_dataset_list_names_the_bundled_sets(capsys):

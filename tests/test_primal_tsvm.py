@@ -12,7 +12,8 @@ from scipy.optimize import minimize
 import s3vm
 from s3vm import S3VMClassifier
 from s3vm.cli import main
-from s3vm.data.instance import Instance, read_svmlight
+from s3vm.data.instance import Instance
+from s3vm.data.readers import read_svmlight
 from s3vm.models.primal_tsvm import l2_svm_mfn, primal_tsvm, squared_hinge_value
 from s3vm.solvers.errors import InputError
 

@@ -18,7 +18,8 @@ import pytest
 from scipy.linalg import subspace_angles
 
 from s3vm import api, cli
-from s3vm.data.instance import Instance, label_map, read_csv
+from s3vm.data.instance import Instance, label_map
+from s3vm.data.readers import read_csv
 from s3vm.solvers.errors import InputError
 from s3vm.data.generators import gaussian_blobs
 from s3vm.core.kernels import kernel_matrix

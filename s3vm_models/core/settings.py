@@ -27,7 +27,8 @@ import numpy as np
 
 from s3vm.core.options import Option, table
 from s3vm.core.registry import all_options
-from s3vm.data.instance import Instance, is_svmlight, read_csv, read_svmlight
+from s3vm.data.instance import Instance
+from s3vm.data.readers import is_svmlight, read_csv, read_svmlight
 from s3vm.data.resources import shipped_instance, shipped_instances
 from s3vm.solvers.errors import InputError, MESSAGES
 from s3vm.solvers.runtime.files import read_toml
