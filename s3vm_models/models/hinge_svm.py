@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from s3vm.core.kernels import kernel_matrix
+from s3vm.models.l2_svm import LabelingObjective
 
 TOL = 1e-3  # libsvm's stopping tolerance (SVMlight's -e 0.001 in Joachims' runs)
 
@@ -36,7 +36,7 @@ class HingeSolution:
     outputs: np.ndarray
 
 
-class HingeObjective:
+class HingeObjective(LabelingObjective):
     """J_hinge(y_U): the hinge-loss SVM objective at a labeling of the unlabeled rows.
 
     Parameters
@@ -48,22 +48,6 @@ class HingeObjective:
     K : ndarray, optional
         The kernel matrix, when the caller has it.
     """
-
-    def __init__(self, instance, settings, K=None):
-        self.K = kernel_matrix(instance.X, kernel=settings.kernel, sigma=settings.sigma) \
-            if K is None else K
-        self.labeled, self.unlabeled = instance.labeled, instance.unlabeled
-        self.C = np.where(instance.label != 0, float(settings.C), float(settings.C_unlabeled))
-        self.y = instance.label.astype(float)
-
-    @property
-    def u(self) -> int:
-        return self.unlabeled.size
-
-    def full_labels(self, labels_U: np.ndarray) -> np.ndarray:
-        y = self.y.copy()
-        y[self.unlabeled] = labels_U
-        return y
 
     def train(self, y: np.ndarray, C: np.ndarray, warm=None) -> HingeSolution:
         """The hinge SVM with labels ``y`` and penalties ``C`` (0: the row takes no part)."""

@@ -294,7 +294,31 @@ def objective_at(K, y, C, beta, f, b) -> float:
     return float(0.5 * beta @ (f - b) + np.sum(C * slack * slack))
 
 
-class S3VMObjective:
+class LabelingObjective:
+    """What an objective over labelings of the unlabeled rows reads of one instance: the kernel
+    matrix K, the rows, the penalties C (C on labeled rows, C* on unlabeled ones) and the labels
+    y (0 on the unlabeled rows); S3VM-L2's J (:class:`S3VMObjective`) and the hinge loss's
+    (:class:`s3vm.models.hinge_svm.HingeObjective`) share it."""
+
+    def __init__(self, instance, settings, K=None):
+        self.K = kernel_matrix(instance.X, kernel=settings.kernel, sigma=settings.sigma) \
+            if K is None else K
+        self.labeled, self.unlabeled = instance.labeled, instance.unlabeled
+        self.C = np.where(instance.label != 0, float(settings.C), float(settings.C_unlabeled))
+        self.y = instance.label.astype(float)
+
+    @property
+    def u(self) -> int:
+        return self.unlabeled.size
+
+    def full_labels(self, labels_U: np.ndarray) -> np.ndarray:
+        """The label vector of all n rows with ``labels_U`` on the unlabeled rows."""
+        y = self.y.copy()
+        y[self.unlabeled] = labels_U
+        return y
+
+
+class S3VMObjective(LabelingObjective):
     """J(y_U) of Problem 1 for one instance and settings (the objective every S3VM-L2 tool uses).
 
     Parameters
@@ -314,21 +338,8 @@ class S3VMObjective:
     """
 
     def __init__(self, instance, settings):
-        self.K = kernel_matrix(instance.X, kernel=settings.kernel, sigma=settings.sigma)
+        super().__init__(instance, settings)
         self.bias = bool(settings.bias)
-        self.labeled, self.unlabeled = instance.labeled, instance.unlabeled
-        self.C = np.where(instance.label != 0, float(settings.C), float(settings.C_unlabeled))
-        self.y = instance.label.astype(float)
-
-    @property
-    def u(self) -> int:
-        return self.unlabeled.size
-
-    def full_labels(self, labels_U: np.ndarray) -> np.ndarray:
-        """The label vector of all n rows with ``labels_U`` on the unlabeled rows."""
-        y = self.y.copy()
-        y[self.unlabeled] = labels_U
-        return y
 
     def solve(self, labels_U: np.ndarray, active: Optional[np.ndarray] = None) -> L2SVMSolution:
         """The SVM trained on every point with the unlabeled rows labeled ``labels_U``."""
