@@ -90,6 +90,8 @@ GENERATED_TABLES = {
                       "benchmarks/sdp_s3vm-mean.jsonl"],
     "sdp-s3vm eleven": ["benchmarks/sdp_s3vm.py", "compare-table", "--out",
                         "benchmarks/sdp_s3vm-eleven.jsonl"],
+    "sdp-s3vm compare": ["benchmarks/sdp_s3vm.py", "compare-table", "--out",
+                         "benchmarks/sdp_s3vm-compare.jsonl"],
     "sdp-s3vm eleven summary": ["benchmarks/sdp_s3vm.py", "compare-summary", "--out",
                                 "benchmarks/sdp_s3vm-eleven.jsonl"],
     "wide csv 20k": ["benchmarks/wide_csv.py", "table", "benchmarks/wide_csv-20k.jsonl"],
