@@ -142,8 +142,8 @@ def test_cli_json_contract_and_tree(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--time-limit", "0"], "time limit"),
-    (["--time-limit", "-1"], "time limit"),
+    (["--time-limit", "0"], "time_limit"),   # the key's name in the keys table
+    (["--time-limit", "-1"], "time_limit"),
     (["--heuristic", "greedy"], "heuristic"),
     (["--node-selection", "random"], "node-selection"),
     (["--solver", "highs"], "highs"),

@@ -19,7 +19,7 @@ import pytest
 
 from contract import check_result_object
 from s3vm import api, cli
-from s3vm.data import instance as data
+from s3vm.data import readers as data
 from s3vm.core import settings
 from s3vm.core.registry import FORMULATIONS
 from s3vm.solvers.registry import installed_solvers

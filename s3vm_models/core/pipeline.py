@@ -51,6 +51,12 @@ SUPERVISED_FALLBACK_ROWS = 500
 #: D(y) of a thousand rows by an interior-point method would take seconds past the limit).
 FALLBACK_SCORED_ROWS = 500
 
+#: The same for the entries of X (n p): the labeling LP of Problem 3 has a column per feature,
+#: and a linear kernel costs n^2 p; at 60 x 5,000 the LP before the step took 15 s on a loaded
+#: machine, far past a 2 s limit (it is not cut short), where heart's 297 x 13 takes well
+#: under a second.
+FALLBACK_SCORED_ENTRIES = 100_000
+
 
 def solve(form, instance: Instance, settings: Settings, profile, *,
           started: Optional[float] = None) -> Result:
@@ -255,12 +261,16 @@ def supervised_labels(form, instance: Instance, settings: Settings, result: Resu
 def fallback_value(form, instance: Instance, settings: Settings,
                    scores: Optional[np.ndarray]) -> tuple:
     """(objective,) of the labels the supervised ``scores`` round to, or (None,): none, or
-    beyond :data:`FALLBACK_SCORED_ROWS` rows."""
-    if scores is None or instance.n > FALLBACK_SCORED_ROWS:
+    beyond :data:`FALLBACK_SCORED_ROWS` rows or :data:`FALLBACK_SCORED_ENTRIES` entries of X."""
+    if scores is None or instance.n > FALLBACK_SCORED_ROWS or \
+            instance.n * instance.p > FALLBACK_SCORED_ENTRIES:
         return (None,)
     labels, _ = form.round_fallback(scores, instance, settings)
     try:
-        value = form.labeling_objective(instance, settings, labels)
+        # The scoring LP or SVM is a solver call like the step's: its banner (HiGHS's) must
+        # not reach stdout.
+        with native_stdout_elsewhere():
+            value = form.labeling_objective(instance, settings, labels)
     except Exception:  # noqa: BLE001 - a solver's failure here (CVXPY's SolverError, say)
         return (None,)  # must not fail a solve that only needed the labels
     return (float(value) if value is not None and math.isfinite(value) else None,)

@@ -38,6 +38,8 @@ class PrimalTSVM(Formulation):
     supervised_formulation: ClassVar[str] = "primal-tsvm"
     needs_unlabeled: ClassVar[bool] = False
     accepts_sparse: ClassVar[bool] = True
+    no_model: ClassVar[str] = ("a sequence of primal Newton solves over labelings (SVMlin's "
+                               "label switching or annealing), in numpy")
 
     name: ClassVar[str] = "primal-tsvm"
     summary: ClassVar[str] = ("linear S3VM-L2 in the primal for sparse data (SVMlin: finite "
