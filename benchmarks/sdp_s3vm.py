@@ -23,6 +23,9 @@ of ``bb-sdp`` with ``--count-bound none`` and ``lifted``, of ``bb --no-bias``, a
 ``bb-sdp`` (with ``--old``); the root gap is taken against the best labeling any of these runs (or
 the ``--count-full`` run, a full ``bb-sdp`` search of art150 with that limit) found.
 
+Part ``mean`` can be run in pieces into one file (``--mean-instances`` a few at a time, each piece
+on a quiet machine, with ``--resume``, which skips the runs the file already holds).
+
 Part ``mean`` runs each ``bb-sdp`` under both conventions of the selection (``--conventions
 paper,code``: their parameters.txt, C* = C l / u; their code's defaults, C* = 0.5 C l / u with the
 product rows), the labeled points shuffled by order 0 before the folds.
@@ -173,10 +176,44 @@ def emit(fh, row):
     fh.flush()
 
 
+def finished_runs(path: str) -> set:
+    """The (instance, seed, formulation, convention, time limit) of every run already in ``path``
+    that ended on its own (not killed or crashed): ``mean --resume`` skips them, so that the
+    benchmark can be run in pieces, each on a quiet machine, into one file."""
+    if not os.path.exists(path):
+        return set()
+    done = set()
+    with open(path) as fh:
+        for line in fh:
+            r = json.loads(line)
+            if r.get("resume_key") and r.get("status") not in (None, "killed", "crash"):
+                done.add(tuple(r["resume_key"]))
+    return done
+
+
+def run_key(spec: dict) -> tuple:
+    return (spec["instance"], spec.get("seed", 0), spec["formulation"], spec.get("convention"),
+            float(spec["time_limit"]), spec.get("label", spec["formulation"]))
+
+
 def mean_part(args):
     from s3vm.data.loaders import SDP_INSTANCES
 
     names = sorted(SDP_INSTANCES, key=lambda k: SDP_INSTANCES[k][0])
+    if args.mean_instances:
+        unknown = set(args.mean_instances.split(",")) - set(names)
+        if unknown:
+            sys.exit(f"unknown instance(s): {', '.join(sorted(unknown))}")
+        names = [k for k in names if k in args.mean_instances.split(",")]
+    done = finished_runs(args.out) if args.resume else set()
+
+    def run_new(spec, python=None):
+        key = run_key(spec)
+        if key in done:
+            print(f"done already: {key}", file=sys.stderr)
+            return None
+        return {**run(spec, python), "resume_key": list(key)}
+
     with open(args.out, "a") as fh:
         emit(fh, {"part": "header", "uptime": subprocess.run(["uptime"], capture_output=True,
                                                               text=True).stdout.strip(),
@@ -187,17 +224,21 @@ def mean_part(args):
             limit = args.time_limit if n <= 300 else args.time_limit_large
             common = {"instance": name, "rounding": "floor", "select": True}
             for seed in seeds:
+                row = None
                 for convention in args.conventions.split(","):
-                    found = run({**common, "seed": seed, "formulation": "bb-sdp",
-                                 "convention": convention, "time_limit": limit,
-                                 "options": {"rel_gap": 1e-3}})
-                    emit(fh, found)
+                    found = run_new({**common, "seed": seed, "formulation": "bb-sdp",
+                                     "convention": convention, "time_limit": limit,
+                                     "options": {"rel_gap": 1e-3}})
+                    if found is not None:
+                        emit(fh, found)
                     if convention == "paper":
                         row = found
                 if seed == 0 and "paper" in args.conventions.split(","):
-                    emit(fh, run({**common, "seed": 0, "formulation": "bb", "time_limit":
-                                  args.bb_limit, "options": {"rel_gap": 1e-3}}))
-                    if args.old and row.get("selection"):
+                    found = run_new({**common, "seed": 0, "formulation": "bb", "time_limit":
+                                     args.bb_limit, "options": {"rel_gap": 1e-3}})
+                    if found is not None:
+                        emit(fh, found)
+                    if args.old and row is not None and row.get("selection"):
                         sel = row["selection"]
                         settings = {**sel, "bias": False, "balance": "none"}
                         emit(fh, run({"instance": name, "seed": 0, "rounding": "floor",
@@ -569,6 +610,10 @@ def main():
     ap.add_argument("--baseline", help="compare: the python of the previous code's worktree")
     ap.add_argument("--seeds", type=int, default=1,
                     help="compare: seeds 0..k-1 of each instance up to n = 300 (one above)")
+    ap.add_argument("--mean-instances", default="",
+                    help="mean: comma-separated instances (default: all eleven)")
+    ap.add_argument("--resume", action="store_true",
+                    help="mean: skip the runs --out already holds (to run it in pieces)")
     ap.add_argument("--baseline-seeds", default="0",
                     help="compare: comma-separated seeds the previous code also runs")
     args = ap.parse_args()
