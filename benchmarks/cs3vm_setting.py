@@ -242,8 +242,11 @@ def main(argv=None):
     parser.add_argument("--summary", nargs="+", help="print the table of saved JSON lines")
     args = parser.parse_args(argv)
     if args.summary:
-        records = [json.loads(line) for path in args.summary for line in open(path)
-                   if line.strip()]
+        try:
+            records = [json.loads(line) for path in args.summary for line in open(path)
+                       if line.strip()]
+        except (OSError, ValueError) as exc:
+            parser.exit(2, f"cs3vm_setting.py: cannot read the records: {exc}\n")
     else:
         if any(s < 0 for s in args.splits):
             parser.exit(2, "cs3vm_setting.py: splits are seeds, 0 or more\n")
