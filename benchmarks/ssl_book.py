@@ -195,6 +195,29 @@ def svmlight_or_exit(parser, given) -> Path:
     return folder
 
 
+def label_spreading(X, y_sk: np.ndarray, gamma: float) -> np.ndarray:
+    """The ``label-spreading`` peer: the label of every row (any number of classes; -1 in
+    ``y_sk`` marks an unlabeled row) by ``LabelSpreading(kernel="rbf", gamma)``."""
+    from sklearn.semi_supervised import LabelSpreading
+
+    return LabelSpreading(kernel="rbf", gamma=gamma, max_iter=1000).fit(X, y_sk).transduction_
+
+
+def self_training(X, y_sk: np.ndarray, **svc) -> np.ndarray:
+    """The ``self-training`` peer: the label of every row (any number of classes) by
+    ``SelfTrainingClassifier(SVC(**svc, probability=True))`` (see the module's notes; a set of
+    density under :data:`SPARSE_BELOW` is handed to the SVC as CSR)."""
+    from sklearn.semi_supervised import SelfTrainingClassifier
+    from sklearn.svm import SVC
+
+    import scipy.sparse as sp
+
+    if not sp.issparse(X) and np.count_nonzero(X) < SPARSE_BELOW * X.size:
+        X = sp.csr_matrix(X)
+    model = SelfTrainingClassifier(SVC(**svc, probability=True, random_state=0)).fit(X, y_sk)
+    return model.predict(X)
+
+
 def fit_one(method: str, inst, sigma: float, svmlight=None) -> np.ndarray:
     """Labels (+1/-1) of the unlabeled rows of ``inst`` by ``method``.
 
@@ -221,21 +244,9 @@ def fit_one(method: str, inst, sigma: float, svmlight=None) -> np.ndarray:
         K = kernel_matrix(X, None, "rbf", sigma)
         return qn_s3vm(K, inst.label[L].astype(float), L, U)
     if method == "label-spreading":
-        from sklearn.semi_supervised import LabelSpreading
-
-        model = LabelSpreading(kernel="rbf", gamma=gamma, max_iter=1000).fit(X, y_sk)
-        return np.where(model.transduction_[U] == 1, 1, -1)
+        return np.where(label_spreading(X, y_sk, gamma)[U] == 1, 1, -1)
     if method == "self-training":
-        from sklearn.semi_supervised import SelfTrainingClassifier
-        from sklearn.svm import SVC
-
-        if np.count_nonzero(X) < SPARSE_BELOW * X.size:
-            import scipy.sparse as sp
-
-            X = sp.csr_matrix(X)
-        model = SelfTrainingClassifier(SVC(kernel="rbf", gamma=gamma, C=C, probability=True,
-                                           random_state=0)).fit(X, y_sk)
-        return np.where(model.predict(X[U]) == 1, 1, -1)
+        return np.where(self_training(X, y_sk, kernel="rbf", gamma=gamma, C=C)[U] == 1, 1, -1)
     if method == "svmlight-tsvm":
         return svmlight_tsvm(X, inst.label[L].astype(int), L, U, gamma, svmlight_folder(svmlight))
     raise ValueError(method)

@@ -94,6 +94,8 @@ GENERATED_TABLES = {
                          "benchmarks/sdp_s3vm-compare.jsonl"],
     "sdp-s3vm eleven summary": ["benchmarks/sdp_s3vm.py", "compare-summary", "--out",
                                 "benchmarks/sdp_s3vm-eleven.jsonl"],
+    "cs3vm setting": ["benchmarks/cs3vm_setting.py", "--summary",
+                      "benchmarks/cs3vm_setting.jsonl"],
     "wide csv 20k": ["benchmarks/wide_csv.py", "table", "benchmarks/wide_csv-20k.jsonl"],
     "wide csv 5k": ["benchmarks/wide_csv.py", "table", "benchmarks/wide_csv-5k.jsonl"],
 }
