@@ -168,13 +168,13 @@ class LPRelaxationProblem(LabelingProblem):
             else None
         return outcome
 
-    def notify_incumbent(self, labels: np.ndarray, value: float) -> None:
-        """Publish the new incumbent's decision values on the clock when its labeling's LP is
-        the one last solved (the usual case: the driver values a labeling just before taking
-        it), so that a search stopped where its worker cannot finish keeps them."""
+    def incumbent_outputs(self, labels: np.ndarray) -> Optional[np.ndarray]:
+        """The new incumbent's decision values when its labeling's LP is the one last solved
+        (the usual case: the driver values a labeling just before taking it), else None."""
         solved = getattr(self, "_solved_labels", None)
-        if self.clock is not None and solved is not None and np.array_equal(solved, labels):
-            self.clock.report(decision_values=unlabeled_scores(self.labeling_lp.model))
+        if solved is None or not np.array_equal(solved, labels):
+            return None
+        return unlabeled_scores(self.labeling_lp.model)
 
     def objective(self, labels: np.ndarray) -> float:
         """The MIP objective at a full labeling: the labeling's own LP, without big-M."""
