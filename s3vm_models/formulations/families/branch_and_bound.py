@@ -121,6 +121,10 @@ class BranchAndBoundFormulation(Formulation):
         """
         return {}
 
+    def qualify(self, problem, result) -> None:
+        """Amend ``result`` after the search where the problem could not value every labeling
+        exactly (bb-mip: a labeling LP that failed); nothing here."""
+
     def result_info(self, problem) -> dict:
         """Formulation-specific entries of ``Result.info`` after the search (none here)."""
         return {}
@@ -190,6 +194,7 @@ class BranchAndBoundFormulation(Formulation):
         if found.labels is not None:
             result.labels = found.labels
             self._classifier_at(problem, found.labels, clock, result)
+        self.qualify(problem, result)
         result.info.update({
             "incumbent_source": found.incumbent_source, "open_nodes": found.open_nodes,
             "build_seconds": build_seconds, "search_seconds": found.seconds - build_seconds,
