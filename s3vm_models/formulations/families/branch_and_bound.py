@@ -25,7 +25,7 @@ from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.runtime.clock import Stopped
 from s3vm.solvers.runtime.files import check_writable
-from s3vm.solvers.runtime.supervisor import INTERRUPT_GRACE, time_limit_grace
+from s3vm.solvers.runtime.supervisor import interrupt_grace, time_limit_grace
 
 BUILTIN = "builtin"
 
@@ -143,7 +143,7 @@ class BranchAndBoundFormulation(Formulation):
             result.primal = self.result_primal(problem, labels)
             return
 
-        share = 0.5 * (INTERRUPT_GRACE if clock.interrupted
+        share = 0.5 * (interrupt_grace(clock) if clock.interrupted
                        else time_limit_grace(clock.limit or 0.0))
         with clock.finishing(share):
             try:
