@@ -579,7 +579,8 @@ def test_an_interrupt_keeps_labels_with_their_objective(name, phase):
         assert "interrupted by SIGINT" in result["message"]
         assert run.after_signal < INTERRUPT_SECONDS, (run.after_signal, run.phase)
     else:  # finished before the signal (a fast formulation, or one that ends its phase first)
-        assert run.returncode == 0, run.stderr[-600:]
+        # (-SIGINT: the signal came after the answer was written, the handlers left)
+        assert run.returncode in (0, -signal.SIGINT), run.stderr[-600:]
         assert result["status"] in ("optimal", "feasible"), (run.returncode, result["message"])
     if name in ("rlp", "svm1"):  # no term of the unlabeled rows, so no labeling's value
         return
