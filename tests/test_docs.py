@@ -98,6 +98,8 @@ GENERATED_TABLES = {
                       "benchmarks/cs3vm_setting.jsonl"],
     "wide csv 20k": ["benchmarks/wide_csv.py", "table", "benchmarks/wide_csv-20k.jsonl"],
     "wide csv 5k": ["benchmarks/wide_csv.py", "table", "benchmarks/wide_csv-5k.jsonl"],
+    "interrupts": ["benchmarks/interrupt_latency.py", "table",
+                   "benchmarks/interrupt_latency.jsonl"],
 }
 
 

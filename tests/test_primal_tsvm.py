@@ -275,3 +275,32 @@ def test_scaling_sparse_data_makes_it_dense_or_refuses(monkeypatch):
     monkeypatch.setenv("S3VM_MEMORY_LIMIT", "1K")
     with pytest.raises(InputError, match="makes the sparse features dense"):
         scale_instance(instance, "standard")
+
+
+def test_a_stopped_search_answers_its_labels_with_their_objective():
+    # Stopped (a signal, a time limit), primal-tsvm answered its labels so far without an
+    # objective: its last training was cut short. One more training at those labels gives J,
+    # checked against L-BFGS-B on the primal; the stop here comes before the first training,
+    # whatever the load.
+    from reference import j_by_lbfgs
+    from s3vm.api import load
+    from s3vm.core.registry import get_formulation
+    from s3vm.core.settings import Settings
+    from s3vm.solvers.results import Result
+    from s3vm.solvers.runtime.clock import TIME_LIMIT, Clock
+
+    instance, _ = load("heart")
+    settings = Settings(kernel="linear", C=1.0, C_star=0.5)
+    clock = Clock()
+    clock.stop(TIME_LIMIT)
+    result = Result(formulation="primal-tsvm", solver="builtin", status="error")
+    get_formulation("primal-tsvm").run(instance, settings, None, None, clock, result)
+    assert result.status == "time_limit" and result.labels is not None
+    X = np.asarray(instance.X, dtype=float)
+    y = instance.label.astype(float)
+    y[instance.unlabeled] = result.labels
+    C = np.where(instance.label != 0, 1.0, 0.5)
+    assert result.objective == pytest.approx(j_by_lbfgs(X, y, C, True), rel=1e-5)
+    w, b = result.primal["w"], result.primal["b"]
+    np.testing.assert_allclose(result.decision_values, X[instance.unlabeled] @ w + b,
+                               rtol=1e-8, atol=1e-8)

@@ -17,8 +17,9 @@ import time
 import numpy as np
 import pytest
 
-from contract import (BLOBS, Signalled, check_error_line, check_result_object, leftovers,
-                      parse_json_output, run_cli)
+from contract import (BLOBS, Signalled, SignalledInPhase, check_error_line,
+                      check_result_object, leftovers, parse_json_output, run_cli)
+from reference import labeling_objective_reference
 from s3vm import api, cli
 from s3vm.data.instance import Instance
 from s3vm.data.generators import two_moons
@@ -541,19 +542,31 @@ def _every_formulation():
     return formulation_names()
 
 
+#: Seconds from SIGINT to the exit that an interrupt may take, on a loaded 2-core machine. The
+#: promise is "within a second": the worker gets 0.4 s once a complete answer is at hand, which
+#: the solve holds from before its step (the fallback labels with their objective). Measured on
+#: heart: 0.06-0.50 s from the signal to the exit at load 3-4, every formulation and phase
+#: (docs/benchmarks.md, "Interrupts"). Twice the promise leaves a loaded machine the time to
+#: start the signalled process's answer and exit.
+INTERRUPT_SECONDS = 2.0
+
+
+@pytest.mark.parametrize("phase", ["build", "solve"])
 @pytest.mark.parametrize("name", _every_formulation())
-def test_an_interrupt_keeps_labels_with_their_objective(name):
+def test_an_interrupt_keeps_labels_with_their_objective(name, phase):
     # Interrupted while its model was built (or its SDP solved), l2-miqp and the SDPs answered
-    # status "error" without labels; bd-mip in its MIP lost its labels. Every formulation now
-    # answers its best labeling (its own, or the supervised SVM's) with that labeling's
-    # objective. The signal goes once the solve's process exists (its state, not a progress
-    # line); a formulation that finishes first answers its solution.
+    # status "error" without labels; bd-mip in its MIP lost its labels; then bb-mip, sdp and
+    # l2-miqp, stopped in a build or an SDP solve, waited 2 s and scored their fallback
+    # labels afterwards (7.6, 5.3 and 3.0 s at load 10). Every formulation now answers its best
+    # labeling (its own, or the supervised SVM's) with that labeling's objective, checked here
+    # against an independent computation (tests/reference.py; linear kernel, so that J and
+    # D(y) have a primal or box-constrained dual for L-BFGS-B), within INTERRUPT_SECONDS. The
+    # signal goes at the first progress line of the phase; a formulation that finishes first
+    # answers its solution.
     from s3vm.core.registry import formulation_class
 
-    # rbf where the formulation takes it (primal-tsvm fixes the linear kernel)
-    kernel = "linear" if "kernel" in formulation_class(name).settings_fixed else "rbf"
-    run = Signalled(["solve", "heart", "-f", name, "--kernel", kernel, "--json", "-q"],
-                    signal.SIGINT, after=0.5)
+    run = SignalledInPhase(["solve", "heart", "-f", name, "--kernel", "linear", "--json"],
+                           phase)
     if run.returncode == -signal.SIGINT and not run.stdout:
         # The signal came after the command had finished its solve and left its handlers
         # (rlp and svm1 solve heart in a fraction of a second): nothing was interrupted.
@@ -561,12 +574,49 @@ def test_an_interrupt_keeps_labels_with_their_objective(name):
     result = parse_json_output(run.stdout)
     check_result_object(result, u=267)
     assert result["labels"] is not None, result["message"]
-    if name not in ("rlp", "svm1"):  # no term of the unlabeled rows, so no labeling's value
-        assert result["objective"] is not None, result["message"]
     if run.returncode == 130:
         assert result["status"] == "feasible", result["message"]
         assert "interrupted by SIGINT" in result["message"]
-        # the grace period of a worker that cannot be reached, and the labels' scoring
-        assert run.after_signal < 10, run.after_signal
-    else:  # finished before the signal (a fast formulation on a lightly loaded machine)
+        assert run.after_signal < INTERRUPT_SECONDS, (run.after_signal, run.phase)
+    else:  # finished before the signal (a fast formulation, or one that ends its phase first)
+        # (-SIGINT: the signal came after the answer was written, the handlers left)
+        assert run.returncode in (0, -signal.SIGINT), run.stderr[-600:]
         assert result["status"] in ("optimal", "feasible"), (run.returncode, result["message"])
+    if name in ("rlp", "svm1"):  # no term of the unlabeled rows, so no labeling's value
+        return
+    assert result["objective"] is not None, result["message"]
+    instance, _ = api.load("heart")
+    settings = Settings(**result["info"]["settings"])
+    expected = labeling_objective_reference(formulation_class(name).problem, instance, settings,
+                                            np.asarray(result["labels"]))
+    assert result["objective"] == pytest.approx(expected, rel=1e-5, abs=1e-6), result["message"]
+
+
+def test_a_signal_after_an_infeasible_subspace_still_answers_the_rounded_labels(monkeypatch):
+    # sdp-lowrank on heart: the subspace of d = 4 holds no label matrix meeting the count, and
+    # the labels are the rounded spectral scores (status feasible). A signal that landed just
+    # after the SDP's verdict left status "infeasible" without labels, for a problem with
+    # labelings (found by the interrupt test above, once in three runs). The signal is
+    # delivered here right after the SDP returns, whatever the load.
+    from s3vm.core.registry import formulation_class
+    from s3vm.solvers.runtime.clock import INTERRUPTED, current
+    from s3vm.solvers.runtime.supervisor import Interrupted
+
+    cls = formulation_class("sdp-lowrank")
+    run_model = cls.run_model
+
+    def then_a_signal(self, instance, settings, backend, profile, clock):
+        done = run_model(self, instance, settings, backend, profile, clock)
+        current().stop(INTERRUPTED, signal.SIGINT)
+        return done
+
+    monkeypatch.setattr(cls, "run_model", then_a_signal)
+    with pytest.raises(Interrupted) as caught:
+        api.solve("heart", "sdp-lowrank", kernel="linear")
+    result = caught.value.result
+    assert result.status == "feasible", result.message
+    assert "holds no label matrix" in result.message
+    instance, _ = api.load("heart")
+    settings = Settings(**result.info["settings"])
+    expected = labeling_objective_reference(2, instance, settings, np.asarray(result.labels))
+    assert result.objective == pytest.approx(expected, rel=1e-5, abs=1e-6)

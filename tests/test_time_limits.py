@@ -230,6 +230,7 @@ def test_an_lp_cancelled_by_a_signal_stops_the_search_with_its_incumbent():
     problem.u, problem.session, problem._fixed, problem._d = 3, Cancelled(), np.zeros(3, int), []
     problem.labeling_lp = problem.session
     problem.lp_solves = problem.lp_iterations = 0
+    problem._failing = set()  # no labeling whose LP failed before
     problem._apply = lambda partial: None
     problem.clock = Clock()
     problem.clock.stop(INTERRUPTED, signal.SIGINT)

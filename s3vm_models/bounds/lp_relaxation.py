@@ -36,7 +36,6 @@ from typing import Any, Optional
 import numpy as np
 
 from s3vm.models.problem3 import LabelingLP, primal_values, unlabeled_scores
-from s3vm.solvers.errors import InputError
 from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound, labels_by_outputs
 from s3vm.solvers.runtime.clock import Stopped
 
@@ -101,6 +100,14 @@ class LPRelaxationProblem(LabelingProblem):
         self._d = [model.d[j] for j in range(self.u)]
         self.lp_solves = 0
         self.lp_iterations = 0
+        # Labelings whose own LP failed even cold (their keys, int8 bytes): valued by the big-M
+        # LP (unverified) or skipped, and the first failure's message (see qualify()).
+        self._failing: set = set()
+        self.unverified: set = set()
+        self.skipped: set = set()
+        self.failures: dict = {}
+        # The labeling whose big-M LP solution the model holds (None: a node's relaxation).
+        self._mip_labels: Optional[np.ndarray] = None
 
     # -- the session ----------------------------------------------------------------------
     def _apply(self, partial: np.ndarray) -> None:
@@ -113,6 +120,7 @@ class LPRelaxationProblem(LabelingProblem):
         self._fixed = partial.copy()
 
     def _solve(self, partial: np.ndarray):
+        self._mip_labels = None  # the model's solution is now this node's
         self._apply(partial)
         outcome = self.session.resolve()
         self.lp_solves += 1
@@ -168,16 +176,21 @@ class LPRelaxationProblem(LabelingProblem):
             else None
         return outcome
 
-    def notify_incumbent(self, labels: np.ndarray, value: float) -> None:
-        """Publish the new incumbent's decision values on the clock when its labeling's LP is
-        the one last solved (the usual case: the driver values a labeling just before taking
-        it), so that a search stopped where its worker cannot finish keeps them."""
+    def incumbent_outputs(self, labels: np.ndarray) -> Optional[np.ndarray]:
+        """The new incumbent's decision values when its labeling's LP is the one last solved
+        (the usual case: the driver values a labeling just before taking it), else None."""
+        if self._mip_labels is not None and np.array_equal(self._mip_labels, labels):
+            return unlabeled_scores(self.model)
         solved = getattr(self, "_solved_labels", None)
-        if self.clock is not None and solved is not None and np.array_equal(solved, labels):
-            self.clock.report(decision_values=unlabeled_scores(self.labeling_lp.model))
+        if solved is None or not np.array_equal(solved, labels):
+            return None
+        return unlabeled_scores(self.labeling_lp.model)
 
     def objective(self, labels: np.ndarray) -> float:
         """The MIP objective at a full labeling: the labeling's own LP, without big-M."""
+        if np.asarray(labels, dtype=np.int8).tobytes() in self._failing:
+            # its LP failed before: straight to the big-M LP (the decision values ask again)
+            return self._big_m_value(labels, self.failures.get("message", ""))
         outcome = self._solve_labeling(labels)
         if outcome.status == "infeasible":
             return float("inf")
@@ -193,11 +206,53 @@ class LPRelaxationProblem(LabelingProblem):
         if outcome.status == "infeasible":
             return float("inf")
         if outcome.status != "optimal":
-            raise InputError(
-                f"the LP of a labeling did not solve ({outcome.message}) even cold at the "
-                f"solver's default tolerances: the kernel is too close to singular for mu = "
-                f"{self.labeling_lp_costs[0]:g}; raise --mu, or change --sigma or the scaling")
+            return self._big_m_value(labels, outcome.message)
         return float(outcome.objective)
+
+    def _big_m_value(self, labels: np.ndarray, failure: str) -> float:
+        """The value of a labeling whose own LP failed even cold at default tolerances (a kernel
+        too close to singular for a tiny mu): the big-M model's LP with every d_j fixed, the
+        MIP's value at that labeling; NaN (the leaf skipped: the driver takes it for no
+        candidate) when that fails too. Either is counted (:attr:`unverified`,
+        :attr:`skipped`): the search then cannot claim its optimum (:meth:`qualify`)."""
+        key = np.asarray(labels, dtype=np.int8).tobytes()
+        self._failing.add(key)
+        outcome = self._solve(np.asarray(labels, dtype=int))
+        if outcome.status == "time_limit" or (outcome.status != "optimal" and self.clock
+                                              is not None and self.clock.stopped):
+            raise Stopped("time limit" if self.clock is None or self.clock.stop_reason is None
+                          else self.clock.stop_reason)
+        self.failures.setdefault("message", failure)
+        if outcome.status == "infeasible":
+            return float("inf")
+        if outcome.status != "optimal" or outcome.objective is None:
+            self.skipped.add(key)
+            return float("nan")
+        self.unverified.add(key)
+        self._mip_labels = np.array(labels, dtype=int)
+        return float(outcome.objective)
+
+    def qualify(self) -> tuple[bool, str]:
+        """(whether the lower bound stands, a note) after a search where some labelings' LPs
+        failed (:meth:`_big_m_value`); (True, "") when none did.
+
+        A labeling valued by the big-M LP keeps the bound (the relaxations never read a
+        leaf's value) but not the word "optimal": its value is the big-M model's, not its own
+        LP's. A skipped labeling may lie below the bound, which is then dropped."""
+        if not (self.unverified or self.skipped):
+            return True, ""
+        mu = self.labeling_lp_costs[0]
+        parts = []
+        if self.unverified:
+            parts.append(f"{len(self.unverified)} valued by the big-M LP instead")
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} skipped (the big-M LP failed too), so no "
+                         "bound is proven")
+        note = (f"the LP of {len(self.unverified) + len(self.skipped)} labeling(s) did not "
+                f"solve ({self.failures.get('message')}) even cold at the solver's default "
+                f"tolerances: {', '.join(parts)}; the kernel is too close to singular for mu = "
+                f"{mu:g}: raise --mu, or change --sigma or the scaling")
+        return not self.skipped, note
 
     def _solve_labeling_again(self, labels: np.ndarray, failed):
         """The labeling's LP solved once more, cold, at HiGHS's default tolerances: the
@@ -239,10 +294,17 @@ class LPRelaxationProblem(LabelingProblem):
         """f(x_j) = B_j w - g of the LP at the labeling (the MIP's solution there)."""
 
         self.objective(labels)
-        return unlabeled_scores(self.labeling_lp.model)
+        return unlabeled_scores(self._solution_model(labels))
 
     def primal(self, labels: np.ndarray) -> dict:
         """w, b and the labeled slacks of the MIP's solution at ``labels``."""
 
         self.objective(labels)
-        return primal_values(self.labeling_lp.model)
+        return primal_values(self._solution_model(labels))
+
+    def _solution_model(self, labels: np.ndarray):
+        """The model holding the solution at ``labels`` just valued: the big-M model where the
+        labeling's own LP failed (:meth:`_big_m_value`), else the labeling LP's."""
+        if self._mip_labels is not None and np.array_equal(self._mip_labels, labels):
+            return self.model
+        return self.labeling_lp.model

@@ -258,6 +258,12 @@ class ShorBoundProblem(LabelingProblem):
             return None
         return np.asarray(solve(np.asarray(labels)).outputs)[self.data.unl].copy()
 
+    def incumbent_outputs(self, labels: np.ndarray) -> Optional[np.ndarray]:
+        """The new incumbent's decision values (one solve of the exact objective at it): the
+        driver publishes them with it, so that a search stopped in a root SDP that cannot be
+        cut short answers them."""
+        return self.decision_values(labels)
+
     def _offer(self, labels_U: np.ndarray, v: Optional[np.ndarray], found: dict) -> bool:
         """A labeling found by a heuristic: its exact value; kept for the driver when better."""
         labels = np.where(np.asarray(labels_U) > 0, 1, -1).astype(int)

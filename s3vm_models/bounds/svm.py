@@ -195,6 +195,11 @@ class SVMBoundProblem(LabelingProblem):
     def decision_values(self, labels: np.ndarray) -> np.ndarray:
         return self.objective_solution(labels).outputs[self.unlabeled]
 
+    def incumbent_outputs(self, labels: np.ndarray) -> np.ndarray:
+        """The new incumbent's decision values (one SVM solve, as a leaf's objective): the
+        driver publishes them with it."""
+        return self.decision_values(labels)
+
     def objective_solution(self, labels: np.ndarray):
         return self.objective.solve(np.asarray(labels, dtype=float))
 

@@ -30,7 +30,8 @@ from s3vm.solvers.results import Result
 from s3vm.solvers.runtime.clock import Clock, INTERRUPTED, Stopped, imports_charged, signal_name
 from s3vm.solvers.runtime.keys import environment_value
 from s3vm.solvers.runtime.stdio import native_stdout_elsewhere
-from s3vm.solvers.runtime.supervisor import Interrupted, PROGRESS_SECONDS, signal_of, supervise
+from s3vm.solvers.runtime.supervisor import (Interrupted, PROGRESS_SECONDS, received_signal,
+                                             signal_of, signals_received, supervise)
 
 #: How far (relative) a solver's bound may lie above the objective and still be read as equal
 #: to it (the feasibility tolerances of the MIP solvers are 1e-6).
@@ -56,6 +57,9 @@ FALLBACK_SCORED_ROWS = 500
 #: machine, far past a 2 s limit (it is not cut short), where heart's 297 x 13 takes well
 #: under a second.
 FALLBACK_SCORED_ENTRIES = 100_000
+
+#: The most kernel values the supervised SVM's scores of the unlabeled rows form at once.
+FALLBACK_BLOCK_ENTRIES = 1_000_000
 
 
 def solve(form, instance: Instance, settings: Settings, profile, *,
@@ -127,15 +131,20 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
             return None
         return result
 
-    # The labels of a solve stopped before it had a labeling (the supervised SVM's) are
-    # ready before the step: computed after the grace period they took 0.08 to 0.15 s at
-    # 20,000 columns on a loaded machine, on top of the limit and its grace period.
-    # Their objective too (the formulation's at those labels, up to FALLBACK_SCORED_ROWS
-    # rows): computed after the stop, J's supervised solve on heart took 1.3-1.9 s past a
-    # 3 s limit on a loaded machine.
-    fallback = supervised_scores(instance, settings) \
-        if limit is not None and instance.u else None
-    value = fallback_value(form, instance, settings, fallback)
+    # The labels of a solve stopped before it had a labeling (the supervised SVM's) and their
+    # objective (the formulation's, up to FALLBACK_SCORED_ROWS rows) are ready before the step
+    # (under a limit always, without one where they are scored: fallback_answer) and held on
+    # the clock: a signal during a model build or an SDP solve, which cannot be cut short at
+    # once, then finds a complete answer and the worker gets the short grace period
+    # (supervisor.INTERRUPT_GRACE_WITH_INCUMBENT), where it waited 2 s and scored the labels
+    # afterwards (bb-mip 7.6 s from the signal to the exit at load 10). Computed after the stop,
+    # J's supervised solve on heart took 1.3-1.9 s past a 3 s limit on a loaded machine. It
+    # costs a supervised SVM on the labeled rows and one labeling's objective (heart, 297 rows:
+    # 0.01-0.03 s for J and D(y), 0.4-0.7 s for the Bennett-Demiriz labeling LP, at load 3).
+    fallback, value = fallback_answer(form, instance, settings, clock)
+    if clock.interrupted:  # a signal while it was computed: that is the answer
+        return stopped_before_step(form, backend, instance, settings, clock, fallback, value,
+                                   seconds_before_step)
     # A library prints nothing on stdout: what solver libraries write there from C goes to
     # the null device (to stderr under verbose, where the solver's log belongs).
     with native_stdout_elsewhere(to_stderr=bool(getattr(profile, "verbose", False))):
@@ -146,6 +155,16 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
         result = result_so_far(form.name, backend, clock)
     elif clock.interrupted and result.status == "time_limit":
         result.status = "feasible" if result.labels is not None else "error"
+    return complete_stopped(form, result, instance, settings, clock, fallback, value,
+                            seconds_before_step)
+
+
+def complete_stopped(form, result: Result, instance: Instance, settings: Settings, clock: Clock,
+                     fallback: Optional[np.ndarray], value: tuple,
+                     seconds_before_step: float) -> Result:
+    """``result`` given the fallback labels where a limit or a signal stopped the solve before
+    it had any (see :func:`supervised_labels`), the signal named in its message, and finished
+    (:func:`finish`)."""
     stopped_without_labels = result.status == "time_limit" or (
         clock.interrupted and result.status == "error")
     if stopped_without_labels and result.labels is None and instance.u:
@@ -159,6 +178,56 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
         result.message = reason + (f" ({result.message})" if result.message else "")
     result.info["seconds_before_step"] = seconds_before_step
     return finish(form, result, instance, settings, clock)
+
+
+def fallback_answer(form, instance: Instance, settings: Settings,
+                    clock: Clock) -> tuple[Optional[np.ndarray], tuple]:
+    """(scores, (objective,)) of the fallback labels (:func:`supervised_scores`,
+    :func:`fallback_value`), computed before the step and held on ``clock``
+    (:meth:`~s3vm.solvers.runtime.clock.Clock.hold`) when they have labels: under a time limit
+    always, without one where their objective is computed too (:func:`scorable`; elsewhere a
+    stopped solve computes the labels after the stop).
+
+    A signal while they are computed stops ``clock`` (and is not raised): the caller answers
+    with what is ready, scoring the labels still (a fraction of a second) unless a second
+    signal comes. A signal that a solver library turned into an error of its own, which
+    :func:`fallback_value` takes for a failure, is found by
+    :func:`~s3vm.solvers.runtime.supervisor.signals_received`.
+    """
+    scores, value = None, (None,)
+    if not instance.u or (clock.limit is None and not scorable(instance)):
+        # Without a limit, only where the objective is scored too (a complete answer, for the
+        # short grace): on large data the labels alone would cost every solve (the scores of
+        # 100,000 unlabeled rows against 400 labeled, rbf: 2 s at load 3) to spare a stopped
+        # one their computation after the stop.
+        return scores, value
+    signals = signals_received()
+    try:
+        scores = supervised_scores(instance, settings)
+        value = fallback_value(form, instance, settings, scores)
+    except KeyboardInterrupt as exc:
+        clock.stop(INTERRUPTED, signal_of(exc))
+    if not clock.interrupted and signals_received() != signals:
+        clock.stop(INTERRUPTED, received_signal())
+    if clock.interrupted and scores is not None and value[0] is None:
+        try:
+            value = fallback_value(form, instance, settings, scores)
+        except KeyboardInterrupt:  # a second signal: the labels without their objective
+            pass
+    if scores is not None:
+        labels, decision_values = form.round_fallback(scores, instance, settings)
+        clock.hold(labels=labels, decision_values=decision_values, objective=value[0])
+    return scores, value
+
+
+def stopped_before_step(form, backend, instance: Instance, settings: Settings, clock: Clock,
+                        fallback: Optional[np.ndarray], value: tuple,
+                        seconds_before_step: float) -> Result:
+    """The result of a solve a signal stopped before its step began: the fallback labels."""
+    result = Result(formulation=form.name, solver=backend.name, status="error",
+                    message="stopped before the model was built")
+    return complete_stopped(form, result, instance, settings, clock, fallback, value,
+                            seconds_before_step)
 
 
 def finish(form, result: Result, instance: Instance, settings: Settings, clock: Clock) -> Result:
@@ -262,8 +331,7 @@ def fallback_value(form, instance: Instance, settings: Settings,
                    scores: Optional[np.ndarray]) -> tuple:
     """(objective,) of the labels the supervised ``scores`` round to, or (None,): none, or
     beyond :data:`FALLBACK_SCORED_ROWS` rows or :data:`FALLBACK_SCORED_ENTRIES` entries of X."""
-    if scores is None or instance.n > FALLBACK_SCORED_ROWS or \
-            instance.n * instance.p > FALLBACK_SCORED_ENTRIES:
+    if scores is None or not scorable(instance):
         return (None,)
     labels, _ = form.round_fallback(scores, instance, settings)
     try:
@@ -274,6 +342,13 @@ def fallback_value(form, instance: Instance, settings: Settings,
     except Exception:  # noqa: BLE001 - a solver's failure here (CVXPY's SolverError, say)
         return (None,)  # must not fail a solve that only needed the labels
     return (float(value) if value is not None and math.isfinite(value) else None,)
+
+
+def scorable(instance: Instance) -> bool:
+    """Whether the fallback labels' objective is computed for ``instance`` (at most
+    :data:`FALLBACK_SCORED_ROWS` rows and :data:`FALLBACK_SCORED_ENTRIES` entries of X)."""
+    return instance.n <= FALLBACK_SCORED_ROWS and \
+        instance.n * instance.p <= FALLBACK_SCORED_ENTRIES
 
 
 def supervised_scores(instance: Instance, settings: Settings) -> Optional[np.ndarray]:
@@ -290,7 +365,13 @@ def supervised_scores(instance: Instance, settings: Settings) -> Optional[np.nda
         # computed for every timed solve, it must not fail one the formulation would solve
         # (C = 0 divides by zero here)
         return None
-    scores = kernel_matrix(instance.XU, XL, settings.kernel, settings.sigma) @ beta
+    # Computed before every solve: the u x l kernel block in slices of FALLBACK_BLOCK_ENTRIES,
+    # not at once (100,000 unlabeled rows against 500 labeled: 400 MB).
+    XU = instance.XU
+    step = max(1, FALLBACK_BLOCK_ENTRIES // max(1, yL.size))
+    scores = np.concatenate([kernel_matrix(XU[i:i + step], XL, settings.kernel, settings.sigma)
+                             @ beta for i in range(0, instance.u, step)]) \
+        if instance.u else np.zeros(0)
     return scores if np.all(np.isfinite(scores)) else None
 
 

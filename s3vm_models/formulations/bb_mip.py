@@ -79,6 +79,20 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
         type(runner).name = self.name  # a class made for this call alone
         return runner
 
+    def qualify(self, problem, result) -> None:
+        """A search where some labeling's LP failed even cold (a kernel too close to singular
+        for mu) answers ``feasible``, never ``optimal``, with the reason; its bound is dropped
+        when a labeling had to be skipped (:meth:`LPRelaxationProblem.qualify`)."""
+        bound_stands, note = problem.qualify()
+        if not note:
+            return
+        if result.status == "optimal":
+            result.status = "feasible"
+        if not bound_stands and result.lower_bound is not None:
+            result.info["dropped_lower_bound"] = result.lower_bound
+            result.lower_bound = None
+        result.message = f"{result.message}; {note}" if result.message else note
+
     def result_primal(self, problem, labels) -> dict:
         """w, b and the labeled slacks y of the MIP's solution at the final labeling."""
         return problem.primal(labels)

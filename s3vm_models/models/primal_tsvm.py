@@ -405,6 +405,20 @@ def primal_tsvm(X, label: np.ndarray, C: float, C_star: float, bias: bool = True
                       expansion(sol.outputs, cp, cn))
 
 
+def train_at_labels(X, label: np.ndarray, labels_U: np.ndarray, C: float, C_star: float,
+                    bias: bool = True, start: Optional[PrimalSolution] = None,
+                    stop: Optional[Callable[[], bool]] = None
+                    ) -> tuple[PrimalSolution, np.ndarray]:
+    """(solution, beta) of the squared-hinge SVM with the unlabeled rows labeled ``labels_U``
+    (cost C*): its value is J of those labels, when it is not ``stopped``. For labels a search
+    returned before it finished (its last training was cut short)."""
+    U = np.flatnonzero(np.asarray(label) == 0)
+    cp, cn = _costs(label, C)
+    cp[U], cn[U] = _costs(np.asarray(labels_U), C_star)
+    sol = l2_svm_mfn(X, cp, cn, bias, start, CG_TOL, stop=stop)
+    return sol, expansion(sol.outputs, cp, cn)
+
+
 def expansion(outputs: np.ndarray, cp: np.ndarray, cn: np.ndarray) -> np.ndarray:
     """beta with w = X'beta at the optimum of the squared-hinge SVM (zero off the margin)."""
     return 2.0 * (cp * np.maximum(0.0, 1.0 - outputs) - cn * np.maximum(0.0, 1.0 + outputs))

@@ -295,9 +295,10 @@ class _Search:
             self.incumbent, self.cutoff = value, self._cutoff(value)
             self.labels, self.source = labels.astype(int), source
             if self.clock is not None:
+                # Labels, objective and decision values together: a search stopped where its
+                # worker cannot return (a node bound in C) answers the incumbent from the clock.
                 self.clock.report(objective=value, labels=self.labels.copy(),
-                                  decision_values=None)
-            # after the report: a problem may publish the incumbent's decision values
+                                  decision_values=self.problem.incumbent_outputs(self.labels))
             self.problem.notify_incumbent(self.labels, value)
             self.problem.notify_cutoff(self.cutoff)
 

@@ -90,6 +90,16 @@ class LabelingProblem(ABC):
         it). A copy of the problem in a worker of a pool (:mod:`s3vm.solvers.bnb.pool`) learns
         the incumbent so before each bound. By default it is ignored."""
 
+    def incumbent_outputs(self, labels: np.ndarray) -> Optional[np.ndarray]:
+        """The decision values of a new incumbent ``labels``, when they come cheaply (one solve at
+        a fixed labeling, or the solution of the one just solved), else None (by default).
+
+        The driver publishes them on the solve's clock with the incumbent, in its own process,
+        whichever worker found it: a search stopped where its worker cannot finish (a node
+        bound in C at a time limit or a signal) still answers them. :meth:`decision_values` is
+        asked at the end anyway."""
+        return None
+
     def worker_begin(self) -> None:
         """A copy of the problem in a worker is about to bound one node: start afresh what
         :meth:`worker_report` returns (counters, a log). By default nothing."""

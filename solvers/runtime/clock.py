@@ -77,6 +77,8 @@ class Clock:
         self._finishing_until: Optional[float] = None
         # Threads inside abortable() (their ids), to raise Stopped in on a stop.
         self._abortable: set = set()
+        # The answer at hand before the step (see hold()), apart from what the step reports.
+        self._held: dict = {}
 
     @property
     def seconds(self) -> float:
@@ -218,6 +220,31 @@ class Clock:
         """A copy of what :meth:`report` published."""
         with self._lock:
             return dict(self._progress)
+
+    def hold(self, **fields) -> None:
+        """Publish an answer computed before the step began (``labels``, ``decision_values``,
+        ``objective``): what a solve stopped before the step reported a labeling of its own
+        answers, so that a supervisor need not wait for a step that cannot be cut short.
+
+        Kept apart from :meth:`report`: a step reports its incumbent piece by piece (labels
+        first, their objective once scored), and a held objective beside a step's labels would
+        be the value of other labels. The step's first labels replace the held answer
+        (:meth:`answer_at_hand`); the held one stays readable (:meth:`held`)."""
+        with self._lock:
+            self._held = dict(fields)
+
+    def held(self) -> dict:
+        """A copy of what :meth:`hold` published."""
+        with self._lock:
+            return dict(self._held)
+
+    def answer_at_hand(self, keys=("labels", "objective", "decision_values")) -> bool:
+        """Whether a complete answer (every one of ``keys`` known) is published: the step's
+        incumbent once it reported labels, else the answer held before the step."""
+        with self._lock:
+            source = self._progress if self._progress.get("labels") is not None \
+                else self._held
+            return all(source.get(key) is not None for key in keys)
 
     def logged(self) -> None:
         """A step printed a progress line of its own (the branch-and-bound log): the supervisor's

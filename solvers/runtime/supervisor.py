@@ -47,18 +47,17 @@ from s3vm.solvers.runtime.processes import Supervised, supervise_in_child
 PROGRESS_SECONDS = 5.0
 #: Seconds a worker gets to return after a signal before it is abandoned.
 INTERRUPT_GRACE = 2.0
-#: The same when the solve has published a complete incumbent (labels, objective and decision
-#: values) on its clock: that is the answer already, and a solver that checks its interrupt
-#: seldom (HiGHS in a MIP's root, seconds) must not hold it back.
+#: The same when a complete answer is at hand (labels, objective and decision values): the
+#: solve's incumbent on its clock, or, before the solve reported labels, the answer its caller
+#: held there before the step (:meth:`Clock.hold`). That is the answer already, and a step that
+#: checks its interrupt seldom (HiGHS in a MIP's root, an SDP solver, a model build in C) must
+#: not hold it back.
 INTERRUPT_GRACE_WITH_INCUMBENT = 0.4
 
 
 def interrupt_grace(clock: Clock) -> float:
     """Seconds a worker stopped by a signal gets to return (see the two constants)."""
-    snap = clock.snapshot()
-    complete = all(snap.get(key) is not None for key in ("labels", "objective",
-                                                         "decision_values"))
-    return INTERRUPT_GRACE_WITH_INCUMBENT if complete else INTERRUPT_GRACE
+    return INTERRUPT_GRACE_WITH_INCUMBENT if clock.answer_at_hand() else INTERRUPT_GRACE
 
 
 def time_limit_grace(limit: float) -> float:
@@ -103,8 +102,10 @@ def signal_of(exc: BaseException) -> int:
     return getattr(exc, "signum", signal.SIGINT)
 
 
-#: The signal the last :func:`signals_interrupt` block received, if any.
+#: The signal the last :func:`signals_interrupt` block received, if any, and how many signals
+#: such blocks received in this process.
 _received: list = [None]
+_received_count: list = [0]
 
 
 def received_signal() -> Optional[int]:
@@ -112,6 +113,13 @@ def received_signal() -> Optional[int]:
     or None. A library that catches the :class:`Interrupted` it raised and raises an error of its
     own instead (Pyomo's writers wrap it in a ``DeveloperError``) still stopped on that signal."""
     return _received[0]
+
+
+def signals_received() -> int:
+    """How many signals :func:`signals_interrupt` blocks received in this process so far: a
+    step that a library may have turned a signal's exception into an error of its own compares
+    the count before and after it (the signal is then :func:`received_signal`)."""
+    return _received_count[0]
 
 
 @contextmanager
@@ -125,6 +133,7 @@ def signals_interrupt() -> Iterator[None]:
 
     def handler(signum, frame):
         _received[0] = signum
+        _received_count[0] += 1
         raise Interrupted(signum)
 
     _received[0] = None

@@ -25,7 +25,7 @@ from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.runtime.clock import Stopped
 from s3vm.solvers.runtime.files import check_writable
-from s3vm.solvers.runtime.supervisor import INTERRUPT_GRACE, time_limit_grace
+from s3vm.solvers.runtime.supervisor import interrupt_grace, time_limit_grace
 
 BUILTIN = "builtin"
 
@@ -121,6 +121,10 @@ class BranchAndBoundFormulation(Formulation):
         """
         return {}
 
+    def qualify(self, problem, result) -> None:
+        """Amend ``result`` after the search where the problem could not value every labeling
+        exactly (bb-mip: a labeling LP that failed); nothing here."""
+
     def result_info(self, problem) -> dict:
         """Formulation-specific entries of ``Result.info`` after the search (none here)."""
         return {}
@@ -139,7 +143,7 @@ class BranchAndBoundFormulation(Formulation):
             result.primal = self.result_primal(problem, labels)
             return
 
-        share = 0.5 * (INTERRUPT_GRACE if clock.interrupted
+        share = 0.5 * (interrupt_grace(clock) if clock.interrupted
                        else time_limit_grace(clock.limit or 0.0))
         with clock.finishing(share):
             try:
@@ -190,6 +194,7 @@ class BranchAndBoundFormulation(Formulation):
         if found.labels is not None:
             result.labels = found.labels
             self._classifier_at(problem, found.labels, clock, result)
+        self.qualify(problem, result)
         result.info.update({
             "incumbent_source": found.incumbent_source, "open_nodes": found.open_nodes,
             "build_seconds": build_seconds, "search_seconds": found.seconds - build_seconds,

@@ -272,8 +272,11 @@ class SubspaceFamily(ConicFormulation):
             self._solve_determined(instance, settings, labels, result)
             return
         super().run(instance, settings, backend, profile, clock, result)
+        # Not after the time limit, which the step has used; after a signal, which wants the best
+        # labeling at hand, yes: the SDP's verdict is in, and the rounding is one D(y) (a signal
+        # landing here left the answer "infeasible" without labels for a problem with labelings).
         if (result.status == "infeasible" and settings.balance == "count"
-                and not settings.hard_margin and not clock.stopped):
+                and not settings.hard_margin and (clock.interrupted or not clock.stopped)):
             self._round_instead(instance, settings, result)
         fallback = result.info.get("solver_fallback")
         if fallback:
