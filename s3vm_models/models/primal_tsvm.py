@@ -166,8 +166,7 @@ def _cgls(rows: _Rows, D: np.ndarray, t: np.ndarray, w: np.ndarray, b: float,
     gb = 2.0 * gb                        # the bias is not regularised
     pw, pb = gw.copy(), gb
     gamma = gw @ gw + gb * gb
-    start = np.sqrt(gamma)
-    if start == 0.0:
+    if gamma == 0.0:
         return z, zb, 0
     for it in range(1, max_iter + 1):
         q = rows.forward(pw, pb)
@@ -182,7 +181,12 @@ def _cgls(rows: _Rows, D: np.ndarray, t: np.ndarray, w: np.ndarray, b: float,
         gw = 2.0 * gw - z
         gb = 2.0 * gb
         new = gw @ gw + gb * gb
-        if np.sqrt(new) <= tol * start:
+        # Relative to the point, not to the start: at the minimiser z = 2 X_r' r, so |g| <=
+        # tol |z| bounds J's error by about tol^2 J (J >= |z|^2 / 2 and the Hessian is at least
+        # the identity on w), from a warm start as from zero. A test relative to the start's
+        # gradient asks a warm start, already near the point, for digits floating point cannot
+        # give, and runs to max_iter.
+        if new <= tol * tol * (z @ z + zb * zb):
             return z, zb, it
         if stop is not None and it % 8 == 0 and stop():
             return z, zb, -it          # cut short: the caller stops too
