@@ -14,7 +14,9 @@ from s3vm import S3VMClassifier
 from s3vm.cli import main
 from s3vm.data.instance import Instance
 from s3vm.data.readers import read_svmlight
-from s3vm.models.primal_tsvm import l2_svm_mfn, primal_tsvm, squared_hinge_value
+from s3vm.models.l2_svm import exact_line_search
+from s3vm.models.primal_tsvm import (bracketed_line_search, l2_svm_mfn, primal_tsvm,
+                                     squared_hinge_value)
 from s3vm.solvers.errors import InputError
 
 
@@ -86,6 +88,30 @@ def test_finite_newton_reaches_the_independent_optimum(bias):
     # the value reported is the objective at (w, b), recomputed from scratch
     o = X @ sol.w + sol.b
     assert squared_hinge_value(sol.w, o, cp, cn) == pytest.approx(sol.value, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_bracketed_line_search_finds_the_exact_step(seed):
+    # phi(t) = grad0 t + curv t^2 / 2 + sum c max(0, g + t h)^2 along a descent direction,
+    # minimised by a bounded scalar search on a fine bracket and by the full sort.
+    from scipy.optimize import minimize_scalar
+
+    rng = np.random.default_rng(seed)
+    m = 400
+    g, h, c = rng.normal(size=m), rng.normal(size=m) * (0.2 + 3 * (seed % 2)), rng.random(m)
+    g[:5] = 0.0                           # points on the margin, both directions
+    curv = float(rng.random())
+    on = g > 0
+    grad0 = -abs(rng.normal()) * 50 - 2.0 * float(np.sum(c[on] * h[on] * g[on]))
+
+    def phi(t):
+        return grad0 * t + curv * t * t / 2 + float(np.sum(c * np.maximum(0, g + t * h) ** 2))
+
+    step = bracketed_line_search(grad0, curv, g, h, c)
+    assert step == pytest.approx(exact_line_search(grad0, curv, g, h, c), rel=1e-9, abs=1e-12)
+    ref = minimize_scalar(phi, bounds=(0, 4 * step + 10), method="bounded",
+                          options={"xatol": 1e-12})
+    assert phi(step) <= ref.fun + 1e-9 * max(1.0, abs(ref.fun))
 
 
 def test_the_supervised_fit_matches_sklearn_squared_hinge_without_bias():

@@ -121,13 +121,22 @@ def squared_hinge_value(w: np.ndarray, outputs: np.ndarray, cp: np.ndarray,
 
 class _Rows:
     """Products with the rows ``rows`` of X (a copy of them when that is cheaper, see
-    :data:`SUBSET_SHARE`), the bias column included when there is one."""
+    :data:`SUBSET_SHARE`), the bias column included when there is one.
+
+    Vectors enter the products in X's own precision (a float32 X is a search copy, see
+    :func:`primal_tsvm`; scipy would otherwise copy X up to float64 in every product) and
+    leave them as float64. With every row of X in the products (no copy), the product on all
+    rows is kept in ``last_full``: the line search reads X dz from the conjugate gradients'
+    own products instead of forming it anew.
+    """
 
     def __init__(self, X, rows: np.ndarray, bias: bool):
         self.bias = bias
         self.rows = rows
         self.n = X.shape[0]
+        self.dtype = X.dtype
         self.full = None
+        self.last_full = None
         if sp.issparse(X):
             share = X.indptr[rows + 1].sum() - X.indptr[rows].sum() if rows.size else 0
             if share <= SUBSET_SHARE * max(X.nnz, 1):
@@ -138,28 +147,33 @@ class _Rows:
             self.Xr = X[rows]
 
     def forward(self, v: np.ndarray, vb: float) -> np.ndarray:
+        v = v.astype(self.dtype, copy=False)
         if self.full is not None:
-            out = (self.full @ v)[self.rows]
+            self.last_full = np.asarray(self.full @ v, dtype=float).ravel()
+            out = self.last_full[self.rows]
         else:
-            out = self.Xr @ v
+            out = np.asarray(self.Xr @ v, dtype=float).ravel()
         return out + vb if self.bias else out
 
     def adjoint(self, r: np.ndarray) -> tuple[np.ndarray, float]:
         if self.full is not None:
-            big = np.zeros(self.n)
+            big = np.zeros(self.n, dtype=self.dtype)
             big[self.rows] = r
             g = self.full.T @ big
         else:
-            g = self.Xr.T @ r
-        return np.asarray(g).ravel(), (float(r.sum()) if self.bias else 0.0)
+            g = self.Xr.T @ r.astype(self.dtype, copy=False)
+        return np.asarray(g, dtype=float).ravel(), (float(r.sum()) if self.bias else 0.0)
 
 
 def _cgls(rows: _Rows, D: np.ndarray, t: np.ndarray, w: np.ndarray, b: float,
           o_rows: np.ndarray, tol: float, max_iter: int,
-          stop: Optional[Callable[[], bool]] = None) -> tuple[np.ndarray, float, int]:
+          stop: Optional[Callable[[], bool]] = None) -> tuple:
     """The minimiser of 1/2 |z|^2 + sum_r (D_r o_r^2 - 2 t_r o_r), o = X_r z + zb, by CGLS from
-    (w, b), whose outputs on the rows are ``o_rows``. Returns (z, zb, iterations)."""
+    (w, b), whose outputs on the rows are ``o_rows``. Returns (z, zb, iterations, X (z - w)
+    on every row of X without the bias, or None when the products were on a copy of the
+    rows)."""
     z, zb = w.copy(), b
+    moved = np.zeros(rows.n) if rows.full is not None else None
     r = t - D * o_rows                   # minus half the gradient with respect to the outputs
     gw, gb = rows.adjoint(r)
     gw = 2.0 * gw - z
@@ -167,15 +181,17 @@ def _cgls(rows: _Rows, D: np.ndarray, t: np.ndarray, w: np.ndarray, b: float,
     pw, pb = gw.copy(), gb
     gamma = gw @ gw + gb * gb
     if gamma == 0.0:
-        return z, zb, 0
+        return z, zb, 0, moved
     for it in range(1, max_iter + 1):
         q = rows.forward(pw, pb)
         omega = pw @ pw + 2.0 * (D * q) @ q
         if not omega > 0:
-            return z, zb, it
+            return z, zb, it, moved
         alpha = gamma / omega
         z += alpha * pw
         zb += alpha * pb
+        if moved is not None:
+            moved += alpha * rows.last_full
         r -= alpha * (D * q)
         gw, gb = rows.adjoint(r)
         gw = 2.0 * gw - z
@@ -187,14 +203,45 @@ def _cgls(rows: _Rows, D: np.ndarray, t: np.ndarray, w: np.ndarray, b: float,
         # gradient asks a warm start, already near the point, for digits floating point cannot
         # give, and runs to max_iter.
         if new <= tol * tol * (z @ z + zb * zb):
-            return z, zb, it
+            return z, zb, it, moved
         if stop is not None and it % 8 == 0 and stop():
-            return z, zb, -it          # cut short: the caller stops too
+            return z, zb, -it, moved   # cut short: the caller stops too
         pw *= new / gamma
         pw += gw
         pb = gb + (new / gamma) * pb
         gamma = new
-    return z, zb, max_iter
+    return z, zb, max_iter, moved
+
+
+def bracketed_line_search(grad0: float, curv: float, g: np.ndarray, h: np.ndarray,
+                          c: np.ndarray) -> float:
+    """:func:`s3vm.models.l2_svm.exact_line_search`'s step, sorting only the breakpoints
+    before a bracket of it.
+
+    The derivative phi'(t) = grad0 + curv t + 2 sum_i c_i h_i max(0, g_i + t h_i) is
+    nondecreasing: once phi'(T) >= 0 the step lies in [0, T], where a term whose side does
+    not change is a quadratic (or zero) and joins grad0 and curv. Newton's steps are near 1,
+    so few of the n breakpoints fall before T, and the sort of all of them (the cost of a
+    product with X at 10^5 rows) shrinks to a sort of those few.
+    """
+    def slope(t):
+        m = g + t * h
+        on = m > 0
+        return grad0 + curv * t + 2.0 * float(np.dot(c[on] * h[on], m[on]))
+
+    T = 1.0
+    while slope(T) < 0:
+        T *= 4.0
+        if T > 1e12:                     # no bracket: sort them all
+            return exact_line_search(grad0, curv, g, h, c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_break = -g / h
+    changes = (h != 0) & (t_break > 0) & (t_break < T)
+    # The others keep their side at t = 0+ on all of (0, T) (exact_line_search's rule).
+    on = ~changes & ((g > 0) | ((g == 0) & (h > 0)))
+    ch = c[on] * h[on]
+    return exact_line_search(grad0 + 2.0 * float(ch @ g[on]), curv + 2.0 * float(ch @ h[on]),
+                             g[changes], h[changes], c[changes])
 
 
 def l2_svm_mfn(X, cp: np.ndarray, cn: np.ndarray, bias: bool = True,
@@ -227,6 +274,9 @@ def l2_svm_mfn(X, cp: np.ndarray, cn: np.ndarray, bias: bool = True,
     else:
         w, b, o = start.w.copy(), float(start.b) if bias else 0.0, start.outputs.copy()
     has_p, has_n = cp > 0, cn > 0
+    # The line search's terms: every row with a cost on a side, active or not.
+    ip, i_n = np.flatnonzero(has_p), np.flatnonzero(has_n)
+    c = np.concatenate((cp[ip], cn[i_n]))
     active = None
     steps = iters = 0
     stopped = False
@@ -239,19 +289,17 @@ def l2_svm_mfn(X, cp: np.ndarray, cn: np.ndarray, bias: bool = True,
             break
         active = rows
         view = _Rows(X, rows, bias)
-        z, zb, k = _cgls(view, D[rows], (cp * on_p - cn * on_n)[rows], w, b, o[rows],
-                         cg_tol, max_cg, stop)
+        z, zb, k, moved = _cgls(view, D[rows], (cp * on_p - cn * on_n)[rows], w, b, o[rows],
+                                cg_tol, max_cg, stop)
         stopped = k < 0
         iters += abs(k)
         dw, db = z - w, zb - b
-        delta = X @ dw
-        delta = np.asarray(delta).ravel() + db
-        # The line search's terms: every row with a cost on a side, active or not.
-        ip, i_n = np.flatnonzero(has_p), np.flatnonzero(has_n)
+        if moved is None:
+            moved = np.asarray(X @ dw.astype(X.dtype, copy=False), dtype=float).ravel()
+        delta = moved + db
         g = np.concatenate((1.0 - o[ip], 1.0 + o[i_n]))
         h = np.concatenate((-delta[ip], delta[i_n]))
-        c = np.concatenate((cp[ip], cn[i_n]))
-        step = exact_line_search(float(w @ dw), float(dw @ dw), g, h, c)
+        step = bracketed_line_search(float(w @ dw), float(dw @ dw), g, h, c)
         full_step = step >= 1.0 - 1e-12
         w += step * dw
         b += step * db
@@ -305,7 +353,7 @@ def labeled_ratio_count(y_labeled: np.ndarray, u: int) -> Optional[int]:
 def primal_tsvm(X, label: np.ndarray, C: float, C_star: float, bias: bool = True,
                 positives: Optional[int] = None, search: str = "switching",
                 anneal=PRIMAL_ANNEAL, cg_tol: float = CG_TOL, search_tol: float = SEARCH_TOL,
-                search_newton: int = SEARCH_NEWTON,
+                search_newton: int = SEARCH_NEWTON, search_dtype=np.float32,
                 stop: Optional[Callable[[], bool]] = None,
                 on_stage: Optional[Callable[[str], None]] = None) -> TSVMResult:
     """A local minimum of the linear S3VM-L2 by multi-switch TSVM or deterministic annealing.
@@ -334,6 +382,10 @@ def primal_tsvm(X, label: np.ndarray, C: float, C_star: float, bias: bool = True
     search_tol, search_newton : float, int
         CGLS's relative residual and the Newton steps at most of the other trainings, which
         only rank the labels.
+    search_dtype : numpy dtype or None
+        The precision of X in those trainings (a copy of a sparse float64 X in it, half the
+        memory traffic of a product for float32); None: X's own. The trainings at the labels
+        returned read X itself, from outputs formed anew from w.
     stop : callable, optional
         Asked before each training; True ends the search with the labels so far.
     on_stage : callable, optional
@@ -348,13 +400,26 @@ def primal_tsvm(X, label: np.ndarray, C: float, C_star: float, bias: bool = True
     cp, cn = _costs(label, C)
     trainings = [0]
 
+    X_search = X
+    if (search_dtype is not None and sp.issparse(X) and X.dtype != search_dtype
+            and U.size > 0):
+        X_search = X.astype(search_dtype)
+    exact = [True]                          # whether the outputs are X's own (not X_search's)
+
     def train(cp, cn, warm, final=True):
         # The search's trainings only rank labels: a loose solve is enough (SVMlin's own
         # speed-up), and the labels returned are trained to cg_tol.
         trainings[0] += 1
         if final:
+            if warm is not None and not exact[0]:
+                # The search's outputs carry its products' rounding: form them anew.
+                outputs = np.asarray(X @ warm.w, dtype=float).ravel() + (warm.b if bias
+                                                                          else 0.0)
+                warm = PrimalSolution(warm.w, warm.b, outputs, warm.value)
+            exact[0] = True
             return l2_svm_mfn(X, cp, cn, bias, warm, cg_tol, stop=stop)
-        return l2_svm_mfn(X, cp, cn, bias, warm, max(cg_tol, search_tol),
+        exact[0] = X_search is X
+        return l2_svm_mfn(X_search, cp, cn, bias, warm, max(cg_tol, search_tol),
                           max_newton=search_newton, stop=stop)
 
     sol = train(cp, cn, None)             # the labeled rows alone
