@@ -15,7 +15,8 @@ from s3vm.cli import main
 from s3vm.data.instance import Instance
 from s3vm.data.readers import read_svmlight
 from s3vm.models.l2_svm import exact_line_search
-from s3vm.models.primal_tsvm import (bracketed_line_search, l2_svm_mfn, primal_tsvm,
+from s3vm.models.label_switching import switch
+from s3vm.models.primal_tsvm import (_switch, bracketed_line_search, l2_svm_mfn, primal_tsvm,
                                      squared_hinge_value)
 from s3vm.solvers.errors import InputError
 
@@ -112,6 +113,20 @@ def test_the_bracketed_line_search_finds_the_exact_step(seed):
     ref = minimize_scalar(phi, bounds=(0, 4 * step + 10), method="bounded",
                           options={"xatol": 1e-12})
     assert phi(step) <= ref.fun + 1e-9 * max(1.0, abs(ref.fun))
+
+
+@pytest.mark.parametrize("spread", [0.05, 0.4, 1.0, 3.0])
+def test_switching_on_candidates_switches_what_the_full_sort_does(spread):
+    # No pair, 130 pairs (the candidates hold them), thousands (every candidate switches and
+    # the full switch goes on): the labels after it are the full switch's.
+    rng = np.random.default_rng(7)
+    u = 40_000
+    labels = np.where(rng.random(u) < 0.5, 1, -1)
+    f = labels * 1.0 + spread * rng.normal(size=u)
+    mine, ref = labels.copy(), labels.copy()
+    m = _switch(mine, f, int((labels > 0).sum()), last=10)
+    assert m == switch(ref, f, int((labels > 0).sum()))
+    np.testing.assert_array_equal(mine, ref)
 
 
 def test_the_supervised_fit_matches_sklearn_squared_hinge_without_bias():
