@@ -208,12 +208,14 @@ def one(method: str, n: int, seed: int, C: float, C_star: float) -> dict:
 
 
 def _commit() -> str:
-    """The checkout's commit, marked ``+changes`` when the tracked files differ from it."""
+    """The checkout's commit, marked ``+changes`` when the tracked files other than the data
+    files (which the runs append to) differ from it."""
     here = os.path.dirname(os.path.abspath(__file__))
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here,
                               capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                ":/", ":(exclude,top)benchmarks/*.jsonl"],
                                cwd=here, capture_output=True, text=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
