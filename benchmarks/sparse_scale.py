@@ -222,6 +222,41 @@ def _commit() -> str:
     return head + ("+changes" if dirty else "")
 
 
+LABELS = {"primal-tsvm-defaults": "`S3VMClassifier(kernel=\"linear\")` (C = C* = 10)",
+          "primal-tsvm": "`primal-tsvm`, C = 1, C* = 10 C l / u",
+          "linearsvc-labeled": "LinearSVC, labeled rows only",
+          "linearsvc-all": "LinearSVC, every true label",
+          "linearsvc-switching": "LinearSVC label-switching loop"}
+
+
+def table(path: str, commit: str) -> str:
+    """The markdown table of the records run at ``commit`` in ``path`` (the last record of
+    each size and method), as docs/benchmarks.md shows it."""
+    rows = {}
+    with open(path) as fh:
+        for line in fh:
+            record = json.loads(line)
+            if record.get("commit") == commit:
+                rows[(record["n"], METHODS.index(record["method"]))] = record
+    out = ["| n | nonzeros | method | seconds | error % | J | peak RSS MiB | fit peak MiB "
+           "| load before / after | trainings / rounds |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    shown = set()
+    for (n, _), r in sorted(rows.items()):
+        size = f"10^{round(np.log10(n))}" if n == 10 ** round(np.log10(n)) else f"{n:,}"
+        first = n not in shown
+        shown.add(n)
+        J = f"{r['objective']:.2f}" if r.get("objective") is not None else ""
+        work = (f"{r['trainings']} MFN solves" if r.get("trainings") else
+                str(r["rounds"]) if r.get("rounds") else "")
+        nnz = f"{r['nnz']:,}" if first else ""
+        out.append(f"| {size if first else ''} | {nnz} "
+                   f"| {LABELS[r['method']]} | {r['seconds']:.1f} | {r['error']:.2f} | {J} "
+                   f"| {r['max_rss_mib']:.0f} | {r['fit_peak_mib']:.0f} "
+                   f"| {r['load_before'][0]} / {r['load_after'][0]} | {work} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, nargs="+", default=[100_000])
@@ -234,7 +269,12 @@ def main(argv=None) -> int:
                              "lambda' = 10)")
     parser.add_argument("--method", help=argparse.SUPPRESS)   # one run, in this process
     parser.add_argument("--out", default=None)
+    parser.add_argument("--table", metavar="COMMIT",
+                        help="print the markdown table of the records of --out run at COMMIT")
     args = parser.parse_args(argv)
+    if args.table:
+        print(table(args.out, args.table))
+        return 0
     if args.method:
         n = args.n[0]
         C_star = args.C_star if args.C_star is not None else 10 * args.C * 100 / (n - 100)
