@@ -96,6 +96,8 @@ GENERATED_TABLES = {
                                 "benchmarks/sdp_s3vm-eleven.jsonl"],
     "wide csv 20k": ["benchmarks/wide_csv.py", "table", "benchmarks/wide_csv-20k.jsonl"],
     "wide csv 5k": ["benchmarks/wide_csv.py", "table", "benchmarks/wide_csv-5k.jsonl"],
+    "sparse scale": ["benchmarks/sparse_scale.py", "--out", "benchmarks/sparse_scale.jsonl",
+                     "--table", "60124bc"],
 }
 
 
