@@ -101,6 +101,9 @@ STAGE_SWITCH_SHARE = 1e-4
 #: are trained to convergence.
 SEARCH_TOL = 1e-3
 SEARCH_NEWTON = 1
+#: The trainings at the labels returned converge on the search's float32 copy of X to this
+#: tolerance first (J's error about its square, 1e-8), then on X itself to ``cg_tol``.
+PRESOLVE_TOL = 1e-4
 #: CGLS's relative residual in the annealing stages before the last (SVMlin's tolerance relaxed
 #: early, tightened at the end). On benchmarks/sparse_scale.py's 10^6 rows it cut the CGLS
 #: iterations from 104 to 67 at C = 1, C* = 10 C l / u (J 440.119454 against 440.119449) and
@@ -452,6 +455,15 @@ def primal_tsvm(X, label: np.ndarray, C: float, C_star: float, bias: bool = True
         # speed-up), and the labels returned are trained to cg_tol.
         trainings[0] += 1
         if final:
+            if warm is not None and X_search is not X:
+                # Most of the way on the fast copy (from a one-step search training the
+                # optimum can be far: at C* = 10 this training did half of all CGLS
+                # iterations), the last digits on X.
+                warm = l2_svm_mfn(X_search, cp, cn, bias, warm, max(cg_tol, PRESOLVE_TOL),
+                                  stop=stop)
+                if warm.stopped:
+                    return warm
+                exact[0] = False
             if warm is not None and not exact[0]:
                 # The search's outputs carry its products' rounding: form them anew.
                 outputs = np.asarray(X @ warm.w, dtype=float).ravel() + (warm.b if bias
