@@ -97,7 +97,7 @@ GENERATED_TABLES = {
     "wide csv 20k": ["benchmarks/wide_csv.py", "table", "benchmarks/wide_csv-20k.jsonl"],
     "wide csv 5k": ["benchmarks/wide_csv.py", "table", "benchmarks/wide_csv-5k.jsonl"],
     "sparse scale": ["benchmarks/sparse_scale.py", "--out", "benchmarks/sparse_scale.jsonl",
-                     "--table", "60124bc"],
+                     "--table", "b314d2c"],
 }
 
 

@@ -53,8 +53,9 @@ their number down without changing the problem solved:
 - the search's trainings, which only rank labelings, take one Newton step at a loose
   tolerance (looser still in the annealing stages before the last: SVMlin's epsilon relaxed
   early, tightened at the end) on a float32 copy of a sparse X (half the memory traffic of
-  a product); the labels returned are trained on X itself, to ``cg_tol``, from outputs
-  formed anew, and switching goes on until no pair switches at those outputs;
+  a product); the labels returned are trained on that copy to :data:`PRESOLVE_TOL`, then on
+  X itself to ``cg_tol`` from outputs formed anew, and switching goes on until no pair
+  switches at those outputs;
 - a stage before the last ends once a retraining switches at most
   :data:`STAGE_SWITCH_SHARE` of the unlabeled rows;
 - the line search sorts only the breakpoints before a bracket of its step, and switching
