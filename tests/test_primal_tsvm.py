@@ -129,6 +129,20 @@ def test_switching_on_candidates_switches_what_the_full_sort_does(spread):
     np.testing.assert_array_equal(mine, ref)
 
 
+def test_a_warm_start_at_the_optimum_costs_no_conjugate_gradients():
+    # CGLS's test is relative to the point, not to the starting gradient: started at its own
+    # optimum, a training does no iteration (a test relative to the tiny starting gradient ran
+    # to max_cg, 847 iterations here, and so did every final training of the search), and its
+    # value stays.
+    X, y = _data(n=300, p=80, seed=6)
+    cp, cn = np.where(y > 0, 1.5, 0.0), np.where(y < 0, 0.7, 0.0)
+    sol = l2_svm_mfn(X, cp, cn)
+    again = l2_svm_mfn(X, cp, cn, start=sol)
+    assert again.cg_iterations <= 2
+    assert again.value == pytest.approx(sol.value, rel=1e-12)
+    assert again.value == pytest.approx(_reference(X.toarray(), cp, cn)[0], rel=1e-7)
+
+
 def test_the_supervised_fit_matches_sklearn_squared_hinge_without_bias():
     # LinearSVC without an intercept minimises 1/2|w|^2 + C sum squared hinge: the same problem
     from sklearn.svm import LinearSVC
