@@ -1,7 +1,8 @@
 """The sparse scale run of issue 26: the primal linear S3VM (``primal-tsvm``, through
 ``S3VMClassifier(kernel="linear").fit(X_csr, y)``) on a two-topic bag-of-words corpus, against
 scikit-learn's LinearSVC on the labeled rows alone, on every true label, and in a
-label-switching loop.
+label-switching loop. ``primal-tsvm-defaults`` is the estimator with its defaults (C = C* =
+10); ``primal-tsvm`` sets ``--C`` and ``--C-star``.
 
 The corpus: ``n`` documents of ``words`` word draws each over a vocabulary of ``vocab`` words;
 each document is of topic +1 or -1 (probability 1/2). Every word of the vocabulary leans to
@@ -17,7 +18,8 @@ the others are unlabeled (-1 in scikit-learn's convention), their true topic kep
 Each method runs in a fresh process (``--method``), which draws the same corpus from the seed,
 so that its peak resident memory (``ru_maxrss``) is its own: corpus plus fit. ``fit_peak_mib``
 is tracemalloc's peak over the fit alone (the allocations of numpy and scipy), beyond the
-corpus. Seconds are the fit's wall-clock time. Errors are % on the unlabeled rows.
+corpus. Seconds are the fit's wall-clock time. Errors are % on the unlabeled rows. Each record
+carries the commit it ran at and ``/proc/loadavg`` before and after it.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/sparse_scale.py \\
         --n 100000 1000000 --out benchmarks/sparse_scale.jsonl
@@ -37,7 +39,8 @@ import tracemalloc
 
 import numpy as np
 
-METHODS = ("primal-tsvm", "linearsvc-labeled", "linearsvc-all", "linearsvc-switching")
+METHODS = ("primal-tsvm-defaults", "primal-tsvm", "linearsvc-labeled", "linearsvc-all",
+           "linearsvc-switching")
 
 
 def _zipf_cdf(k: int, a: float = 1.0) -> np.ndarray:
@@ -105,6 +108,21 @@ def run_primal(X, y, truth, C, C_star):
             "formulation": clf.result_.formulation, "C": C, "C_star": C_star}
 
 
+def run_defaults(X, y, truth):
+    """The estimator as a user meets it: ``S3VMClassifier(kernel="linear").fit(X_csr, y)``
+    (its defaults: C = C* = 10, the count at the labeled ratio)."""
+    from s3vm import S3VMClassifier
+
+    clf = S3VMClassifier(kernel="linear")
+    clf.fit(X, y)
+    unl = y == -1
+    info = clf.result_.info.get("primal_tsvm", {})
+    return {"error": _error(clf.transduction_[unl], truth[unl]),
+            "objective": clf.result_.objective, "trainings": info.get("trainings"),
+            "formulation": clf.result_.formulation, "C": clf.C,
+            "C_star": clf.C if clf.C_star is None else clf.C_star}
+
+
 def _linearsvc(C=1.0):
     from sklearn.svm import LinearSVC
 
@@ -167,7 +185,9 @@ def one(method: str, n: int, seed: int, C: float, C_star: float) -> dict:
     import sklearn.svm  # noqa: F401
     tracemalloc.start()
     t0 = time.perf_counter()
-    if method == "primal-tsvm":
+    if method == "primal-tsvm-defaults":
+        out = run_defaults(X, y, truth)
+    elif method == "primal-tsvm":
         out = run_primal(X, y, truth, C, C_star)
     elif method == "linearsvc-labeled":
         out = run_labeled(X, y, truth, 1.0)
@@ -187,6 +207,56 @@ def one(method: str, n: int, seed: int, C: float, C_star: float) -> dict:
             **out}
 
 
+def _commit() -> str:
+    """The checkout's commit, marked ``+changes`` when the tracked files other than the data
+    files (which the runs append to) differ from it."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here,
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                ":/", ":(exclude,top)benchmarks/*.jsonl"],
+                               cwd=here, capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+changes" if dirty else "")
+
+
+LABELS = {"primal-tsvm-defaults": "`S3VMClassifier(kernel=\"linear\")` (C = C* = 10)",
+          "primal-tsvm": "`primal-tsvm`, C = 1, C* = 10 C l / u",
+          "linearsvc-labeled": "LinearSVC, labeled rows only",
+          "linearsvc-all": "LinearSVC, every true label",
+          "linearsvc-switching": "LinearSVC label-switching loop"}
+
+
+def table(path: str, commit: str) -> str:
+    """The markdown table of the records run at ``commit`` in ``path`` (the last record of
+    each size and method), as docs/benchmarks.md shows it."""
+    rows = {}
+    with open(path) as fh:
+        for line in fh:
+            record = json.loads(line)
+            if record.get("commit") == commit:
+                rows[(record["n"], METHODS.index(record["method"]))] = record
+    out = ["| n | nonzeros | method | seconds | error % | J | peak RSS MiB | fit peak MiB "
+           "| load before / after | trainings / rounds |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    shown = set()
+    for (n, _), r in sorted(rows.items()):
+        size = f"10^{round(np.log10(n))}" if n == 10 ** round(np.log10(n)) else f"{n:,}"
+        first = n not in shown
+        shown.add(n)
+        J = f"{r['objective']:.2f}" if r.get("objective") is not None else ""
+        work = (f"{r['trainings']} MFN solves" if r.get("trainings") else
+                str(r["rounds"]) if r.get("rounds") else "")
+        nnz = f"{r['nnz']:,}" if first else ""
+        out.append(f"| {size if first else ''} | {nnz} "
+                   f"| {LABELS[r['method']]} | {r['seconds']:.1f} | {r['error']:.2f} | {J} "
+                   f"| {r['max_rss_mib']:.0f} | {r['fit_peak_mib']:.0f} "
+                   f"| {r['load_before'][0]} / {r['load_after'][0]} | {work} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, nargs="+", default=[100_000])
@@ -199,7 +269,12 @@ def main(argv=None) -> int:
                              "lambda' = 10)")
     parser.add_argument("--method", help=argparse.SUPPRESS)   # one run, in this process
     parser.add_argument("--out", default=None)
+    parser.add_argument("--table", metavar="COMMIT",
+                        help="print the markdown table of the records of --out run at COMMIT")
     args = parser.parse_args(argv)
+    if args.table:
+        print(table(args.out, args.table))
+        return 0
     if args.method:
         n = args.n[0]
         C_star = args.C_star if args.C_star is not None else 10 * args.C * 100 / (n - 100)
@@ -208,6 +283,7 @@ def main(argv=None) -> int:
     with open("/proc/loadavg") as fh:
         load = fh.read().split()[:3]
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    commit = _commit()
     for n in args.n:
         for method in args.methods:
             cmd = [sys.executable, os.path.abspath(__file__), "--method", method, "--n", str(n),
@@ -219,7 +295,7 @@ def main(argv=None) -> int:
                 sys.stderr.write(proc.stderr)
                 return proc.returncode
             record = json.loads(proc.stdout.strip().splitlines()[-1])
-            record.update({"date": stamp, "load_before": load, "machine":
+            record.update({"date": stamp, "commit": commit, "load_before": load, "machine":
                            f"{platform.node()}: {os.cpu_count()} cores (shared), "
                            f"{platform.processor() or platform.machine()}",
                            "threads": os.environ.get("OMP_NUM_THREADS")})

@@ -100,6 +100,8 @@ GENERATED_TABLES = {
     "wide csv 5k": ["benchmarks/wide_csv.py", "table", "benchmarks/wide_csv-5k.jsonl"],
     "interrupts": ["benchmarks/interrupt_latency.py", "table",
                    "benchmarks/interrupt_latency.jsonl"],
+    "sparse scale": ["benchmarks/sparse_scale.py", "--out", "benchmarks/sparse_scale.jsonl",
+                     "--table", "b314d2c"],
 }
 
 

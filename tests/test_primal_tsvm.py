@@ -14,7 +14,10 @@ from s3vm import S3VMClassifier
 from s3vm.cli import main
 from s3vm.data.instance import Instance
 from s3vm.data.readers import read_svmlight
-from s3vm.models.primal_tsvm import l2_svm_mfn, primal_tsvm, squared_hinge_value
+from s3vm.models.l2_svm import exact_line_search
+from s3vm.models.label_switching import switch
+from s3vm.models.primal_tsvm import (_switch, bracketed_line_search, l2_svm_mfn, primal_tsvm,
+                                     squared_hinge_value)
 from s3vm.solvers.errors import InputError
 
 
@@ -86,6 +89,58 @@ def test_finite_newton_reaches_the_independent_optimum(bias):
     # the value reported is the objective at (w, b), recomputed from scratch
     o = X @ sol.w + sol.b
     assert squared_hinge_value(sol.w, o, cp, cn) == pytest.approx(sol.value, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_bracketed_line_search_finds_the_exact_step(seed):
+    # phi(t) = grad0 t + curv t^2 / 2 + sum c max(0, g + t h)^2 along a descent direction,
+    # minimised by a bounded scalar search on a fine bracket and by the full sort.
+    from scipy.optimize import minimize_scalar
+
+    rng = np.random.default_rng(seed)
+    m = 400
+    g, h, c = rng.normal(size=m), rng.normal(size=m) * (0.2 + 3 * (seed % 2)), rng.random(m)
+    g[:5] = 0.0                           # points on the margin, both directions
+    curv = float(rng.random())
+    on = g > 0
+    grad0 = -abs(rng.normal()) * 50 - 2.0 * float(np.sum(c[on] * h[on] * g[on]))
+
+    def phi(t):
+        return grad0 * t + curv * t * t / 2 + float(np.sum(c * np.maximum(0, g + t * h) ** 2))
+
+    step = bracketed_line_search(grad0, curv, g, h, c)
+    assert step == pytest.approx(exact_line_search(grad0, curv, g, h, c), rel=1e-9, abs=1e-12)
+    ref = minimize_scalar(phi, bounds=(0, 4 * step + 10), method="bounded",
+                          options={"xatol": 1e-12})
+    assert phi(step) <= ref.fun + 1e-9 * max(1.0, abs(ref.fun))
+
+
+@pytest.mark.parametrize("spread", [0.05, 0.4, 1.0, 3.0])
+def test_switching_on_candidates_switches_what_the_full_sort_does(spread):
+    # No pair, 130 pairs (the candidates hold them), thousands (every candidate switches and
+    # the full switch goes on): the labels after it are the full switch's.
+    rng = np.random.default_rng(7)
+    u = 40_000
+    labels = np.where(rng.random(u) < 0.5, 1, -1)
+    f = labels * 1.0 + spread * rng.normal(size=u)
+    mine, ref = labels.copy(), labels.copy()
+    m = _switch(mine, f, int((labels > 0).sum()), last=10)
+    assert m == switch(ref, f, int((labels > 0).sum()))
+    np.testing.assert_array_equal(mine, ref)
+
+
+def test_a_warm_start_at_the_optimum_costs_no_conjugate_gradients():
+    # CGLS's test is relative to the point, not to the starting gradient: started at its own
+    # optimum, a training does no iteration (a test relative to the tiny starting gradient ran
+    # to max_cg, 847 iterations here, and so did every final training of the search), and its
+    # value stays.
+    X, y = _data(n=300, p=80, seed=6)
+    cp, cn = np.where(y > 0, 1.5, 0.0), np.where(y < 0, 0.7, 0.0)
+    sol = l2_svm_mfn(X, cp, cn)
+    again = l2_svm_mfn(X, cp, cn, start=sol)
+    assert again.cg_iterations <= 2
+    assert again.value == pytest.approx(sol.value, rel=1e-12)
+    assert again.value == pytest.approx(_reference(X.toarray(), cp, cn)[0], rel=1e-7)
 
 
 def test_the_supervised_fit_matches_sklearn_squared_hinge_without_bias():
