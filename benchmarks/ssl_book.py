@@ -399,8 +399,8 @@ def main(argv=None):
                              "~/.cache/s3vm-bench/svmlight-0.4)")
     parser.add_argument("--out", help="append every fit as a JSON line to this file")
     parser.add_argument("--summary", nargs="+",
-                        help="print the table of saved JSON lines (with --methods: of those "
-                             "methods only; a later file's fit replaces an earlier one's)")
+                        help="print the table of saved JSON lines (with --methods and --sets: "
+                             "of those only; a later file's fit replaces an earlier one's)")
     parser.add_argument("--common", action="store_true",
                         help="with --summary: per row, only the splits every method ran")
     parser.add_argument("--versus-book", metavar="METHOD", choices=METHODS,
@@ -409,8 +409,8 @@ def main(argv=None):
     if args.summary:
         records = [json.loads(line) for path in args.summary for line in open(path)
                    if line.strip()]
-        # --methods picks the methods of the table (default: every method in the files)
-        records = [r for r in records if r["method"] in args.methods]
+        # --methods and --sets pick the methods and sets of the table (default: all)
+        records = [r for r in records if r["method"] in args.methods and r["set"] in args.sets]
     else:
         if "svmlight-tsvm" in args.methods:
             args.svmlight = svmlight_or_exit(parser, args.svmlight)
