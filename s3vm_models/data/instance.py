@@ -242,7 +242,7 @@ class Instance:
         rows = np.arange(self.n)
         blocks = [rows[k:k + CSV_BLOCK_ROWS] for k in range(0, self.n, CSV_BLOCK_ROWS)] \
             if is_sparse(self.X) else [rows]
-        with open(path, "w", newline="") as out:
+        with open(path, "w", newline="", encoding="utf-8") as out:
             for k, block in enumerate(blocks or [rows]):
                 X = self.X[block].toarray() if is_sparse(self.X) else self.X
                 frame = pd.DataFrame(X, columns=list(self.feature_names))
