@@ -243,7 +243,7 @@ class Instance:
         blocks = [rows[k:k + CSV_BLOCK_ROWS] for k in range(0, self.n, CSV_BLOCK_ROWS)] \
             if is_sparse(self.X) else [rows]
         with open(path, "w", newline="", encoding="utf-8") as out:
-            for k, block in enumerate(blocks or [rows]):
+            for k, block in enumerate(blocks):
                 X = self.X[block].toarray() if is_sparse(self.X) else self.X
                 frame = pd.DataFrame(X, columns=list(self.feature_names))
                 frame["label"] = self.label[block].astype(int)
