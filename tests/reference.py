@@ -157,6 +157,12 @@ class L2Reference:
 
 def j_by_lbfgs(X, y, C, bias):
     """J(y) of the squared-hinge linear SVM (Problem 1), by L-BFGS-B."""
+    return svm_by_lbfgs(X, y, C, bias)[0]
+
+
+def svm_by_lbfgs(X, y, C, bias):
+    """(J, f) of the squared-hinge linear SVM (Problem 1) at labels ``y``, f = X w + b, by
+    L-BFGS-B."""
     def fun(x):
         w, b = x[:-1], x[-1] if bias else 0.0
         slack = np.maximum(0.0, 1.0 - y * (X @ w + b))
@@ -165,7 +171,8 @@ def j_by_lbfgs(X, y, C, bias):
         return 0.5 * w @ w + C * slack @ slack, np.r_[w + X.T @ grad_f, grad_b]
     res = minimize(fun, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
                    options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10000})
-    return res.fun
+    w, b = res.x[:-1], res.x[-1] if bias else 0.0
+    return res.fun, X @ w + b
 
 
 def d_by_qp(X, y, C):

@@ -19,30 +19,15 @@ import threading
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize
 
 import s3vm
 from s3vm.api import load
 from s3vm.core.registry import formulation_class
 from s3vm.core.settings import Settings
 from s3vm.solvers.runtime.clock import TIME_LIMIT, current
-from reference import problem3_columns, problem3_labeling_lp
+from reference import problem3_columns, problem3_labeling_lp, svm_by_lbfgs
 
 SEARCHES = ("bb", "bb-mip", "bb-sdp")
-
-
-def svm_outputs(X, y, C, bias):
-    """(J, f) of the squared-hinge linear SVM at labels ``y``, f = X w + b, by L-BFGS-B."""
-    def fun(x):
-        w, b = x[:-1], x[-1] if bias else 0.0
-        slack = np.maximum(0.0, 1.0 - y * (X @ w + b))
-        grad_f = -2.0 * C * slack * y
-        grad_b = grad_f.sum() if bias else 0.0
-        return 0.5 * w @ w + C * slack @ slack, np.r_[w + X.T @ grad_f, grad_b]
-    res = minimize(fun, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
-                   options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10000})
-    w, b = res.x[:-1], res.x[-1] if bias else 0.0
-    return res.fun, X @ w + b
 
 
 def problem3_value_at_outputs(A, d, B, labels, f_unlabeled, mu, nu):
@@ -111,7 +96,7 @@ def test_a_search_stopped_in_its_root_answers_its_incumbents_decision_values(nam
         y = instance.label.astype(float)
         y[instance.unlabeled] = labels
         C = np.where(instance.label != 0, settings.C, settings.C_unlabeled)
-        value, outputs = svm_outputs(X, y, C, settings.bias)
+        value, outputs = svm_by_lbfgs(X, y, C, settings.bias)
         assert result.objective == pytest.approx(value, rel=1e-5, abs=1e-7)
         np.testing.assert_allclose(f, outputs[instance.unlabeled], rtol=1e-4, atol=1e-5)
     else:
