@@ -201,6 +201,10 @@ def fallback_answer(form, instance: Instance, settings: Settings,
         # 100,000 unlabeled rows against 400 labeled, rbf: 2 s at load 3) to spare a stopped
         # one their computation after the stop.
         return scores, value
+    if settings.balance == "count" and not count_can_be_met(instance, settings):
+        # A count no labeling meets (more positives than unlabeled rows) is the step's to
+        # answer (infeasible, with exit 0): no fallback labeling exists.
+        return scores, value
     signals = signals_received()
     try:
         scores = supervised_scores(instance, settings)
@@ -218,6 +222,16 @@ def fallback_answer(form, instance: Instance, settings: Settings,
         labels, decision_values = form.round_fallback(scores, instance, settings)
         clock.hold(labels=labels, decision_values=decision_values, objective=value[0])
     return scores, value
+
+
+def count_can_be_met(instance: Instance, settings: Settings) -> bool:
+    """Whether some labeling of the unlabeled rows has the count balance's number of
+    positives (it has none when the count exceeds the unlabeled rows)."""
+    try:
+        settings.positive_count(instance)
+    except InputError:
+        return False
+    return True
 
 
 def stopped_before_step(form, backend, instance: Instance, settings: Settings, clock: Clock,
@@ -306,8 +320,10 @@ def supervised_labels(form, instance: Instance, settings: Settings, result: Resu
     (:func:`supervised_scores`); ``value``: their labels' objective when computed already
     (:func:`fallback_value`, a 1-tuple, the objective or None). Skipped (the result keeps no
     labels) when a class has no labeled row, or when the labeled rows are too many for this to
-    take well under a second.
+    take well under a second, or when no labeling meets the count balance.
     """
+    if settings.balance == "count" and not count_can_be_met(instance, settings):
+        return
     if scores is None:
         scores = supervised_scores(instance, settings)
     if scores is None:
