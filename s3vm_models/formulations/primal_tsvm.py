@@ -80,16 +80,6 @@ class PrimalTSVM(Formulation):
         """The data the solver reads: X (sparse or dense) and the label vector."""
         return instance.X, instance.label
 
-    def _supervised_scores(self, instance, settings):
-        # The fallback labels of a timed solve, by the same primal method on the labeled rows
-        # (the base class forms a kernel matrix, which sparse X must not).
-        if min((instance.label > 0).sum(), (instance.label < 0).sum()) == 0:
-            return None
-        XL = instance.X[instance.labeled]
-        sol = primal_tsvm(XL, instance.label[instance.labeled], float(settings.C), 1.0,
-                    bool(settings.bias)).solution
-        return instance.X[instance.unlabeled] @ sol.w + sol.b
-
     def run(self, instance, settings, backend, profile, clock, result):
         positives = settings.positive_count(instance) if settings.balance == "count" else None
         u = instance.u
