@@ -98,6 +98,8 @@ GENERATED_TABLES = {
     "ssl-book balance estimates": ["benchmarks/ssl_book_variants.py", "--balance"],
     "sdp-s3vm mean": ["benchmarks/sdp_s3vm.py", "table", "--out",
                       "benchmarks/sdp_s3vm-mean.jsonl"],
+    "sdp-s3vm 60 s": ["benchmarks/sdp_s3vm.py", "table", "--out",
+                      "benchmarks/sdp_s3vm-60.jsonl"],
     "sdp-s3vm eleven": ["benchmarks/sdp_s3vm.py", "compare-table", "--out",
                         "benchmarks/sdp_s3vm-eleven.jsonl"],
     "sdp-s3vm compare": ["benchmarks/sdp_s3vm.py", "compare-table", "--out",
