@@ -474,3 +474,27 @@ def test_sdp_without_sdpa_says_what_to_install(monkeypatch, capsys):
     assert status == 0, err
     assert json.loads(out)["solver"] == "scs"
     assert "pip install s3vm[sdpa]" in err and "Traceback" not in err
+
+
+def test_psd_barrier_failing_as_the_limit_comes_answers_time_limit_with_labels(monkeypatch):
+    # Found by the whole suite on a loaded machine (sdp_2moons, time_limit=2): psd-barrier gave
+    # up on its SVM dual just as the limit came, and with no time left for the conic model the
+    # solve answered status error without labels. It was stopped by its limit: time_limit, with
+    # the labels at hand (the supervised SVM's, scored by D(y)).
+    from s3vm.formulations.families.conic import ConicFormulation
+    from s3vm.solvers.backends.base import Outcome
+    from s3vm.solvers.runtime.clock import TIME_LIMIT
+
+    solve = ConicFormulation.run_model
+
+    def failing_at_the_limit(self, instance, settings, backend, profile, clock):
+        built, _, extra = solve(self, instance, settings, backend, profile, clock)
+        clock.stop(TIME_LIMIT)
+        return built, Outcome(status="error", message="the SVM dual did not converge; use a "
+                                                      "soft margin"), extra
+
+    monkeypatch.setattr(ConicFormulation, "run_model", failing_at_the_limit)
+    result = api.solve("sdp_2moons", "sdp-subspace", time_limit=30)
+    assert result.status == "time_limit", result.message
+    assert "psd-barrier failed" in result.message
+    assert result.labels is not None and result.objective is not None

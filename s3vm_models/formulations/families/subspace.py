@@ -138,6 +138,12 @@ class SubspaceFamily(ConicFormulation):
             if answer is not None:
                 return answer
         built, outcome, extra = super().run_model(instance, settings, backend, profile, clock)
+        if by_default and outcome.status == "error" and clock.expired():
+            # The limit came as psd-barrier failed, with no time left for the conic model: a
+            # solve stopped by its limit (the labels at hand answer), not an error.
+            reason = (outcome.message or "error").split("; use ")[0]
+            outcome.status, outcome.has_solution = "time_limit", False
+            outcome.message = f"psd-barrier failed ({reason}) as the time limit was reached"
         if by_default and outcome.status == "error" and not clock.stopped:
             # psd-barrier needs a nonsingular Q_FF for its exact SVM duals: a low-rank kernel
             # (linear, few features, many points) can defeat it. The user named no solver, so
