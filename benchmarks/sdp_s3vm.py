@@ -565,6 +565,8 @@ def table(args):
               f"{r.get('seconds', 0):.1f} ({r.get('cpu', 0):.1f}) | "
               f"{status} | {_pct(_rel(r))} | {r.get('product_rows') or '?'} | "
               f"{_fmt(r.get('root_finished'))} | {r['load'][0]} |")
+    if not any(r["label"] == "bb" for r in rows):  # a piece without the paper convention
+        return
     print()
     print("| instance | bb status | bb s | bb nodes | bb root gap | bb final gap | previous bb-sdp root "
           "gap (balance none) | its s |")

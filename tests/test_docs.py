@@ -100,6 +100,8 @@ GENERATED_TABLES = {
                       "benchmarks/sdp_s3vm-mean.jsonl"],
     "sdp-s3vm 60 s": ["benchmarks/sdp_s3vm.py", "table", "--out",
                       "benchmarks/sdp_s3vm-60.jsonl"],
+    "sdp-s3vm 600 s": ["benchmarks/sdp_s3vm.py", "table", "--out",
+                       "benchmarks/sdp_s3vm-600.jsonl"],
     "sdp-s3vm eleven": ["benchmarks/sdp_s3vm.py", "compare-table", "--out",
                         "benchmarks/sdp_s3vm-eleven.jsonl"],
     "sdp-s3vm compare": ["benchmarks/sdp_s3vm.py", "compare-table", "--out",
