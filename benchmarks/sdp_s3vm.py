@@ -220,7 +220,7 @@ def mean_part(args):
                   "args": vars(args)})
         for name in names:
             n = SDP_INSTANCES[name][0]
-            seeds = range(3) if n <= 300 else range(1)
+            seeds = [int(k) for k in args.mean_seeds.split(",")] if n <= 300 else [0]
             limit = args.time_limit if n <= 300 else args.time_limit_large
             common = {"instance": name, "rounding": "floor", "select": True}
             for seed in seeds:
@@ -618,6 +618,9 @@ def main():
                     help="compare: seeds 0..k-1 of each instance up to n = 300 (one above)")
     ap.add_argument("--mean-instances", default="",
                     help="mean: comma-separated instances (default: all eleven)")
+    ap.add_argument("--mean-seeds", default="0,1,2",
+                    help="mean: comma-separated seeds of the instances up to n = 300 (one, 0, "
+                         "above)")
     ap.add_argument("--resume", action="store_true",
                     help="mean: skip the runs --out already holds (to run it in pieces)")
     ap.add_argument("--baseline-seeds", default="0",
