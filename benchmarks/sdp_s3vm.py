@@ -530,11 +530,23 @@ def _rel(r):
     return None if o is None or b is None else (o - b) / abs(o)
 
 
+def _loss(loss) -> str:
+    """The certificate's loss over a search's nodes, each a share of its node's gap (the
+    solver's dual value less the certified bound): median, max (nodes over 1% of nodes)."""
+    if not loss or not loss.get("nodes"):
+        return "-"
+    return (f"{_pct(loss['median'])}, {_pct(loss['max'])} "
+            f"({loss['over_1pct']} of {loss['nodes']})")
+
+
 def table(args):
     """Markdown tables of a ``mean`` results file (stdout)."""
     rows = [json.loads(ln) for ln in open(args.out)]
     header = [r for r in rows if r.get("part") == "header"]
-    rows = [r for r in rows if r.get("part") != "header"]
+    # A file run in pieces holds its runs in the order they ran: the table reads by size.
+    rows = sorted((r for r in rows if r.get("part") != "header"),
+                  key=lambda r: (r.get("n") or 0, r["instance"], r["seed"],
+                                 r.get("convention") == "code"))
     # The conventions pose two problems (C* = C l / u, or half of it): each gap is taken against
     # the best labeling of its own (bb and the previous bb-sdp solve the paper's).
     def problem(r):
@@ -550,8 +562,9 @@ def table(args):
         return None if bound is None or b is None else (b - bound) / abs(b)
 
     print("| instance | n | seed | kernel, C | root bound | best value | root gap | root s | nodes |"
-          " total s (CPU s) | status | final gap | product rows | root finished | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          " total s (CPU s) | status | final gap | product rows | root finished |"
+          " certificate loss, median, max (nodes over 1%) | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if r["label"] != "bb-sdp":
             continue
@@ -564,7 +577,8 @@ def table(args):
               f"{_fmt(r.get('root_seconds'), 3)}{cut} | {_fmt(r.get('nodes'))} | "
               f"{r.get('seconds', 0):.1f} ({r.get('cpu', 0):.1f}) | "
               f"{status} | {_pct(_rel(r))} | {r.get('product_rows') or '?'} | "
-              f"{_fmt(r.get('root_finished'))} | {r['load'][0]} |")
+              f"{_fmt(r.get('root_finished'))} | {_loss(r.get('certificate_loss'))} | "
+              f"{r['load'][0]} |")
     if not any(r["label"] == "bb" for r in rows):  # a piece without the paper convention
         return
     print()
