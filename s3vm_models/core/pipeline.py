@@ -31,6 +31,7 @@ from s3vm.solvers.runtime.clock import Clock, INTERRUPTED, Stopped, imports_char
 from s3vm.solvers.runtime.keys import environment_value
 from s3vm.solvers.runtime.stdio import native_stdout_elsewhere
 from s3vm.solvers.runtime.supervisor import (Interrupted, PROGRESS_SECONDS, received_signal,
+                                             signals_deferred,
                                              signal_of, signals_received, supervise)
 
 #: How far (relative) a solver's bound may lie above the objective and still be read as equal
@@ -155,8 +156,17 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
         result = result_so_far(form.name, backend, clock)
     elif clock.interrupted and result.status == "time_limit":
         result.status = "feasible" if result.labels is not None else "error"
-    return complete_stopped(form, result, instance, settings, clock, fallback, value,
-                            seconds_before_step)
+    try:
+        # The step is over: a signal from here on must not lose its answer (one that came
+        # while the answer was checked left the command line without output, exit 130).
+        with signals_deferred():
+            result = complete_stopped(form, result, instance, settings, clock, fallback, value,
+                                      seconds_before_step)
+    except Interrupted as exc:
+        if exc.result is None:
+            exc.result = result
+        raise
+    return result
 
 
 def complete_stopped(form, result: Result, instance: Instance, settings: Settings, clock: Clock,

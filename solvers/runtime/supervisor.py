@@ -123,28 +123,57 @@ def signals_received() -> int:
 
 
 @contextmanager
-def signals_interrupt() -> Iterator[None]:
-    """While the block runs in the main thread, SIGINT and SIGTERM raise :class:`Interrupted`
-    (with the signal's number) instead of ending the process; the previous handlers come back
-    afterwards. Outside the main thread it does nothing (Python delivers signals there only)."""
+def _signals_handled(on_signal: Callable[[int], None]) -> Iterator[bool]:
+    """SIGINT and SIGTERM counted (:func:`signals_received`) and handed to ``on_signal`` while
+    the block runs in the main thread, the previous handlers back afterwards; yields whether
+    the handlers were installed (outside the main thread they are not: Python delivers
+    signals there only)."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield False
         return
 
     def handler(signum, frame):
         _received[0] = signum
         _received_count[0] += 1
-        raise Interrupted(signum)
+        on_signal(signum)
 
-    _received[0] = None
     previous = {}
     for signum in (signal.SIGINT, signal.SIGTERM):
         previous[signum] = signal.signal(signum, handler)
     try:
-        yield
+        yield True
     finally:
         for signum, old in previous.items():
             signal.signal(signum, old)
+
+
+@contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """While the block runs in the main thread, SIGINT and SIGTERM raise :class:`Interrupted`
+    (with the signal's number) instead of ending the process; the previous handlers come back
+    afterwards. Outside the main thread it does nothing (Python delivers signals there only)."""
+    if threading.current_thread() is threading.main_thread():
+        _received[0] = None
+
+    def interrupt(signum):
+        raise Interrupted(signum)
+
+    with _signals_handled(interrupt):
+        yield
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """While the block runs in the main thread, SIGINT and SIGTERM are noted, not raised; the
+    previous handlers come back afterwards and the first signal noted is raised then as
+    :class:`Interrupted`. For work that must not be cut in half: an answer the solve already
+    has, completed and written whole (a signal there left no output at all). Outside the main
+    thread it does nothing."""
+    noted: list = []
+    with _signals_handled(noted.append):
+        yield
+    if noted:
+        raise Interrupted(noted[0])
 
 
 _abandoned: list = []

@@ -6,7 +6,7 @@ from s3vm import api
 from s3vm.cli.output import print_solve
 from s3vm.cli.parser import (add_formulation_options, add_problem_options, add_solver_options,
                              inputs, overrides, read_data, started, typed_options)
-from s3vm.solvers.runtime.supervisor import Interrupted
+from s3vm.solvers.runtime.supervisor import Interrupted, signals_deferred
 
 
 def add_parser(sub) -> None:
@@ -29,7 +29,10 @@ def run(args, out) -> int:
                            inputs=inputs(args), started=started(args), **overrides(args))
     except Interrupted as exc:
         if exc.result is not None:
-            print_solve(args, out, instance, exc.result)
+            with signals_deferred():
+                print_solve(args, out, instance, exc.result)
         raise
-    print_solve(args, out, instance, result)
+    # A signal while the answer is written ends the command after it (exit 130), not halfway.
+    with signals_deferred():
+        print_solve(args, out, instance, result)
     return 0
