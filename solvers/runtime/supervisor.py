@@ -123,13 +123,12 @@ def signals_received() -> int:
 
 
 @contextmanager
-def _signals_handled(on_signal: Callable[[int], None]) -> Iterator[bool]:
+def _signals_handled(on_signal: Callable[[int], None]) -> Iterator[None]:
     """SIGINT and SIGTERM counted (:func:`signals_received`) and handed to ``on_signal`` while
-    the block runs in the main thread, the previous handlers back afterwards; yields whether
-    the handlers were installed (outside the main thread they are not: Python delivers
-    signals there only)."""
+    the block runs in the main thread, the previous handlers back afterwards (outside the main
+    thread nothing is installed: Python delivers signals there only)."""
     if threading.current_thread() is not threading.main_thread():
-        yield False
+        yield
         return
 
     def handler(signum, frame):
@@ -141,7 +140,7 @@ def _signals_handled(on_signal: Callable[[int], None]) -> Iterator[bool]:
     for signum in (signal.SIGINT, signal.SIGTERM):
         previous[signum] = signal.signal(signum, handler)
     try:
-        yield True
+        yield
     finally:
         for signum, old in previous.items():
             signal.signal(signum, old)
