@@ -26,6 +26,10 @@ the ``--count-full`` run, a full ``bb-sdp`` search of art150 with that limit) fo
 Part ``mean`` can be run in pieces into one file (``--mean-instances`` a few at a time, each piece
 on a quiet machine, with ``--resume``, which skips the runs the file already holds).
 
+With ``--previous PATH`` (a tree holding the previous code's packages as ``PATH/s3vm``), part
+``mean`` also runs the previous code's ``bb-sdp`` on each seed 0 search, same problem and limit,
+one after the other; ``table`` then prints the two side by side.
+
 Part ``mean`` runs each ``bb-sdp`` under both conventions of the selection (``--conventions
 paper,code``: their parameters.txt, C* = C l / u; their code's defaults, C* = 0.5 C l / u with the
 product rows), the labeled points shuffled by order 0 before the folds.
@@ -207,12 +211,12 @@ def mean_part(args):
         names = [k for k in names if k in args.mean_instances.split(",")]
     done = finished_runs(args.out) if args.resume else set()
 
-    def run_new(spec, python=None):
+    def run_new(spec, pythonpath=None):
         key = run_key(spec)
         if key in done:
             print(f"done already: {key}", file=sys.stderr)
             return None
-        return {**run(spec, python), "resume_key": list(key)}
+        return {**run(spec, pythonpath), "resume_key": list(key)}
 
     with open(args.out, "a") as fh:
         emit(fh, {"part": "header", "uptime": subprocess.run(["uptime"], capture_output=True,
@@ -233,6 +237,15 @@ def mean_part(args):
                         emit(fh, found)
                     if convention == "paper":
                         row = found
+                    if args.previous and seed == 0:
+                        # The previous code's search on the same problem and limit, its own
+                        # defaults otherwise (its selection picks the same kernel and C).
+                        found = run_new({**common, "seed": 0, "formulation": "bb-sdp",
+                                         "convention": convention, "time_limit": limit,
+                                         "code": "previous", "label": "bb-sdp previous",
+                                         "options": {"rel_gap": 1e-3}}, args.previous)
+                        if found is not None:
+                            emit(fh, found)
                 if seed == 0 and "paper" in args.conventions.split(","):
                     found = run_new({**common, "seed": 0, "formulation": "bb", "time_limit":
                                      args.bb_limit, "options": {"rel_gap": 1e-3}})
@@ -554,7 +567,7 @@ def table(args):
 
     best = {}
     for r in rows:
-        if r.get("objective") is not None and r["label"] in ("bb-sdp", "bb"):
+        if r.get("objective") is not None and r["label"] in ("bb-sdp", "bb", "bb-sdp previous"):
             best[problem(r)] = min(best.get(problem(r), float("inf")), r["objective"])
 
     def gap(r, bound):
@@ -579,6 +592,26 @@ def table(args):
               f"{status} | {_pct(_rel(r))} | {r.get('product_rows') or '?'} | "
               f"{_fmt(r.get('root_finished'))} | {_loss(r.get('certificate_loss'))} | "
               f"{r['load'][0]} |")
+    previous = [r for r in rows if r["label"] == "bb-sdp previous"]
+    if previous:
+        print()
+        print("| instance | code | root gap | root s | nodes | total s | status | final gap "
+              "| product rows | root finished | load |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for old in previous:
+            new = next((r for r in rows if r["label"] == "bb-sdp" and problem(r) == problem(old)),
+                       None)
+            for r in (new, old):
+                if r is None:
+                    continue
+                cut = "*" if (r.get("root_seconds") or 0) >= 0.95 * r["time_limit"] else ""
+                print(f"| {r['instance']} ({r.get('convention') or 'paper'}) | {r['code']} | "
+                      f"{_pct(gap(r, r.get('root_bound')))} | "
+                      f"{_fmt(r.get('root_seconds'), 3)}{cut} | {_fmt(r.get('nodes'))} | "
+                      f"{r.get('seconds', 0):.1f} | "
+                      f"{'proved' if _proved(r) else r.get('status')} | {_pct(_rel(r))} | "
+                      f"{r.get('product_rows') or '?'} | {_fmt(r.get('root_finished'), 4)} | "
+                      f"{r['load'][0]} |")
     if not any(r["label"] == "bb" for r in rows):  # a piece without the paper convention
         return
     print()
@@ -612,6 +645,9 @@ def main():
     ap.add_argument("--time-limit-large", type=float, default=240.0)
     ap.add_argument("--bb-limit", type=float, default=30.0)
     ap.add_argument("--old", help="PYTHONPATH of the previous code (a folder with s3vm/)")
+    ap.add_argument("--previous",
+                    help="mean: PYTHONPATH of the previous code (a folder with s3vm/), whose "
+                         "bb-sdp then runs each seed 0 search too, with the same limit")
     ap.add_argument("--old-limit", type=float, default=60.0)
     ap.add_argument("--old-max-n", type=int, default=300,
                     help="skip the previous bb-sdp above this n (its root SDP is too slow)")
