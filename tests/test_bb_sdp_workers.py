@@ -106,8 +106,11 @@ def alive_children() -> list:
 
     pids = []
     for path in glob.glob(f"/proc/{os.getpid()}/task/*/children"):
-        with open(path) as fh:
-            pids += [int(p) for p in fh.read().split()]
+        try:
+            with open(path) as fh:
+                pids += [int(p) for p in fh.read().split()]
+        except OSError:  # the thread ended between the listing and the read
+            pass
     alive = []
     for pid in pids:
         try:
