@@ -148,10 +148,18 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
                                    seconds_before_step)
     # A library prints nothing on stdout: what solver libraries write there from C goes to
     # the null device (to stderr under verbose, where the solver's log belongs).
-    with native_stdout_elsewhere(to_stderr=bool(getattr(profile, "verbose", False))):
-        outcome = supervise(work, clock, line=progress_line(form.name, clock),
-                            emit=PROGRESS_LOG.info, interval=progress_seconds())
-    result = outcome.value if outcome.finished else None
+    try:
+        with native_stdout_elsewhere(to_stderr=bool(getattr(profile, "verbose", False))):
+            outcome = supervise(work, clock, line=progress_line(form.name, clock),
+                                emit=PROGRESS_LOG.info, interval=progress_seconds())
+        result = outcome.value if outcome.finished else None
+    except KeyboardInterrupt as exc:
+        # A signal after the step had ended, before its answer was taken (supervise handles
+        # those that come while it waits): switching's answer was lost there, exit 130 with
+        # nothing on stdout (the interrupt test, twice under load). The labels the step
+        # reported are the answer, completed below as a stopped solve's.
+        clock.stop(INTERRUPTED, signal_of(exc))
+        result = None
     if result is None:
         result = result_so_far(form.name, backend, clock)
     elif clock.interrupted and result.status == "time_limit":
