@@ -537,6 +537,16 @@ def _proved(r):
                                            (r.get("options") or {}).get("node_limit"))
 
 
+def _status(r) -> str:
+    return "proved" if _proved(r) else r.get("status")
+
+
+def _root_s(r) -> str:
+    """The root's seconds, with ``*`` where the limit cut the root off."""
+    cut = "*" if (r.get("root_seconds") or 0) >= 0.95 * r["time_limit"] else ""
+    return f"{_fmt(r.get('root_seconds'), 3)}{cut}"
+
+
 def _rel(r):
     """(objective - lower bound) / |objective|."""
     o, b = r.get("objective"), r.get("lower_bound")
@@ -582,14 +592,12 @@ def table(args):
         if r["label"] != "bb-sdp":
             continue
         sel = r.get("selection") or {}
-        status = ("proved" if _proved(r) else r.get("status"))
-        cut = "*" if (r.get("root_seconds") or 0) >= 0.95 * r["time_limit"] else ""
         print(f"| {r['instance']} ({r.get('convention') or 'paper'}) | {r.get('n', '-')} | {r['seed']} | {sel.get('kernel', '-')}, "
               f"{_fmt(sel.get('C'), 3)} | {_fmt(r.get('root_bound'), 6)} | "
               f"{_fmt(best.get(problem(r)), 6)} | {_pct(gap(r, r.get('root_bound')))} | "
-              f"{_fmt(r.get('root_seconds'), 3)}{cut} | {_fmt(r.get('nodes'))} | "
+              f"{_root_s(r)} | {_fmt(r.get('nodes'))} | "
               f"{r.get('seconds', 0):.1f} ({r.get('cpu', 0):.1f}) | "
-              f"{status} | {_pct(_rel(r))} | {r.get('product_rows') or '?'} | "
+              f"{_status(r)} | {_pct(_rel(r))} | {r.get('product_rows') or '?'} | "
               f"{_fmt(r.get('root_finished'))} | {_loss(r.get('certificate_loss'))} | "
               f"{r['load'][0]} |")
     previous = [r for r in rows if r["label"] == "bb-sdp previous"]
@@ -604,12 +612,11 @@ def table(args):
             for r in (new, old):
                 if r is None:
                     continue
-                cut = "*" if (r.get("root_seconds") or 0) >= 0.95 * r["time_limit"] else ""
                 print(f"| {r['instance']} ({r.get('convention') or 'paper'}) | {r['code']} | "
                       f"{_pct(gap(r, r.get('root_bound')))} | "
-                      f"{_fmt(r.get('root_seconds'), 3)}{cut} | {_fmt(r.get('nodes'))} | "
+                      f"{_root_s(r)} | {_fmt(r.get('nodes'))} | "
                       f"{r.get('seconds', 0):.1f} | "
-                      f"{'proved' if _proved(r) else r.get('status')} | {_pct(_rel(r))} | "
+                      f"{_status(r)} | {_pct(_rel(r))} | "
                       f"{r.get('product_rows') or '?'} | {_fmt(r.get('root_finished'), 4)} | "
                       f"{r['load'][0]} |")
     if not any(r["label"] == "bb" for r in rows):  # a piece without the paper convention
@@ -623,7 +630,7 @@ def table(args):
             continue
         old = next((o for o in rows if o["instance"] == r["instance"] and o["label"].startswith(
             "bb-sdp-previous")), None)
-        status = "proved" if _proved(r) else r.get("status")
+        status = _status(r)
         old_gap = _pct(gap(old, old.get("root_bound"))) if old and old.get("root_bound") else (
             old.get("status") if old else "-")
         print(f"| {r['instance']} | {status} | {_fmt(r.get('seconds'), 3)} | {_fmt(r.get('nodes'))} | "

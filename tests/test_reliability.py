@@ -624,7 +624,7 @@ def test_a_signal_as_the_step_ends_answers_the_labels_at_hand():
     # switching's answer was lost when SIGINT came after its step had ended and before the
     # answer was taken (exit 130, nothing on stdout; the interrupt test above, twice under
     # load). Sent here right after the supervised step returns: a stopped solve's answer,
-    # labels and their objective, written whole.
+    # with its labels, written whole.
     done = subprocess.run([sys.executable, "-c", _SIGNAL_IN_STAGE, "after-step"],
                           capture_output=True, text=True, timeout=120, env=environment())
     assert done.returncode == 130, done.stderr[-400:]
