@@ -1,12 +1,17 @@
 """Speed of `bb` (S3VM-L2 by branch and bound, SVM bound) on two moons and the SDP-S3VM instances.
 
-Parts (each prints JSON lines; --doc appends nothing: the docs/benchmarks.md section is written by
-hand from these lines, see the section for the exact runs):
+Parts (each prints JSON lines, the first a header with the date, load, commit and machine;
+benchmarks/pages.py prints the tables of docs/benchmarks/exact.md from the files of scale, miqp
+and mip, and the changelog, docs/changelog.md, has the earlier runs):
 
   scale   two_moons(1 labeled per moon, u/2 unlabeled per moon, seed s), rbf sigma 0.5, C = C* = 10,
           bias, count balance at the true ratio; bb with --time-limit per run; for each u the
           median seconds and nodes over the seeds and how many runs were proved optimal.
   miqp    the same instances at u = 20, 30, 40: bb against l2-miqp (SCIP); ratio of medians.
+  mip     the same instances at u = 20, 30, 40 under Problem 3 (the Bennett-Demiriz MIP, rbf
+          sigma 0.5, mu and nu at their defaults, count balance at the true count): bb-mip (the
+          project's driver, LP bounds) against bd-mip (the same MIP by HiGHS's own branch and
+          bound); both must prove the same optimum.
   sdpbound  bb --no-bias against bb-sdp on the same two-moons instances (no bias, otherwise as
           scale): nodes and seconds each needs, and whether the optima agree; bb-sdp both with its
           default SCS use (a loose solve per node, redone tightly unless it prunes) and with every
@@ -21,6 +26,7 @@ hand from these lines, see the section for the exact runs):
 
     .venv/bin/python benchmarks/bench_bb.py scale --sizes 50 100 150 200 300 --seeds 5 --time-limit 120
     .venv/bin/python benchmarks/bench_bb.py miqp --sizes 20 30 40 --seeds 3 --time-limit 600
+    .venv/bin/python benchmarks/bench_bb.py mip --sizes 20 30 40 --seeds 3 --time-limit 120
     .venv/bin/python benchmarks/bench_bb.py sdpbound --sizes 10 20 30 40 --seeds 3 --time-limit 600
     .venv/bin/python benchmarks/bench_bb.py sdp --time-limit 600
 """
@@ -33,6 +39,7 @@ import statistics
 import time
 
 
+import benchmd
 from s3vm.api import evaluate, solve
 
 MOONS = dict(kernel="rbf", sigma=0.5, C=10.0, C_star=10.0, balance="count", positives="truth")
@@ -45,11 +52,13 @@ def moons(u, seed):
 
 
 def run(inst, name, time_limit, **kw):
-    t = time.perf_counter()
+    load = benchmd.load()
+    t, cpu = time.perf_counter(), benchmd.cpu_seconds()
     r = solve(inst, name, time_limit=time_limit, **kw)
     return {"formulation": name, "status": r.status, "objective": r.objective,
             "lower_bound": r.lower_bound, "gap": r.gap, "nodes": r.nodes, "seconds": r.seconds,
-            "wall": time.perf_counter() - t, "error": evaluate(inst, r)["error"],
+            "wall": time.perf_counter() - t, "cpu": benchmd.cpu_seconds() - cpu,
+            "error": evaluate(inst, r)["error"], "load": load,
             **{k: r.info[k] for k in ("sdp_solves", "tight_solves") if k in r.info}}
 
 
@@ -84,6 +93,19 @@ def miqp(args):
         mm = statistics.median(p["l2-miqp"]["seconds"] for p in pairs)
         print(json.dumps({"part": "miqp-summary", "u": u, "bb_median_s": mb, "miqp_median_s": mm,
                           "ratio": mm / mb}), flush=True)
+
+
+def mip(args):
+    kw = {k: MOONS[k] for k in ("kernel", "sigma", "balance", "positives")}
+    for u in args.sizes:
+        for seed in range(args.seeds):
+            inst = moons(u, seed)
+            a = run(inst, "bb-mip", args.time_limit, **kw)
+            b = run(inst, "bd-mip", args.time_limit, **kw)
+            same = (a["status"] == b["status"] == "optimal"
+                    and abs(a["objective"] - b["objective"]) <= 1e-6 * max(1, abs(a["objective"])))
+            print(json.dumps({"part": "mip", "u": u, "seed": seed, "bb-mip": a, "bd-mip": b,
+                              "same_optimum": same}), flush=True)
 
 
 def sdpbound(args):
@@ -137,7 +159,7 @@ def sdp(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("part", choices=("scale", "miqp", "sdpbound", "sdp"))
+    ap.add_argument("part", choices=("scale", "miqp", "mip", "sdpbound", "sdp"))
     ap.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 150, 200, 300])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--time-limit", type=float, default=120.0)
@@ -148,7 +170,8 @@ def main():
     ap.add_argument("--skip", type=int, default=0, help="sdp: skip the first K instances")
     ap.add_argument("--with-bb-sdp", action="store_true")
     args = ap.parse_args()
-    {"scale": scale, "miqp": miqp, "sdpbound": sdpbound, "sdp": sdp}[args.part](args)
+    print(json.dumps(benchmd.run_header()), flush=True)
+    {"scale": scale, "miqp": miqp, "mip": mip, "sdpbound": sdpbound, "sdp": sdp}[args.part](args)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""Shared helpers of the hand-run benchmarks: machine description, instrumentation of the HiGHS
-session, and writing one section of docs/benchmarks.md.
+"""Shared helpers of the hand-run benchmarks: machine description and the header line of a data
+file, instrumentation of the HiGHS session, and writing a section for the changelog.
 
 Nothing here changes package behaviour: the wrappers below only time calls the package makes.
 """
@@ -15,18 +15,17 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOC = os.path.join(ROOT, "docs", "benchmarks.md")
+#: Where the scripts that describe their run in markdown (bench_lp_build, bench_vs3vm, bench_sdp,
+#: peak_memory) write it: a scratch file outside the repository's tracked files (build/), from
+#: which the run's entry of docs/changelog.md is written by hand. The reference pages
+#: (docs/benchmarks/) take their tables from data files instead (benchmarks/pages.py).
+DOC = os.path.join(ROOT, "build", "benchmark-sections.md")
 
-DOC_HEADER = """# Benchmarks
+DOC_HEADER = """# Benchmark sections
 
-Figures written by the hand-run scripts in `benchmarks/` (not part of the test suite). Each
-section is replaced in place when its script runs again; each states the exact command, the
-machine and the date. Timings are wall-clock seconds (`time.perf_counter`), medians over the
-runs stated. The earlier scratch probe of Pyomo build routes against direct highspy is in
-`benchmarks/probe/` (its README explains its numbers): at 100,000 rows it measured the
-`MatrixConstraint` build at 0.93 s against 6.5-9.1 s for per-row `Constraint` rules, and the Pyomo
-persistent HiGHS interfaces at 29-53 s per first solve call against 27-28 s through the
-standard-form compiler (`results_100k.jsonl`; that host's speed drifted, see its README).
+Sections written by the hand-run scripts in `benchmarks/`, each replaced in place when its script
+runs again; each states the exact command, the machine and the date. Copy a run's section into
+an entry of docs/changelog.md.
 """
 
 
@@ -70,6 +69,41 @@ def machine() -> dict:
             "scipy": scipy.__version__, "date": date}
 
 
+def load() -> float | None:
+    """The 1-minute load average (``/proc/loadavg``), None where there is none."""
+    try:
+        with open("/proc/loadavg") as fh:
+            return float(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its children that were waited for (a solver's child
+    process included): on a shared machine a run's wall time is mostly waiting for a core, its
+    CPU time is not."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def run_header(**extra) -> dict:
+    """The JSON line a run's data file starts with: the UTC date, the 1-minute load, the commit,
+    the machine in words and the command, so that the table printed from the file can say them."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip() or "?"
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next((line.split(":", 1)[1].strip() for line in fh
+                        if line.startswith("model name")), "?")
+    except OSError:
+        pass
+    return {"part": "header", "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "load": load(), "commit": commit,
+            "machine": f"{os.cpu_count()} cores, {cpu}, {platform.system()} {platform.machine()}",
+            "python": platform.python_version(), "command": command_line(), **extra}
+
+
 def machine_lines(info: dict) -> list[str]:
     return [
         f"- machine: `nproc` = {info['nproc']}, CPU `{info['cpu']}`, {info['mem']} RAM",
@@ -86,7 +120,7 @@ def command_line() -> str:
 
 
 def write_section(key: str, title: str, body: str, path: str = DOC) -> None:
-    """Replace (or append) the section between the markers of ``key`` in docs/benchmarks.md."""
+    """Replace (or append) the section between the markers of ``key`` in ``path`` (build/)."""
     start, end = f"<!-- {key}:start -->", f"<!-- {key}:end -->"
     block = f"{start}\n## {title}\n\n{body.rstrip()}\n{end}\n"
     text = open(path).read() if os.path.exists(path) else DOC_HEADER
