@@ -285,7 +285,8 @@ def main():
                          "(about 200 s each at 100,000; 0 skips it)")
     ap.add_argument("--profile", action="store_true",
                     help="also cProfile one pyomo-primal and one pyomo-dual run at the largest n")
-    ap.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks.md")
+    ap.add_argument("--no-doc", action="store_true",
+                    help="do not write the section (build/benchmark-sections.md)")
     args = ap.parse_args()
 
     from s3vm.core.settings import Settings

@@ -13,7 +13,7 @@ p = 10, 5 labeled per class (u = 100); lowrank: p = 50, 10 labeled per class. Se
 kernel, C = 1 (soft margin), and for ``sdp`` also rbf with sigma = mean nearest-neighbour distance,
 hard margin. Medians of ``--reps`` runs for runs under a minute, one run otherwise.
 
-    .venv/bin/python benchmarks/bench_sdp.py                  # everything, writes docs/benchmarks.md
+    .venv/bin/python benchmarks/bench_sdp.py                  # everything, writes its section
     .venv/bin/python benchmarks/bench_sdp.py --parts sdp --no-doc
     .venv/bin/python benchmarks/bench_sdp.py --from-json saved.json   # rewrite the section only
 """

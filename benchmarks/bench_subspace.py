@@ -1,6 +1,6 @@
 """The subspace SDP: the default solver (``psd-barrier``) beside the CVXPY model with SCS (the
 path before it), on USPS and on a generated 10^4-point set. Not part of the test suite; run by
-hand from the repository root. docs/benchmarks.md quotes its output.
+hand from the repository root. docs/benchmarks/sdp.md quotes its output.
 
     .venv/bin/python benchmarks/bench_subspace.py usps --points 100 --dim 4 --draws 5 \\
         --old-draws 3 --old-limit 300 --json /tmp/sub400.json

@@ -3,7 +3,7 @@ semi-supervised SVMs", ICML) for the estimator and its fast peers, on the same r
 
 Run by hand from the repository root (not part of the test suite), one BLAS thread; every fit
 is a JSON line on stderr and appended to ``--out`` (with the date, the load, the machine and the
-commit), and the table is printed; docs/benchmarks.md quotes it::
+commit), and the table is printed; docs/benchmarks/practitioner.md shows it::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/cs3vm_setting.py \\
         --sets text --splits 0 1 2 3 4 5 6 7 8 9 --out benchmarks/cs3vm_setting.jsonl

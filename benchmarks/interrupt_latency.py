@@ -16,7 +16,7 @@ the seconds from the signal to the exit, the exit status, the result's status, w
 labels, an objective and decision values, the 1-minute load before the run and the UTC time.
 A run whose solve finished before the phase came says so (``"signalled": false``).
 
-``table`` prints the table of docs/benchmarks.md (section "Interrupts") from such a file, one
+``table`` prints the table of docs/benchmarks/limits.md ("Interrupts") from such a file, one
 row per formulation and phase, a column per label::
 
     .venv/bin/python benchmarks/interrupt_latency.py table benchmarks/interrupt_latency.jsonl

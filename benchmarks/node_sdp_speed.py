@@ -1,5 +1,5 @@
 """Node SDPs of ``bb-sdp``: today's settings against the previous ones, on the same SDPs in one
-run (docs/benchmarks.md, "Node SDPs of bb-sdp").
+run (docs/benchmarks/sdp.md, "The node SDP's settings").
 
 The node SDPs are captured from a short search (``--nodes`` nodes of at most ``--max-rounds``
 cutting-plane rounds, the default settings otherwise) on

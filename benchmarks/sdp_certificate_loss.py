@@ -1,4 +1,5 @@
-"""The certificate's loss per node of ``bb-sdp`` (docs/benchmarks.md, "Certificates' loss per node").
+"""The certificate's loss per node of ``bb-sdp`` (docs/benchmarks/sdp.md, whose table
+``benchmarks/pages.py`` prints from this script's JSON lines).
 
 One instance of load_sdp_instance (seed 0, 30% of each class labeled with floor rounding, the code
 convention's kernel, C and product rows, the mean balance, gap 1e-3), best-first search with a

@@ -1,5 +1,5 @@
 """The root SDP of ``bb-sdp`` with the mean balance's product rows under SDPA, per basis of the facial
-reduction (docs/benchmarks.md, "Product rows under SDPA").
+reduction (docs/benchmarks/sdp.md, "Product rows, certificates and the stop test").
 
 Per instance, the starting incumbent's box, no cuts, SDPA at 1e-5 and 1e-7, with
 ``difference`` (the basis of consecutive differences e_k / a_k - e_k' / a_k' used before),
@@ -107,7 +107,7 @@ def measure(name: str, bases: list, fh) -> None:
 
 
 def table(path: str) -> None:
-    """The table of docs/benchmarks.md from the output JSONL."""
+    """The table of docs/benchmarks/sdp.md from the output JSONL."""
     from itertools import groupby
 
     rows = [json.loads(line) for line in open(path)]

@@ -1,5 +1,5 @@
 """Stronger root relaxations for ``bb-sdp`` under the mean balance, prototyped and measured against
-today's root in the same run (docs/benchmarks.md, "Relaxations tried").
+today's root in the same run (docs/benchmarks/sdp.md, "Stronger relaxations tried").
 
 Per instance (``load_sdp_instance``, seed 0, 30% of each class labeled with floor rounding, the
 kernel and C of the ``--convention`` selection, the mean balance, the code convention's product

@@ -1,6 +1,6 @@
 """The exact solver in SDP-S3VM's setting (Piccialli, Schwiddessen and Sudoso 2024) on their eleven
-instances, and the count balance's root bounds (docs/benchmarks.md, "Exact S3VM on the SDP-S3VM
-instances").
+instances, and the count balance's root bounds (docs/benchmarks/exact.md and sdp.md; the earlier
+runs in docs/changelog.md).
 
 Part ``mean`` (their problem): each instance of ``load_sdp_instance`` with 30% of each class
 labeled (``rounding="floor"``, their floor(0.3 n_c); our seeded draws, seeds 0-2 for n <= 300 and
@@ -39,7 +39,7 @@ seed 0), the kernel and C their CV chooses over ``--orders`` shuffled orders of 
 and in file order (the spread of the choice), then per convention ``bb-sdp`` by this code with
 each of ``--workers`` and, in the same run, by the previous code (``--baseline``: the python of a
 worktree of the previous commit with its own virtual environment), all with the kernel, C, C* and
-options of order 0; ``compare-table`` prints the table of docs/benchmarks.md.
+options of order 0; ``compare-table`` prints the table of docs/changelog.md.
 
 Every run is a child process with a hard timeout (its limit x 1.5 + 60 s); each line of the output
 JSONL carries the load average (``os.getloadavg``) at its start.
@@ -57,7 +57,7 @@ JSONL carries the load average (``os.getloadavg``) at its start.
     .venv/bin/python benchmarks/sdp_s3vm.py roots-table --out benchmarks/sdp_s3vm-roots.jsonl
 
 Part ``roots``: the root alone (one node) by this code and by the previous one (``--old``), same
-settings, one after the other; ``roots-table`` prints its table (docs/benchmarks.md).
+settings, one after the other; ``roots-table`` prints its table (docs/benchmarks/sdp.md).
 """
 
 from __future__ import annotations
@@ -475,7 +475,7 @@ def roots_part(args):
 
 
 def roots_table(args):
-    """The table of docs/benchmarks.md from the ``roots`` part's rows: per instance and
+    """The table of docs/benchmarks/sdp.md from the ``roots`` part's rows: per instance and
     convention, the root's gap to its incumbent, time, rounds, SDPs, product rows and whether it
     finished, this code against the previous one."""
     rows = [json.loads(line) for line in open(args.out)]

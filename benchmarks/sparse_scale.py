@@ -231,7 +231,7 @@ LABELS = {"primal-tsvm-defaults": "`S3VMClassifier(kernel=\"linear\")` (C = C* =
 
 def table(path: str, commit: str) -> str:
     """The markdown table of the records run at ``commit`` in ``path`` (the last record of
-    each size and method), as docs/benchmarks.md shows it."""
+    each size and method), as docs/benchmarks/scale.md shows it."""
     rows = {}
     with open(path) as fh:
         for line in fh:

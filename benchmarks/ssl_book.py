@@ -4,7 +4,7 @@ and its peers, in one run.
 Run by hand from the repository root (not part of the test suite); it prints a markdown table of
 the transductive error (%) on the unlabeled points and the seconds per fit, mean over the splits
 run, and writes every fit as JSON lines (with its wall and CPU seconds, the CPU time of
-``svm_learn`` included). docs/benchmarks.md quotes the table.
+``svm_learn`` included). docs/benchmarks/practitioner.md prints the table from such a file.
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/ssl_book.py --sets bci g241c \\
         --labeled 10 100 --splits 0 1 2 --out /tmp/ssl_book.jsonl

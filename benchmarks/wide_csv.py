@@ -1,8 +1,8 @@
 """Benchmark: the wall clock of ``s3vm solve`` with ``--time-limit`` on wide data.
 
-``make`` writes the CSV of docs/benchmarks.md, section "Wide data": 300 rows and 20,000 features
-(columns ``label``, ``truth``, ``x0`` ... ``x19999``, 4 decimals: 44 MB), 5 labeled rows per
-class; the classes differ in the first 10 features (means +1 and -1, unit noise everywhere)::
+``make`` writes the CSV of docs/benchmarks/limits.md, "Time limits on wide data": 300 rows and
+20,000 features (columns ``label``, ``truth``, ``x0`` ... ``x19999``, 4 decimals: 44 MB), 5
+labeled rows per class; the classes differ in the first 10 features (means +1 and -1, unit noise everywhere)::
 
     .venv/bin/python benchmarks/wide_csv.py make /tmp/wide20k.csv
 
@@ -17,7 +17,7 @@ status and message::
 
 Each line also carries the 1-minute load (``/proc/loadavg``) before the command, the time
 limit, the result's ``info["seconds_before_step"]`` and the UTC time it started. ``table``
-prints the table of docs/benchmarks.md (section "The whole command on the clock") from such a
+prints the table of docs/benchmarks/limits.md ("Time limits on wide data") from such a
 file; tests/test_docs.py holds the page equal to it::
 
     .venv/bin/python benchmarks/wide_csv.py table benchmarks/wide_csv-20k.jsonl

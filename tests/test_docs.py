@@ -1,5 +1,6 @@
 """The documentation site builds strictly (broken links and unresolvable API references fail),
-and every suite file shipped with the benchmarks is a valid suite."""
+every suite file shipped with the benchmarks is a valid suite, the benchmark pages show what their
+data files give (tables and plots), and the README's tables are the registry's and setup.cfg's."""
 
 import os
 import shutil
@@ -79,88 +80,183 @@ def test_the_models_page_documents_every_component():
             assert f"`{key}`" in section, (name, key)
 
 
-# -- benchmark tables and their generators ------------------------------------------------------
-#: The benchmark tables a script prints from its data file, each command as the page states it
-#: (docs/benchmarks.md): every table it prints must stand in the page as printed.
-GENERATED_TABLES = {
-    "ssl-book table 1": ["benchmarks/ssl_book.py", "--summary", "benchmarks/ssl_book.jsonl"],
-    "ssl-book table 2": ["benchmarks/ssl_book.py", "--summary", "benchmarks/ssl_book.jsonl",
-                         "--common"],
-    "ssl-book defaults": ["benchmarks/ssl_book.py", "--versus-book", "defaults", "--summary",
-                          "benchmarks/ssl_book_defaults.jsonl"],
-    "ssl-book defaults and peers": [
-        "benchmarks/ssl_book.py", "--summary", "benchmarks/ssl_book.jsonl",
-        "benchmarks/ssl_book_defaults.jsonl", "--sets", "g241c", "g241d", "digit1", "usps-ssl",
-        "bci", "text", "--methods", "defaults", "qn-s3vm", "label-spreading", "self-training",
-        "svmlight-tsvm"],
-    "ssl-book settings tried": ["benchmarks/ssl_book_variants.py", "--summary",
-                                "benchmarks/ssl_book_variants.jsonl"],
-    "ssl-book balance estimates": ["benchmarks/ssl_book_variants.py", "--balance"],
-    "sdp-s3vm mean": ["benchmarks/sdp_s3vm.py", "table", "--out",
-                      "benchmarks/sdp_s3vm-mean.jsonl"],
-    "sdp-s3vm 60 s": ["benchmarks/sdp_s3vm.py", "table", "--out",
-                      "benchmarks/sdp_s3vm-60.jsonl"],
-    "sdp-s3vm 600 s": ["benchmarks/sdp_s3vm.py", "table", "--out",
-                       "benchmarks/sdp_s3vm-600.jsonl"],
-    "sdp-s3vm eleven": ["benchmarks/sdp_s3vm.py", "compare-table", "--out",
-                        "benchmarks/sdp_s3vm-eleven.jsonl"],
-    "sdp-s3vm compare": ["benchmarks/sdp_s3vm.py", "compare-table", "--out",
-                         "benchmarks/sdp_s3vm-compare.jsonl"],
-    "sdp-s3vm eleven summary": ["benchmarks/sdp_s3vm.py", "compare-summary", "--out",
-                                "benchmarks/sdp_s3vm-eleven.jsonl"],
-    "cs3vm setting": ["benchmarks/cs3vm_setting.py", "--summary",
-                      "benchmarks/cs3vm_setting.jsonl"],
-    "wide csv 20k": ["benchmarks/wide_csv.py", "table", "benchmarks/wide_csv-20k.jsonl"],
-    "wide csv 5k": ["benchmarks/wide_csv.py", "table", "benchmarks/wide_csv-5k.jsonl"],
-    "interrupts": ["benchmarks/interrupt_latency.py", "table",
-                   "benchmarks/interrupt_latency.jsonl"],
-    "sparse scale": ["benchmarks/sparse_scale.py", "--out", "benchmarks/sparse_scale.jsonl",
-                     "--table", "b314d2c"],
+# -- benchmark pages: tables and plots from their data files ------------------------------------
+def _pages():
+    """benchmarks/pages.py, which prints the benchmark pages' tables from their data files and
+    draws their plots (a script beside the benchmarks, not part of the package)."""
+    import importlib.util
+
+    if "benchmark_pages" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("benchmark_pages",
+                                                      ROOT / "benchmarks" / "pages.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["benchmark_pages"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["benchmark_pages"]
+
+
+#: The generated tables this test held before the benchmarks became pages by topic (issue 36),
+#: each on the page it moved to: none may be dropped from the generator's list.
+HELD_SINCE_THE_SINGLE_PAGE = {
+    "ssl-book table 1": "changelog.md", "ssl-book table 2": "changelog.md",
+    "ssl-book defaults": "benchmarks/practitioner.md",
+    "ssl-book defaults and peers": "benchmarks/practitioner.md",
+    "ssl-book settings tried": "benchmarks/practitioner.md",
+    "ssl-book balance estimates": "benchmarks/practitioner.md",
+    "sdp-s3vm mean": "changelog.md", "sdp-s3vm 60 s": "benchmarks/exact.md",
+    "sdp-s3vm 600 s": "benchmarks/exact.md", "sdp-s3vm eleven": "changelog.md",
+    "sdp-s3vm compare": "changelog.md", "sdp-s3vm eleven summary": "changelog.md",
+    "cs3vm setting": "benchmarks/practitioner.md", "wide csv 20k": "benchmarks/limits.md",
+    "wide csv 5k": "benchmarks/limits.md", "interrupts": "benchmarks/limits.md",
+    "sparse scale": "benchmarks/scale.md",
 }
+TABLE_NAMES = list(_pages().TABLES)
+PLOT_NAMES = list(_pages().PLOTS)
 
 
-def _tables(text: str) -> list:
-    """The markdown tables in ``text``: runs of lines that start with '|'."""
-    blocks, block = [], []
-    for line in text.splitlines():
-        if line.startswith("|"):
-            block.append(line)
-        elif block:
-            blocks.append("\n".join(block))
-            block = []
-    return blocks + (["\n".join(block)] if block else [])
+def test_every_table_held_before_is_still_generated_on_its_page():
+    pages = _pages()
+    for name, page in HELD_SINCE_THE_SINGLE_PAGE.items():
+        assert name in pages.TABLES and pages.TABLES[name].page == page, name
 
 
-def _generated(command: list) -> list:
-    done = subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return _tables(done.stdout)
-
-
-@pytest.mark.parametrize("name", list(GENERATED_TABLES))
+@pytest.mark.parametrize("name", TABLE_NAMES)
 def test_a_benchmark_table_is_what_its_generator_prints_from_its_data(name):
-    page = (ROOT / "docs" / "benchmarks.md").read_text()
-    tables = _generated(GENERATED_TABLES[name])
-    assert tables, f"{name}: the generator printed no table"
-    for table in tables:
-        assert table in page, (f"{name}: docs/benchmarks.md differs from "
-                               f"`{' '.join(GENERATED_TABLES[name])}`:\n{table[:600]}")
+    import difflib
+
+    pages = _pages()
+    spec = pages.TABLES[name]
+    text = (ROOT / "docs" / spec.page).read_text()
+    if pages.shows(text, name):
+        return
+    now = pages.render_table(name)
+    held = pages.block_in(text, name) or ""
+    diff = "\n".join(difflib.unified_diff(held.splitlines(), now.splitlines(), lineterm=""))
+    pytest.fail(f"docs/{spec.page} does not show the table {name!r} as its data prints it now; "
+                f"`.venv/bin/python benchmarks/pages.py` rewrites it:\n{diff[:3000]}")
 
 
-def test_a_changed_data_file_changes_the_table(tmp_path):
-    # The comparison can fail: one fit's error changed in a copy of the data, and the table
-    # printed from it is no longer in the page.
+def test_every_generated_block_of_a_page_is_a_registered_table():
+    # A block between markers that no generator knows would never be checked.
+    import re
+
+    pages = _pages()
+    for page in [ROOT / "docs" / "changelog.md", *(ROOT / "docs" / "benchmarks").glob("*.md")]:
+        for name in re.findall(r"(?m)^<!-- table: (.+?) -->$", page.read_text()):
+            assert name in pages.TABLES and not pages.TABLES[name].history, (page.name, name)
+            assert (ROOT / "docs" / pages.TABLES[name].page) == page, (page.name, name)
+
+
+def _changed_copy(tmp_path, data: str, field: str, change, **match) -> str:
+    """A copy of a data file whose last record with ``field`` has it changed (the last: where a
+    later record replaces an earlier one of the same key, the last is the one shown)."""
     import json
 
-    lines = (ROOT / "benchmarks" / "ssl_book.jsonl").read_text().splitlines()
-    first = json.loads(lines[0])
-    first["error"] = 1.0 - first["error"]
-    copy = tmp_path / "ssl_book.jsonl"
-    copy.write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
-    page = (ROOT / "docs" / "benchmarks.md").read_text()
-    tables = _generated(["benchmarks/ssl_book.py", "--summary", str(copy)])
-    assert tables and tables[0] not in page
+    lines = (ROOT / data).read_text().splitlines()
+    for i, line in reversed(list(enumerate(lines))):
+        record = json.loads(line)
+        if field in record and all(record.get(k) == v for k, v in match.items()):
+            record[field] = change(record[field])
+            lines[i] = json.dumps(record)
+            break
+    copy = tmp_path / Path(data).name
+    copy.write_text("\n".join(lines) + "\n")
+    return str(copy)
+
+
+@pytest.mark.parametrize("name, data, field, match", [
+    ("ssl-book defaults", "benchmarks/ssl_book_defaults.jsonl", "error", {"method": "defaults"}),
+    ("ssl-book table 1", "benchmarks/ssl_book.jsonl", "error", {}),
+    ("bb scale", "benchmarks/bb_scale.jsonl", "cpu", {}),
+])
+def test_a_changed_data_file_changes_the_table(tmp_path, name, data, field, match):
+    # The comparison can fail: one record changed in a copy of the data, and a table printed
+    # from it is no longer in the page (a script's table, a history table, one of pages.py's).
+    # Tables only: the line above a table names the data file, which the copy changes anyway.
+    pages = _pages()
+    text = (ROOT / "docs" / pages.TABLES[name].page).read_text()
+    now = pages.tables_of(pages.TABLES[name].make())
+    assert now and all(table in text for table in now)
+    copy = _changed_copy(tmp_path, data, field, lambda v: 1.0 - v if v < 1 else v / 2, **match)
+    changed = pages.tables_of(pages.TABLES[name].make(data=copy))
+    assert changed and any(table not in text for table in changed)
+
+
+@pytest.mark.parametrize("name", PLOT_NAMES)
+def test_a_plot_records_the_digest_of_the_numbers_its_data_gives(name):
+    pages = _pages()
+    spec = pages.PLOTS[name]
+    assert pages.recorded_digest(spec.path) == pages.plot_digest(name), (
+        f"docs/img/{name}.svg does not show its data now; `.venv/bin/python benchmarks/pages.py` "
+        "draws it again")
+    for page in spec.pages:
+        assert f"../img/{name}.svg" in (ROOT / "docs" / page).read_text(), (page, name)
+
+
+def test_a_changed_data_file_changes_a_plots_digest(tmp_path):
+    pages = _pages()
+    copy = _changed_copy(tmp_path, "benchmarks/bb_scale.jsonl", "cpu", lambda v: v * 2)
+    assert pages.plot_digest("bb-seconds-vs-u", data=copy) != pages.plot_digest("bb-seconds-vs-u")
+    copy = _changed_copy(tmp_path, "benchmarks/ssl_book_defaults.jsonl", "error", lambda v: 1 - v,
+                         method="defaults")
+    assert (pages.plot_digest("error-vs-labeled", defaults=copy)
+            != pages.plot_digest("error-vs-labeled"))
+
+
+def test_the_plots_are_drawn_from_their_data(tmp_path):
+    # Drawing each plot anew writes an SVG that records the digest the committed one records.
+    pytest.importorskip("matplotlib", reason="the plots need matplotlib (extra plot)")
+    pages = _pages()
+    for name, spec in pages.PLOTS.items():
+        out = tmp_path / f"{name}.svg"
+        digest = pages.render_plot(name, out)
+        assert out.read_text().lstrip().startswith("<?xml") and "<svg" in out.read_text()
+        assert pages.recorded_digest(out) == digest == pages.recorded_digest(spec.path), name
+
+
+def test_the_overview_page_shows_three_plots_from_the_data():
+    import re
+
+    text = (ROOT / "docs" / "benchmarks" / "index.md").read_text()
+    shown = re.findall(r"!\[[^\]]*\]\(\.\./img/([\w-]+)\.svg\)", text)
+    assert len(shown) >= 3 and set(shown) <= set(PLOT_NAMES), shown
+
+
+# -- the README's tables -------------------------------------------------------------------------
+def _readme_table(heading: str) -> list[list[str]]:
+    """The rows (cells) of the first table under ``## heading`` in the README."""
+    section = (ROOT / "README.md").read_text().split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")][2:]
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows]
+
+
+def test_the_readme_lists_every_formulation_and_nothing_else():
+    from s3vm.core.registry import formulation_names
+
+    listed = [row[0].strip("`") for row in _readme_table("Formulations")]
+    assert sorted(listed) == sorted(formulation_names()) and len(set(listed)) == len(listed)
+
+
+def test_the_readmes_dependency_table_is_setup_cfgs():
+    # Every core requirement is in the table, and every package the table names is declared
+    # (core or an extra).
+    import configparser
+    import re
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+
+    def names(text):
+        return {re.split(r"[<>=\[ ;]", line.strip(), maxsplit=1)[0].lower()
+                for line in text.splitlines() if line.strip() and not line.strip().startswith("#")}
+
+    core = names(config["options"]["install_requires"])
+    declared = core.union(*(names(v) for v in config["options.extras_require"].values()))
+    listed = {name.strip().lower()
+              for row in _readme_table("Dependencies and what each is for")
+              for name in re.sub(r"\(.*?\)", "", row[0]).split(",")}
+    assert core <= listed, core - listed
+    assert listed <= declared, listed - declared
 
 
 def test_the_sdp_cut_example_runs_in_seconds():
