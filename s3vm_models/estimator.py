@@ -52,7 +52,7 @@ They may differ on training rows:
 
 **The defaults** (rbf kernel at the median distance, C = C* = 10, the count balance at
 the labeled ratio, ``switching`` with ``search="best"``) were chosen on the SSL book's
-benchmark (Chapelle, Schölkopf and Zien 2006, ch. 21; docs/benchmarks.md, "The
+benchmark (Chapelle, Schölkopf and Zien 2006, ch. 21; docs/changelog.md, "The
 estimator's defaults"), as a practitioner meets it: the features as given, nothing tuned
 on labels one does not have. Evidence (splits 0 and 1 of the six binary sets, l = 10 and
 100): scikit-learn's ``gamma="scale"`` was measured first and had a higher error than the
@@ -66,10 +66,10 @@ one class. ``search="best"`` starts label switching both from Joachims' annealin
 from the continuation of ∇S3VM (Chapelle and Zien 2005) and keeps the labeling of lower
 objective J (never of lower error, which a user cannot see); the gradient start was kept
 on half of those fits. The errors beside the book's TSVM, and the rows where they fall
-short of it, are in docs/benchmarks.md.
+short of it, are in docs/benchmarks/practitioner.md.
 
 Tried against these defaults on the rows where they fall short of the book's TSVM, and not
-taken (``benchmarks/ssl_book_variants.py``; docs/benchmarks.md, "Settings tried"): a
+taken (``benchmarks/ssl_book_variants.py``; docs/benchmarks/practitioner.md): a
 narrower or wider width (0.7 and 1.4 times the median distance) and C = 100 helped one row
 and hurt another; C* = 1 lowered BCI l = 100 by 1.3 points but raised Text l = 10 by 2.1,
 above the book; width and C chosen by cross-validating an SVM on the labeled rows (where each
@@ -376,7 +376,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     The notes of :mod:`s3vm.estimator` say which parameters a formulation reads (the others
     are ignored and named in ``ignored_params_``), how :meth:`predict` on the training rows
     differs from ``transduction_``, why the defaults are what they are (with the evidence of
-    docs/benchmarks.md), how more than two classes are fitted (one-vs-rest), how
+    docs/benchmarks/practitioner.md), how more than two classes are fitted (one-vs-rest), how
     ``probability=True`` calibrates, and how to score a grid search with a string scorer
     (``s3vm.labeled_scorer``).
 

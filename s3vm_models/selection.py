@@ -48,7 +48,7 @@ from s3vm.solvers.runtime.memory import check_dense_memory
 
 #: Peak bytes per entry of the l x l kernel of the labeled points (l of them): the kernel, a
 #: fold's training block, K + I/2C scaled by y y', its Cholesky factor and NNLS's copy of it;
-#: measured by ``benchmarks/peak_memory.py --runs estimates`` (docs/benchmarks.md).
+#: measured by ``benchmarks/peak_memory.py --runs estimates`` (docs/changelog.md).
 SELECT_BYTES = 64
 
 #: name -> (unlabeled penalty factor f in C* = f C l / u, product rows of the mean balance):

@@ -64,7 +64,7 @@ def blobs2():
 
 def test_digits_every_class_predicted_and_no_worse_than_svc_on_the_labeled_rows():
     # Issue 26: ten classes, five labeled a class. 600 rows keep the test quick (the exact
-    # kernel path); docs/benchmarks.md runs all 1,797.
+    # kernel path); docs/benchmarks/practitioner.md runs all 1,797.
     from sklearn.datasets import load_digits
     from sklearn.svm import SVC
 

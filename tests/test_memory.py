@@ -153,7 +153,7 @@ def test_the_subspace_sdp_counts_its_cvxpy_model_when_a_cvxpy_solver_is_named(mo
 
 
 def test_the_rbf_sdp_estimate_covers_its_measured_slope():
-    # measured (docs/benchmarks.md, peak memory): 1,180 to 1,290 bytes per n^2 entry at n = 600
+    # measured (docs/changelog.md, peak memory): 1,180 to 1,290 bytes per n^2 entry at n = 600
     # and 900 with the rbf kernel, against the 400 declared for both kernels before
     sdp = formulation_class("sdp")()
     assert sdp.dense_bytes_per_entry(Settings(kernel="rbf")) >= 1300
@@ -162,7 +162,7 @@ def test_the_rbf_sdp_estimate_covers_its_measured_slope():
 def test_bb_keeps_its_open_nodes_within_its_declared_footprint():
     # Depth-first, every level of the dive leaves a sibling open, and each kept its own Cholesky
     # factor of the active set (a^2 doubles): the sum grew with the cube of the depth, 1.9 GiB
-    # at n = 1,000 (rbf, 45 s) against the 430 MiB the guard estimated (docs/benchmarks.md).
+    # at n = 1,000 (rbf, 45 s) against the 430 MiB the guard estimated (docs/changelog.md).
     # tracemalloc counts numpy's buffers: the search's peak must stay within the declared bytes
     # per n^2 entry, less the kernel matrix's 8, formed before the trace starts.
     import tracemalloc

@@ -548,7 +548,7 @@ def _every_formulation():
 #: promise is "within a second": the worker gets 0.4 s once a complete answer is at hand, which
 #: the solve holds from before its step (the fallback labels with their objective). Measured on
 #: heart: 0.06-0.50 s from the signal to the exit at load 3-4, every formulation and phase
-#: (docs/benchmarks.md, "Interrupts"). Twice the promise leaves a loaded machine the time to
+#: (docs/benchmarks/limits.md, "Interrupts"). Twice the promise leaves a loaded machine the time to
 #: start the signalled process's answer and exit.
 INTERRUPT_SECONDS = 2.0
 

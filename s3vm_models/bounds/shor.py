@@ -107,7 +107,7 @@ class ShorOptions:
     lambda_star : bool
         Start SDPA at lambdaStar = max(1, mean diag Cm) instead of its default 100 (off: on
         the benchmark's nodes it saved iterations on some instances and cost them, or failed,
-        on others; docs/benchmarks.md).
+        on others; docs/benchmarks/sdp.md).
     incumbent_certificate : bool
         Certify also by the incumbent-relative bound (:func:`s3vm.models.shor_relaxation.incumbent_certificate`)
         and keep the larger.

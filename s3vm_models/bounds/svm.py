@@ -27,7 +27,7 @@ The factors the open nodes keep are capped at :data:`FACTOR_BYTES_PER_ENTRY` byt
 the n x n kernel matrix. Depth-first, every level of the dive leaves its second child open, each
 with its own factor of a^2 doubles (a the active set's size, up to the depth plus the labeled
 points): without the cap their sum grows with the cube of the depth (1.9 GiB at n = 1,000 with
-the rbf kernel in 45 s, docs/benchmarks.md "The guard's estimate ... at three sizes"). Beyond the
+the rbf kernel in 45 s, docs/changelog.md, "The memory guard's estimate"). Beyond the
 cap the nodes left open longest give up their factors first (depth-first, the ones bounded
 last are expanded next) and keep only their active points; such a factor is rebuilt (one
 Cholesky factorisation) when the node's children are bounded.

@@ -36,7 +36,7 @@ from s3vm.solvers.runtime.memory import check_array_memory, check_dense_memory
 
 #: Bytes a solve with dense matrices needs whatever n, added to the guard's estimate: the
 #: libraries it imports (CVXPY, Pyomo, SCIP, SDPA) and their work space, 120 to 160 MiB for
-#: sdp and about 290 MiB for l2-miqp at the smallest sizes of docs/benchmarks.md (peak memory).
+#: sdp and about 290 MiB for l2-miqp at the smallest sizes of docs/changelog.md (peak memory).
 DENSE_BASE_BYTES = 384 << 20
 
 #: Peak bytes per entry of densifying a sparse X for a formulation that reads it dense (the

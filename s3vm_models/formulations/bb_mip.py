@@ -39,7 +39,7 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
 
     name: ClassVar[str] = "bb-mip"
     #: peak bytes per n^2 entry (linear, rbf), measured: rbf (685-717 between n = 700
-    #: and 1,500, docs/benchmarks.md): the kernel expansion over all points in every LP
+    #: and 1,500, docs/changelog.md): the kernel expansion over all points in every LP
     dense_bytes: ClassVar[tuple] = (0, 800)
     summary: ClassVar[str] = ("Bennett-Demiriz MIP by branch and bound on its LP relaxation "
                               "(--mu, --nu, --balance count)")

@@ -82,7 +82,7 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
     problem: ClassVar[int] = 1
 
     name: ClassVar[str] = "bb-sdp"
-    #: peak bytes per n^2 entry (linear, rbf), measured at n = 300 and 600 (docs/benchmarks.md,
+    #: peak bytes per n^2 entry (linear, rbf), measured at n = 300 and 600 (docs/changelog.md,
     #: "Peak memory"): the node SDP's data and certificate in this process (~180), SDPA's
     #: matrices of order n + 1 in its child (~310) and its dense Schur complement, 8 m^2 for m
     #: rows, up to 5.5 n rows seen with the RLT cuts (~250)

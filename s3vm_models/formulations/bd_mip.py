@@ -33,7 +33,7 @@ class BennettDemirizMIP(PyomoFormulation):
     problem = 3
     name = "bd-mip"
     #: peak bytes per n^2 entry (linear, rbf), measured: rbf (685-717 between n = 700
-    #: and 1,500, docs/benchmarks.md): the kernel expansion over all points
+    #: and 1,500, docs/changelog.md): the kernel expansion over all points
     dense_bytes = (0, 800)
     summary = "Bennett-Demiriz S3VM mixed-integer program (--mu, --nu, --balance count)"
     problem_class = "mip"

@@ -41,7 +41,7 @@ class L2MIQP(PyomoFormulation):
     #: peak bytes per n^2 entry (linear, rbf), measured: linear: K = G G' of the big-M bound
     #: and its Pyomo model's copies (a slope of 30 bytes between n = 2,000 and 3,000, where 16
     #: were declared); rbf: the kernel expansion in Pyomo and SCIP (a slope of 910 bytes
-    #: between n = 300 and 600, where 640 were declared; docs/benchmarks.md, peak memory)
+    #: between n = 300 and 600, where 640 were declared; docs/changelog.md, peak memory)
     dense_bytes = (48, 1400)
     summary = "S3VM-L2 (squared hinge, kernel) as a MIQP, SCIP by default (--form bigm|sos1)"
     problem_class = "miqp"

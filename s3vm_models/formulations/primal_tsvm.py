@@ -11,7 +11,7 @@ gradients (CGLS) on the active rows, and the labels come from multi-switch label
 Only products of X (and of its active rows) and their transposes with vectors are formed: a
 ``scipy.sparse`` X stays sparse (never densified, no n x n matrix): a 10^6 x 10^5 corpus with
 2.8 10^7 nonzeros took 0.47 GiB beyond its 0.32 GiB matrix, the search's float32 copy of X
-included (docs/benchmarks.md, "Sparse text at scale"). Its result is the
+included (docs/benchmarks/scale.md, "Sparse text"). Its result is the
 local minimum's labels, J at them (the value of the SVM at the labels returned, to the
 conjugate gradients' tolerance), status ``feasible``, and w and b of f(x) = w'x + b
 (``result.primal``, with the expansion coefficients beta of Problem 1's inductive rule, whose

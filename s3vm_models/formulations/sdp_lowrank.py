@@ -105,7 +105,7 @@ class LowRankSDP(SubspaceFamily):
     )
 
     #: peak bytes per n^2 entry of ``--graph dense``: the rbf affinity over all points, its
-    #: squared distances and the dense eigensolver's copies (docs/benchmarks.md, peak memory)
+    #: squared distances and the dense eigensolver's copies (docs/changelog.md, peak memory)
     dense_graph_bytes: ClassVar[float] = 64
 
     def dense_bytes_per_entry(self, settings: Settings, backend=None) -> float:

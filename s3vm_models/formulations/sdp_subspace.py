@@ -76,7 +76,7 @@ class SubspaceSDP(SubspaceFamily):
     dense_bytes: ClassVar[tuple] = (1400, 1400)
     #: and per n^2 d^2 under a CVXPY backend (``--solver scs``, ...): V M V' as an affine
     #: expression has an n x n block of coefficients for each of M's entries (at d = 40: 596 MiB
-    #: at n = 60, 2.1 GiB at n = 150, a slope of 54 bytes; docs/benchmarks.md, peak memory)
+    #: at n = 60, 2.1 GiB at n = 150, a slope of 54 bytes; docs/changelog.md, peak memory)
     cvxpy_bytes_per_dim2: ClassVar[float] = 64
     summary: ClassVar[str] = "subspace approximation of the SDP relaxation (Gamma = V M V')"
 

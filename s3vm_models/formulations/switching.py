@@ -62,7 +62,7 @@ class LabelSwitchingS3VM(Formulation):
     problem_class: ClassVar[str] = "svm"
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "balance",
                                       "positives")
-    #: S3VMClassifier's default: both searches, the lower J kept (docs/benchmarks.md, the
+    #: S3VMClassifier's default: both searches, the lower J kept (docs/changelog.md, the
     #: SSL book: the gradient start had the lower J on half the fits)
     estimator_options: ClassVar[dict] = {"search": "best"}
     options: ClassVar[tuple] = (

@@ -2,7 +2,7 @@
 
 A constraint block is given as a sparse matrix and kept in CSR form (Pyomo's MatrixConstraint,
 repaired below), so that no per-row expression is built unless a consumer asks for one: a
-100,000-row block builds in about a second instead of seven (docs/benchmarks.md).
+100,000-row block builds in about a second instead of seven (docs/changelog.md).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def matrix_constraint(A, x: Sequence, lb: Optional[np.ndarray] = None,
     """A Pyomo constraint block for the rows of ``lb <= A x <= ub`` (None: that side free).
 
     ``A`` is any scipy sparse matrix or dense array with ``len(x)`` columns. The block stores the
-    CSR arrays and builds no expression until a consumer asks for one (docs/benchmarks.md).
+    CSR arrays and builds no expression until a consumer asks for one (docs/changelog.md).
     """
     A = sp.csr_matrix(A)
     A.sum_duplicates()

@@ -15,7 +15,7 @@ report what the solvers return, nothing more.
 Why not through CVXPY: a matrix variable with linear rows reaches SDPA through CVXPY as ~N^2/2
 free variables of SDPA's dual form, so SDPA's Schur complement has that order instead of the
 number of rows; on an output-space Shor relaxation with n = 100 the direct call was ~600 times
-faster (docs/benchmarks.md). Direct calls also skip CVXPY's compilation, rebuilt at every
+faster (docs/changelog.md). Direct calls also skip CVXPY's compilation, rebuilt at every
 solve of a model whose rows change.
 
 Backends (``--solver NAME`` for the problem class ``conic``):

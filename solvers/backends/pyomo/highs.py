@@ -3,7 +3,7 @@
 The Pyomo model is compiled to matrix form once (Pyomo's ``LinearStandardFormCompiler``) and
 passed to highspy in two vectorised calls, which costs seconds at 100,000 rows where Pyomo's
 persistent interfaces, adding variables and rows one at a time, cost tens of seconds
-(docs/benchmarks.md). A :class:`HighsSession` keeps the highspy object between solves: before
+(docs/changelog.md). A :class:`HighsSession` keeps the highspy object between solves: before
 each re-solve it sends only the objective coefficients whose mutable parameters changed and the
 bounds of variables that were fixed, freed or re-bounded, so HiGHS starts from its last basis.
 """
@@ -288,7 +288,7 @@ class HighsSession(Session):
         A large LP solved cold with many rows, or re-solved after costs or bounds changed on
         many columns, goes to the interior point method with crossover (several times faster
         here than simplex from a distant basis, and crossover leaves a basis for the next
-        solve); other solves go to simplex from the last basis (docs/benchmarks.md).
+        solve); other solves go to simplex from the last basis (docs/changelog.md).
         """
         if self.user_algorithm or self.is_mip:
             return

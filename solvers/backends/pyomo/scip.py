@@ -92,7 +92,7 @@ def _scip_direct_class():
             # A row of a matrix constraint (Pyomo's MatrixConstraint, flagged by
             # _linear_canonical_form) goes to SCIP from its sparse row: Pyomo's expression
             # walker, which builds and visits one node per term, took 4.4 s for the 531 dense
-            # rows of l2-miqp on 270 points (docs/benchmarks.md).
+            # rows of l2-miqp on 270 points (docs/benchmarks/scale.md).
             terms = self._matrix_terms(con) if getattr(con, "_linear_canonical_form", False) \
                 else None
             if terms is None:
