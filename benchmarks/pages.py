@@ -139,8 +139,24 @@ def printed(*argv: str) -> str:
                           timeout=600)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed:\n{done.stderr[-2000:]}")
-    kept = [line for line in done.stdout.splitlines() if not line.startswith("<!--")]
+    kept, loads = [], []
+    for line in done.stdout.splitlines():
+        uptime = UPTIME.match(line)
+        if uptime:  # a header line's `uptime`: summed up below the tables
+            loads.append(float(uptime.group(1)))
+        elif not line.startswith("<!--"):
+            kept.append(line)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    if loads:
+        kept += ["", f"The 1-minute load at the start of each of the file's {len(loads)} "
+                     f"piece{'s' if len(loads) > 1 else ''} (its header lines' `uptime`): "
+                     f"{min(loads):.2f} to {max(loads):.2f}."]
     return f"Printed by `.venv/bin/python {' '.join(argv)}`:\n\n" + "\n".join(kept)
+
+
+#: An ``uptime`` line, as sdp_s3vm.py prints its data file's header lines (with a date or not).
+UPTIME = re.compile(r"^(?:[\d-]+ [\d:]+ UTC: )?\s*[\d:]+ up .*load average: ([\d.]+),")
 
 
 def ours(name: str) -> str:
