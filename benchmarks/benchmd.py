@@ -55,7 +55,7 @@ def machine() -> dict:
                     break
     except OSError:
         pass
-    nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+    nproc = str(os.cpu_count())  # not `nproc`, which OMP_NUM_THREADS=1 turns into 1
     date = subprocess.run(["date"], capture_output=True, text=True).stdout.strip()
     mem = "?"
     try:

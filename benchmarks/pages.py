@@ -335,6 +335,22 @@ def sparse_scale(data="benchmarks/sparse_scale.jsonl") -> str:
     return printed("benchmarks/sparse_scale.py", "--out", data, "--table", "b314d2c")
 
 
+@table(SCALE, "switching scale")
+def switching_scale(data="benchmarks/switching_scale.jsonl") -> str:
+    rows = records(data)
+    header = next(r for r in rows if r.get("part") == "header")
+    runs = [r for r in rows if r.get("part") == "switching"]
+    out = []
+    for n in sorted({r["n"] for r in runs}):
+        mine = sorted((r for r in runs if r["n"] == n), key=lambda r: r["seed"])
+        out.append([f"{n:,}", len(mine), _seconds(statistics.median(r["seconds"] for r in mine)),
+                    _seconds(statistics.median(r["cpu"] for r in mine)),
+                    ", ".join(f"{100 * r['error']:.2f}% / {r['objective']:,.1f}" for r in mine)])
+    return ours("switching scale") + markdown_table(
+        ["n", "seeds", "median s (the result's clock)", "median CPU s",
+         "per seed 0, 1, ...: error / J"], out) + "\n\n" + run_note(header, runs, "Run")
+
+
 @table(SCALE, "l2-miqp build")
 def l2_miqp_build(data="benchmarks/l2_miqp_build.jsonl") -> str:
     out = [[f"{r['n']:,}", f"{float(r['loadavg'][0]):.1f}", f"{r['build_median_s']:.2f} s",
@@ -343,6 +359,20 @@ def l2_miqp_build(data="benchmarks/l2_miqp_build.jsonl") -> str:
     return ours("l2-miqp build") + markdown_table(
         ["n", "load", "build (`model_to_solve`)", "translation before (Pyomo's walker)",
          "translation now (matrix rows)", "before / now", "date"], out)
+
+
+@table(SCALE, "peak memory")
+def peak_memory(data="benchmarks/peak_memory.jsonl") -> str:
+    mib = 2 ** 20
+    out = [[r["formulation"], r["kernel"], f"{r['n']:,}", f"{r['time_limit']:.0f}", r["status"],
+            "-" if r.get("seconds") is None else f"{r['seconds']:.1f}", f"{r['wall']:.1f}",
+            f"{r['peak_bytes'] / mib:,.0f}",
+            f"{(r['peak_bytes'] - 1024 * r['baseline_kib']) / mib:,.0f}",
+            f"{r['tree_pss_bytes'] / mib:,.0f}", f"{r['load']:.1f}", r["date"]]
+           for r in records(data)]
+    return ours("peak memory") + markdown_table(
+        ["formulation", "kernel", "n", "limit (s)", "status", "solve (s)", "child's wall (s)",
+         "peak (MiB)", "growth (MiB)", "tree PSS (MiB)", "load", "date"], out)
 
 
 @table(SDP, "sdp relaxations")
@@ -681,6 +711,37 @@ def sparse_seconds_vs_n(data="benchmarks/sparse_scale.jsonl", commit="b314d2c"):
         ax.set_ylabel("seconds a fit (wall)")
         figure.legend(*ax.get_legend_handles_labels(), frameon=False, fontsize=7, ncol=2,
                       loc="outside lower center")
+    return numbers, draw
+
+
+@plot("switching-seconds-vs-n", SCALE, size=(6.0, 3.6))
+def switching_seconds_vs_n(data="benchmarks/switching_scale.jsonl"):
+    runs = [r for r in records(data) if r.get("part") == "switching"]
+    sizes = sorted({r["n"] for r in runs})
+    numbers = {"seeds": [[r["n"], r["seed"], r["cpu"], r["error"]] for r in runs],
+               "median cpu": [[n, statistics.median(r["cpu"] for r in runs if r["n"] == n)]
+                              for n in sizes],
+               "median clock": [[n, statistics.median(r["seconds"] for r in runs if r["n"] == n)]
+                                for n in sizes]}
+
+    def draw(figure):
+        ax = figure.subplots()
+        xs, ys = zip(*numbers["median cpu"])
+        ax.plot(xs, ys, "o-", color="C0", label="median CPU seconds")
+        xs, ys = zip(*numbers["median clock"])
+        ax.plot(xs, ys, "s--", color="C1", ms=4, label="median seconds, the result's clock")
+        seeds = numbers["seeds"]
+        good = [s for s in seeds if s[3] < 0.05]
+        poor = [s for s in seeds if s[3] >= 0.05]
+        ax.scatter([s[0] for s in good], [s[2] for s in good], s=12, color="C0", alpha=0.4,
+                   label="one seed (CPU s)")
+        ax.scatter([s[0] for s in poor], [s[2] for s in poor], s=22, color="C3", marker="x",
+                   label="one seed ending at 5% error or more")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("points n (two moons, 10 labeled)")
+        ax.set_ylabel("seconds a solve")
+        ax.legend(frameon=False, fontsize=7)
     return numbers, draw
 
 

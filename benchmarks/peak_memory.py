@@ -211,6 +211,7 @@ def measure(formulation, kernel, n, time_limit, options) -> dict:
     """Run one child; its peak RSS (wait4) and wall time, and what it printed."""
     cmd = [sys.executable, os.path.abspath(__file__), "--child", formulation, kernel, str(n),
            str(time_limit), json.dumps(options)]
+    started = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": benchmd.load()}
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     killed = []
@@ -229,7 +230,7 @@ def measure(formulation, kernel, n, time_limit, options) -> dict:
     record = {"formulation": formulation, "kernel": kernel, "n": n, "time_limit": time_limit,
               "options": options, "wall": wall, "peak_bytes": usage.ru_maxrss * 1024,
               "tree_pss_bytes": tree_peak[0],
-              "exit": proc.returncode, "killed": bool(killed)}
+              "exit": proc.returncode, "killed": bool(killed), **started}
     lines = [line for line in out.splitlines() if line.startswith("{")]
     if lines:
         record.update(json.loads(lines[-1]))
