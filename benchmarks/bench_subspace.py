@@ -11,6 +11,9 @@ hand from the repository root. docs/benchmarks/sdp.md quotes its output.
     .venv/bin/python benchmarks/bench_subspace.py large --n 10000 --dim 3 --exact \\
         --draws 3 --old-draws 0 --json /tmp/sub10k_exact.json
 
+``--out FILE.jsonl`` appends the run to a JSON-lines file instead (docs/benchmarks/sdp.md's
+table is printed from benchmarks/subspace.jsonl by benchmarks/pages.py).
+
 Every run is a fresh child process (``one``), so that its peak resident memory (ru_maxrss) is
 its own. The times are the whole ``Formulation.solve``: the spectral step, the kernel (or its
 factor), the solve and the score of the rounded labels.
@@ -191,6 +194,8 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=float, default=None)
     parser.add_argument("--json")
+    parser.add_argument("--out", help="append the run as JSON lines to this file (a header line, "
+                        "then one line per solve with its problem), for benchmarks/pages.py")
     args = parser.parse_args(argv)
     if args.mode == "one":
         one(args)
@@ -220,6 +225,11 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"meta": meta, "rows": rows}, fh, indent=1)
+    if args.out:
+        with open(args.out, "a") as fh:
+            fh.write(json.dumps({"part": "header", "problem": label, **meta}) + "\n")
+            for row in rows:
+                fh.write(json.dumps({"problem": label, **row}) + "\n")
 
 
 if __name__ == "__main__":

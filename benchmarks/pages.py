@@ -411,6 +411,36 @@ COUNT_VARIANTS = {
 }
 
 
+@table(SDP, "subspace solver")
+def subspace_solver(data="benchmarks/subspace.jsonl") -> str:
+    rows = records(data)
+    solves = [r for r in rows if r.get("part") != "header" and r.get("seconds") is not None]
+    new_value = {(r["problem"], r["seed"]): r["value"] for r in solves if r["path"] == "new"}
+    out = []
+    for problem in dict.fromkeys(r["problem"] for r in solves):
+        for path in ("new", "old"):
+            mine = [r for r in solves if (r["problem"], r["path"]) == (problem, path)]
+            if not mine:
+                continue
+            wall = [r["seconds"] for r in mine]
+            gaps = [r["rel_gap"] for r in mine if r.get("rel_gap") is not None]
+            above = [100 * (r["value"] / new_value[(problem, r["seed"])] - 1) for r in mine
+                     if path == "old" and r.get("value") and new_value.get((problem, r["seed"]))]
+            out.append([problem, path, len(mine),
+                        f"{statistics.median(wall):.2f} ({min(wall):.2f}-{max(wall):.2f})",
+                        f"{statistics.median(r['cpu_seconds'] for r in mine):.2f}",
+                        f"{max(r['max_rss_mb'] for r in mine):.0f}",
+                        ", ".join(sorted({r["status"] for r in mine})),
+                        f"{min(gaps):.1e} - {max(gaps):.1e}" if gaps else "-",
+                        " / ".join(f"{a:+.2f}%" for a in above) or "",
+                        f"{min(r['load'] for r in mine):.1f}-{max(r['load'] for r in mine):.1f}"])
+    dates = sorted({r["date"] for r in rows if r.get("part") == "header"})
+    return ours("subspace solver") + markdown_table(
+        ["problem", "path", "draws", "wall s, median (min-max)", "CPU s, median",
+         "max RSS MB", "status", "certified rel. gap", "old value against new (same draw)",
+         "load"], out) + f"\n\nRun {', '.join(dates)}."
+
+
 @table(SDP, "count bound")
 def count_bound(data="benchmarks/sdp_s3vm-count.jsonl") -> str:
     rows = [r for r in records(data) if r.get("part") != "header"]
