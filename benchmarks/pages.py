@@ -27,7 +27,22 @@ markdown, its data files as keyword arguments with their defaults (most print a 
 table through :func:`printed`; the others read the data file here); then the two markers in the
 page. To add a plot: a function decorated with ``@plot(name, page, ...)`` that returns the numbers
 it draws (JSON-able: they are what the digest covers) and a function that draws them on a
-matplotlib ``Figure``; then ``![...](../img/NAME.svg)`` in the page.
+matplotlib ``Figure``; then ``![...](../img/NAME.svg)`` in the page. For example, a new
+benchmark whose script prints its table from its data file, and a plot of its errors::
+
+    @table(PRACTICE, "safe estimator")
+    def safe_estimator(data="benchmarks/safe_estimator.jsonl") -> str:
+        return printed("benchmarks/safe_estimator.py", "--summary", data)
+
+    @plot("safe-estimator-errors", PRACTICE)
+    def safe_estimator_errors(data="benchmarks/safe_estimator.jsonl"):
+        numbers = {r["set"]: 100 * r["error"] for r in records(data)}
+        def draw(figure):
+            figure.subplots().barh(list(numbers), list(numbers.values()))
+        return numbers, draw
+
+then ``.venv/bin/python benchmarks/pages.py`` fills the markers and draws the SVG, and
+``tests/test_docs.py`` checks both from then on (it runs every registered table and plot).
 """
 
 from __future__ import annotations
