@@ -112,7 +112,7 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
           solver: Optional[str] = None, profile: Optional[str] = None,
           time_limit: Optional[float] = None, options: Optional[dict] = None,
           verbose: bool = False, inputs: Optional[list] = None,
-          started: Optional[float] = None, **overrides):
+          started: Optional[float] = None, pairs: Optional[dict] = None, **overrides):
     """Solve one formulation on one instance.
 
     Parameters
@@ -141,6 +141,13 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
         The ``time.perf_counter()`` value the time limit counts from when the data was read
         before this call (the command line passes the moment it began reading); default the
         start of this call.
+    pairs : dict, optional
+        Must-link and cannot-link pairs of rows, ``{"must": [(i, j), ...], "cannot": [(i, j),
+        ...]}`` (rows numbered from 0 in the data's order, labeled rows included): rows i and
+        j share a label, or have opposite labels. Joined with the data's ``group`` column
+        (:func:`s3vm.data.pairs.pairs_to_groups`), and honoured as groups are: exactly by
+        bd-mip, bb-mip, l2-miqp, bb, bb-sdp and the SDP relaxations, by construction by
+        switching, refused (an :class:`InputError`) by the others.
     **overrides
         Fields of :class:`Settings` given explicitly (``C=10``, ``kernel="rbf"``, ...); None
         values are ignored. One the formulation does not read is an :class:`InputError`.
@@ -156,6 +163,7 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
     """
     started = time.perf_counter() if started is None else started
     instance, data_settings = load(data)
+    instance = instance.with_pairs(pairs)
     form = get_formulation(formulation, **_options(options))
     _check_outputs(form, _input_files(data, inputs))
     effective = form.settings_for(_base_settings(data_settings, settings), overrides)

@@ -182,7 +182,8 @@ _EXPORT_FORMATS = {"pyomo": ("mps", "lp"), "fusion": ("cbf", "ptf"), "cvxpy": ("
 
 
 def build(data, formulation: str, settings: Optional[Settings] = None, *,
-          modeler: Optional[str] = None, options: Optional[dict] = None, **overrides) -> Built:
+          modeler: Optional[str] = None, options: Optional[dict] = None,
+          pairs: Optional[dict] = None, **overrides) -> Built:
     """The declarative model of ``formulation`` on ``data``, to read, change and solve.
 
     Parameters
@@ -200,6 +201,9 @@ def build(data, formulation: str, settings: Optional[Settings] = None, *,
         MOSEK Fusion (needs the ``mosek`` package, no licence to build) for the SDPs.
     options : dict, optional
         The formulation's options (``{"sdp_form": "primal"}``, ``{"form": "sos1"}``, ...).
+    pairs : dict, optional
+        Must-link and cannot-link pairs of rows, as for :func:`s3vm.solve`: the MIP models
+        carry them as rows on their label binaries (``groups``), the SDPs in their label map.
     **overrides
         Settings given explicitly (``C=10``, ``kernel="rbf"``), as for :func:`s3vm.solve`.
 
@@ -217,6 +221,7 @@ def build(data, formulation: str, settings: Optional[Settings] = None, *,
     """
 
     instance, data_settings = load(data)
+    instance = instance.with_pairs(pairs)
     form = get_formulation(formulation, **_options(options))
     name = form.name
     _check_declarations(form)

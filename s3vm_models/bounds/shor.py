@@ -196,6 +196,11 @@ class ShorBoundProblem(LabelingProblem):
     options : ShorOptions
     rel_gap, abs_gap : float
         The driver's tolerances (a node stops its rounds once its bound is within them).
+    links : s3vm.solvers.bnb.links.Links, optional
+        Groups: the driver branches on whole groups, the heuristics keep them, and a labeling
+        that breaks them is worth inf (a box that forces one holds no labeling of the node).
+    k_best : int
+        The driver's pool size: above 1, UB (the box, the pruning) is the K-th best value.
 
     Attributes
     ----------
@@ -212,10 +217,12 @@ class ShorBoundProblem(LabelingProblem):
 
     def __init__(self, K, label, C, balance: str, positives: Optional[int], objective, backend,
                  profile, options: Optional[ShorOptions] = None, rel_gap: float = 0.0,
-                 abs_gap: float = 0.0):
+                 abs_gap: float = 0.0, links=None, k_best: int = 1):
         self.data = OutputSpaceData(K, label, C, balance, positives)
         self.u = self.data.u
         self.positives = self.data.positives
+        self.links = links
+        self.k_best = int(k_best)
         self._objective = objective
         self.backend, self.profile = backend, profile
         self.options = options or ShorOptions()
@@ -231,7 +238,7 @@ class ShorBoundProblem(LabelingProblem):
                       "sdp_escalations": 0, "upper_rows_shown": 0, "products_dropped": 0,
                       "root_ended": None, "root_finished": False}
         self.sdp = NodeSDP(self.data, self._lifted, backend, profile, self.options, self.stats)
-        self.incumbents = IncumbentSearch(self.data, self._offer, self.stats)
+        self.incumbents = IncumbentSearch(self.data, self._offer, self.stats, links)
         self._start = time.perf_counter()
 
     @property
@@ -242,12 +249,14 @@ class ShorBoundProblem(LabelingProblem):
     # -- values ------------------------------------------------------------------------------------
     def objective(self, labels: np.ndarray) -> float:
         labels = np.asarray(labels)
+        if self.links is not None and not self.links.consistent(labels):
+            return math.inf  # no labeling of the problem: a box that forces it holds none
         key = labels.astype(np.int8).tobytes()
         value = self._values.get(key)
         if value is None:
             value = float(self._objective(labels))
             self._values[key] = value
-        if value < self.UB:
+        if value < self.UB and self.k_best == 1:
             self.UB = value
         return value
 
@@ -287,7 +296,13 @@ class ShorBoundProblem(LabelingProblem):
         """The driver's incumbent (found by another worker): its value is the UB of the box
         and of the heuristic's comparisons here too."""
         self._values.setdefault(np.asarray(labels).astype(np.int8).tobytes(), float(value))
-        self.UB = min(self.UB, float(value))
+        if self.k_best == 1:
+            self.UB = min(self.UB, float(value))
+
+    def notify_threshold(self, value: float) -> None:
+        """With a pool (``k_best`` > 1) UB is the K-th best value the driver holds."""
+        if self.k_best > 1:
+            self.UB = min(self.UB, float(value))
 
     def worker_begin(self) -> None:
         for key in self._COUNTERS:
@@ -344,6 +359,9 @@ class ShorBoundProblem(LabelingProblem):
         if root:
             if not math.isfinite(self.UB):
                 self.initial_incumbent()
+            if not math.isfinite(self.UB) and self.k_best > 1 and self.data.rhs is None:
+                # The pool is not full yet: every labeling has J <= J at w = 0, sum of C
+                self.UB = float(np.sum(self.data.C))
             if not math.isfinite(self.UB):
                 # No labeling has a finite value (the mean balance with u = 1 out of reach).
                 self.stats.update(root_ended="no SDP", root_finished=True)
@@ -539,19 +557,8 @@ class ShorBoundProblem(LabelingProblem):
         return lb, state, branch_point(self.data, self.options.branching, partial, last, L, U, vbest)
 
     def certificate_losses(self) -> dict:
-        """The certificates' loss per evaluated node, as a fraction of the node's gap: (b'y -
-        bound) / (UB - bound) with b'y the largest dual value of its rounds, over the nodes
-        with an SDP and an open gap; ``nodes``, ``median``, ``max`` and ``over_1pct`` (how many
-        lost more than 1% of their gap)."""
-        fractions = [(node.dual - node.bound) / (node.incumbent - node.bound)
-                     for node in self.log
-                     if math.isfinite(node.dual) and math.isfinite(node.bound)
-                     and math.isfinite(node.incumbent) and node.incumbent > node.bound]
-        if not fractions:
-            return {"nodes": 0, "median": None, "max": None, "over_1pct": 0}
-        f = np.maximum(np.asarray(fractions), 0.0)
-        return {"nodes": int(f.size), "median": float(np.median(f)), "max": float(f.max()),
-                "over_1pct": int(np.sum(f > 0.01))}
+        """:func:`certificate_losses` of the nodes evaluated so far."""
+        return certificate_losses(self.log)
 
     # -- the root relaxation alone (export, the formulation's CVXPY model) ----------------------------
     def root_rows(self):
@@ -563,6 +570,22 @@ class ShorBoundProblem(LabelingProblem):
         umd = np.maximum(L ** 2, U ** 2)
         return (self.sdp.rows(L, U, np.ones(self.data.n), umd, np.zeros((0, 3))), self.sdp.Ct,
                 self.sdp.fr)
+
+
+def certificate_losses(log: list) -> dict:
+    """The certificates' loss per evaluated node (:class:`NodeLog`), as a fraction of the
+    node's gap: (b'y - bound) / (UB - bound) with b'y the largest dual value of its rounds,
+    over the nodes with an SDP and an open gap; ``nodes``, ``median``, ``max`` and
+    ``over_1pct`` (how many lost more than 1% of their gap)."""
+    fractions = [(node.dual - node.bound) / (node.incumbent - node.bound)
+                 for node in log
+                 if math.isfinite(node.dual) and math.isfinite(node.bound)
+                 and math.isfinite(node.incumbent) and node.incumbent > node.bound]
+    if not fractions:
+        return {"nodes": 0, "median": None, "max": None, "over_1pct": 0}
+    f = np.maximum(np.asarray(fractions), 0.0)
+    return {"nodes": int(f.size), "median": float(np.median(f)), "max": float(f.max()),
+            "over_1pct": int(np.sum(f > 0.01))}
 
 
 __all__ = ["ShorBoundProblem", "ShorOptions", "ShorState", "NodeLog", "BRANCHINGS",

@@ -22,9 +22,10 @@ from s3vm.core import pipeline
 from s3vm.core.options import flags_of, table
 from s3vm.core.pipeline import ALL_SETTINGS
 from s3vm.core.problems import PROBLEMS, labeling_objective
-from s3vm.core.registry import all_options
+from s3vm.core.registry import all_options, formulation_class, formulation_names
 from s3vm.core.settings import SETTINGS_TABLE, Settings, keyword_hint
 from s3vm.data.instance import Instance, is_sparse
+from s3vm.solvers.bnb.links import round_scores
 from s3vm.solvers.bnb.problem import labels_by_outputs
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.registry import backend_class, get_backend, unavailable_reason
@@ -284,11 +285,11 @@ class Formulation(ABC):
             instance.require_both_classes_labeled()
         if self.needs_unlabeled:
             instance.require_unlabeled()
-        if not self.uses_groups and instance.group is not None and np.any(instance.group != 0):
+        if not self.uses_groups and instance.has_groups:
             # Dropping the constraints silently would solve another problem than the data states.
-            raise InputError(f"formulation {self.name!r} does not take the 'group' column "
-                             "(equivalence constraints): use sdp, sdp-subspace or sdp-lowrank, "
-                             "or drop the column")
+            raise InputError(f"formulation {self.name!r} does not take groups (the 'group' "
+                             f"column or pairs: equivalence constraints): use "
+                             f"{', '.join(group_formulations())}, or drop them")
         if settings.balance == "count":
             settings.positive_count(instance, in_range=not self.unmeetable_count_is_infeasible)
 
@@ -349,7 +350,11 @@ class Formulation(ABC):
         them instead (:func:`s3vm.formulations.families.conic.round_scores`)."""
         scores = np.asarray(scores, dtype=float)
         positives = settings.positive_count(instance) if settings.balance == "count" else None
-        return labels_by_outputs(scores, positives), scores
+        links = instance.unlabeled_links() if self.uses_groups else None
+        labels = round_scores(scores, positives, links)
+        if labels is None:  # no labeling keeps the groups with the count: the scores' own
+            labels = labels_by_outputs(scores, positives)
+        return labels, scores
 
     def backend(self, profile):
         """The backend that solves this formulation's models for ``profile`` (resolved before
@@ -447,6 +452,13 @@ class GivenModel:
     conic: Any = None
     solvers: str = ""
     baseline: Any = None
+
+
+def group_formulations() -> list:
+    """The registered formulations that honour groups (their ``uses_groups``), for messages:
+    each class is imported (a message of refused input, not a solve's path)."""
+    return [name for name in formulation_names()
+            if getattr(formulation_class(name), "uses_groups", False)]
 
 
 #: (formulation, solver) pairs whose missing preferred solver was already reported.

@@ -48,6 +48,7 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
     #: Its declarative model is the MIP its nodes relax: bd-mip's.
     modelers: ClassVar[tuple] = ("pyomo",)
     derived_constants = True  # big-M from an objective bound (docs/models.md)
+    uses_groups = True  # rows on d in every node's LP; the search branches on whole groups
     components: ClassVar[dict] = {**COMPONENTS, **NORM_COMPONENTS, **SIDES_COMPONENTS,
                                   **MIP_COMPONENTS}
 
@@ -61,13 +62,15 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
         """A :class:`s3vm.bounds.lp_relaxation.LPRelaxationProblem` on the model of ``bd-mip``."""
 
         positives = settings.positive_count(instance) if settings.balance == "count" else None
-        return LPRelaxationProblem(self._mip(instance, settings), backend, profile, positives)
+        return LPRelaxationProblem(self._mip(instance, settings), backend, profile, positives,
+                                   links=instance.unlabeled_links())
 
     def _mip(self, instance, settings):
         """The Bennett-Demiriz MIP of ``bd-mip``, which the nodes relax."""
         positives = settings.positive_count(instance) if settings.balance == "count" else None
         return build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,
-                              unlabeled="mip", nu=settings.nu, positives=positives)
+                              unlabeled="mip", nu=settings.nu, positives=positives,
+                              links=instance.unlabeled_links())
 
     def declarative_model(self, instance, settings, modeler):
         return self._mip(instance, settings)

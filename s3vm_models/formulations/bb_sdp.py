@@ -96,6 +96,8 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
     settings_fixed: ClassVar[dict] = {
         "bias": (False, "bb-sdp solves S3VM-L2 without bias (bb takes both)")}
     balances: ClassVar[tuple] = ("none", "count", "mean")
+    #: Groups: the search branches on whole groups; the heuristics keep them
+    uses_groups: ClassVar[bool] = True
     #: The declarative model is the root relaxation (the box of the starting incumbent, no
     #: cuts); the Fusion one is for export and inspection.
     modelers: ClassVar[tuple] = ("cvxpy", "fusion")
@@ -137,6 +139,11 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         if settings.C <= 0 or settings.C_unlabeled <= 0:
             raise InputError("bb-sdp needs C > 0 and C* > 0 (the squared hinge on K + "
                              "diag(1/(2C)))")
+        if self.k_best > 1 and settings.balance == "mean":
+            # the box of a node needs a value every labeling in the pool lies below; under the
+            # mean balance no such value is known before the pool fills
+            raise InputError("bb-sdp's k_best needs --balance none or count (the mean "
+                             "balance's box has no bound before K labelings are found)")
 
     def shor_options(self) -> ShorOptions:
         return ShorOptions(cut_factor=self.cut_factor, max_rounds=self.max_rounds,
@@ -154,7 +161,8 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         C = np.where(instance.label != 0, float(settings.C), float(settings.C_unlabeled))
         problem = ShorBoundProblem(K, instance.label, C, settings.balance, positives, objective,
                                    backend, profile, self.shor_options(), rel_gap=self.rel_gap,
-                                   abs_gap=self.abs_gap)
+                                   abs_gap=self.abs_gap, links=instance.unlabeled_links(),
+                                   k_best=self.k_best)
         problem.exact = objective
         return problem
 

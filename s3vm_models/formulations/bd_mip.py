@@ -40,6 +40,7 @@ class BennettDemirizMIP(PyomoFormulation):
     settings_used = ("kernel", "sigma", "mu", "nu", "balance", "positives")
     components = {**COMPONENTS, **NORM_COMPONENTS, **SIDES_COMPONENTS, **MIP_COMPONENTS}
     derived_constants = True  # big-M from an objective bound (docs/models.md)
+    uses_groups = True  # linear rows on d (models/problem3.py, ``groups``)
 
     def check(self, instance, settings):
         super().check(instance, settings)
@@ -49,7 +50,8 @@ class BennettDemirizMIP(PyomoFormulation):
     def build(self, instance, settings):
         positives = settings.positive_count(instance) if settings.balance == "count" else None
         return build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,
-                              unlabeled="mip", nu=settings.nu, positives=positives)
+                              unlabeled="mip", nu=settings.nu, positives=positives,
+                              links=instance.unlabeled_links())
 
     def incumbent(self, model, instance, settings):
         # d of the MIP's incumbent, and f = B w - g of its point

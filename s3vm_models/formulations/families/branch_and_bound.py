@@ -50,6 +50,10 @@ class BranchAndBoundFormulation(Formulation):
         A log line (logger ``s3vm.bnb``) every this many nodes, and at least every 5 s.
     tree_file : str, optional
         Write the explored tree there as GraphML.
+    k_best : int
+        Return the K best labelings (``Result.pool``, best first) and a proven bound on every
+        other (``Result.pool_bound``): the search prunes against the K-th best value found
+        instead of the best (:mod:`s3vm.solvers.bnb.kbest`). 1 (default): the best alone.
     """
 
     problem_class: ClassVar[str] = "svm"
@@ -69,6 +73,8 @@ class BranchAndBoundFormulation(Formulation):
                minimum=0, group=BNB_GROUP),
         Option("tree_file", "file", None, "write the explored tree as GraphML",
                flag="--tree", group=BNB_GROUP),
+        Option("k_best", "int", 1, "return the K best labelings (pool) and a proven bound on "
+               "every other labeling (pool_bound)", minimum=1, group=BNB_GROUP),
     )
 
     def check_options(self) -> None:
@@ -129,6 +135,16 @@ class BranchAndBoundFormulation(Formulation):
         """Formulation-specific entries of ``Result.info`` after the search (none here)."""
         return {}
 
+    def certificate_path(self):
+        """Where to write the search's certificate (the ``certificate`` option of bb-sdp and
+        bb-mip), None for none: the search then records no proof."""
+        return getattr(self, "certificate", None)
+
+    def write_certificate(self, instance, settings, problem, found) -> None:
+        """Write the certificate of ``found`` (a search that recorded its proof); the
+        formulations that offer one override this."""
+        raise NotImplementedError
+
     def _classifier_at(self, problem, labels, clock, result) -> None:
         """Decision values and primal parts at the best labeling into ``result``.
 
@@ -181,7 +197,8 @@ class BranchAndBoundFormulation(Formulation):
                            rel_gap=self.rel_gap, time_limit=clock.limit,
                            node_limit=self.node_limit, log_every=self.log_every,
                            keep_tree=self.tree_file is not None, start=clock.start, clock=clock,
-                           pool=pool)
+                           pool=pool, k_best=self.k_best,
+                           record_proof=self.certificate_path() is not None)
         finally:
             if pool is not None:
                 pool.close()
@@ -191,6 +208,12 @@ class BranchAndBoundFormulation(Formulation):
         result.status, result.objective, result.lower_bound = (found.status, found.objective,
                                                                 found.lower_bound)
         result.nodes, result.message = found.nodes, found.message
+        if found.pool is not None:
+            result.pool = [{"labels": labels, "objective": value}
+                           for labels, value, _ in found.pool]
+            result.pool_bound = found.pool_bound
+        if found.proof is not None:
+            self.write_certificate(instance, settings, problem, found)
         if found.labels is not None:
             result.labels = found.labels
             self._classifier_at(problem, found.labels, clock, result)
