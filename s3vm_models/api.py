@@ -22,6 +22,8 @@ from s3vm.core.settings import (SETTINGS_TABLE, Settings, instance_files, keywor
                                 load_instance)
 from s3vm.data.instance import Instance
 from s3vm.data.readers import as_instance
+from s3vm.models.certificate_check import CertificateError, CheckReport
+from s3vm.models.certificate_check import check_certificate as _check
 from s3vm.solvers.errors import InputError, S3VMError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import problem_classes
@@ -426,3 +428,25 @@ def export(data: Data, formulation: str, path: Optional[str] = None,
         fmt = ext
     form.export(instance, effective, path, fmt)
     return fmt
+
+
+def check_certificate(path) -> CheckReport:
+    """Check a certificate of optimality written by bb-sdp's ``certificate`` option (``s3vm
+    solve ... --certificate FILE``), recomputing every node's bound and the tree's coverage of
+    the labelings from the instance it holds, with numpy and scipy alone
+    (:mod:`s3vm.models.certificate_check`; docs/models.md describes the format).
+
+    Returns
+    -------
+    s3vm.models.certificate_check.CheckReport
+        ``holds`` says whether the proof holds; ``failures`` why not.
+
+    Raises
+    ------
+    InputError
+        The file cannot be read or is not a certificate.
+    """
+    try:
+        return _check(os.fspath(path) if isinstance(path, os.PathLike) else path)
+    except CertificateError as exc:
+        raise InputError(f"certificate: {exc}") from None

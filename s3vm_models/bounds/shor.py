@@ -61,7 +61,9 @@ import numpy as np
 
 from s3vm.bounds.node_sdp import FINEST_TOLERANCE, NodeSDP
 from s3vm.bounds.shor_branching import branch_point, dual_tightening, first_free
+from s3vm.bounds.shor_copies import PoolCopies
 from s3vm.bounds.shor_incumbent import IncumbentSearch
+from s3vm.bounds.shor_proof import ShorProofs
 from s3vm.models.output_space import BOX_TOL, OutputSpaceData, compute_box, project_box
 from s3vm.models.shor_relaxation import rlt_array, separate_rlt
 from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound
@@ -172,7 +174,7 @@ class NodeLog:
     ended: str = "no SDP"
 
 
-class ShorBoundProblem(LabelingProblem):
+class ShorBoundProblem(PoolCopies, LabelingProblem):
     """S3VM-L2 without bias for the branch-and-bound driver, bounded by the output-space Shor
     relaxation with SDP-S3VM's cutting-plane loop (module docstring).
 
@@ -201,6 +203,8 @@ class ShorBoundProblem(LabelingProblem):
         that breaks them is worth inf (a box that forces one holds no labeling of the node).
     k_best : int
         The driver's pool size: above 1, UB (the box, the pruning) is the K-th best value.
+    record_proof : bool
+        Keep each node's proof (:class:`s3vm.bounds.shor_proof.ShorProofs`) for a certificate.
 
     Attributes
     ----------
@@ -217,12 +221,13 @@ class ShorBoundProblem(LabelingProblem):
 
     def __init__(self, K, label, C, balance: str, positives: Optional[int], objective, backend,
                  profile, options: Optional[ShorOptions] = None, rel_gap: float = 0.0,
-                 abs_gap: float = 0.0, links=None, k_best: int = 1):
+                 abs_gap: float = 0.0, links=None, k_best: int = 1, record_proof: bool = False):
         self.data = OutputSpaceData(K, label, C, balance, positives)
         self.u = self.data.u
         self.positives = self.data.positives
         self.links = links
         self.k_best = int(k_best)
+        self.proofs = ShorProofs(objective) if record_proof else None
         self._objective = objective
         self.backend, self.profile = backend, profile
         self.options = options or ShorOptions()
@@ -260,6 +265,10 @@ class ShorBoundProblem(LabelingProblem):
             self.UB = value
         return value
 
+    def leaf_proof(self, labels: np.ndarray) -> Optional[dict]:
+        """A leaf's ``alpha`` (:meth:`s3vm.bounds.shor_proof.ShorProofs.alpha`) when recording."""
+        return None if self.proofs is None else {"alpha": self.proofs.alpha(labels)}
+
     def decision_values(self, labels: np.ndarray) -> Optional[np.ndarray]:
         """f on the unlabeled rows at ``labels`` (the exact objective's classifier)."""
         solve = getattr(self._objective, "solve", None)
@@ -286,36 +295,6 @@ class ShorBoundProblem(LabelingProblem):
             self.vbest = None if v is None else np.asarray(v, dtype=float).copy()
             return True
         return False
-
-    # -- a pool's copies of the problem (s3vm.solvers.bnb.pool) ------------------------------------
-    _COUNTERS = ("sdp", "sdp_seconds", "sdp_cpu", "box_seconds", "heuristic_seconds", "cuts",
-                 "rounds", "sdp_failures", "sdp_escalations", "upper_rows_shown",
-                 "products_dropped")
-
-    def notify_incumbent(self, labels: np.ndarray, value: float) -> None:
-        """The driver's incumbent (found by another worker): its value is the UB of the box
-        and of the heuristic's comparisons here too."""
-        self._values.setdefault(np.asarray(labels).astype(np.int8).tobytes(), float(value))
-        if self.k_best == 1:
-            self.UB = min(self.UB, float(value))
-
-    def notify_threshold(self, value: float) -> None:
-        """With a pool (``k_best`` > 1) UB is the K-th best value the driver holds."""
-        if self.k_best > 1:
-            self.UB = min(self.UB, float(value))
-
-    def worker_begin(self) -> None:
-        for key in self._COUNTERS:
-            self.stats[key] = type(self.stats[key])(0)
-        self.log = []
-
-    def worker_report(self) -> dict:
-        return {"stats": {key: self.stats[key] for key in self._COUNTERS}, "log": self.log}
-
-    def merge_worker_report(self, report: dict) -> None:
-        for key, value in report["stats"].items():
-            self.stats[key] += value
-        self.log.extend(report["log"])
 
     def _prune_at(self) -> float:
         """The bound at which a node's gap to the incumbent is closed (inf without one)."""
@@ -389,11 +368,15 @@ class ShorBoundProblem(LabelingProblem):
             self.log.append(NodeLog(partial.copy(), parent_bound, self.UB, 0, ended="time"))
             return node
         upper = None if root else parent_state.upper
+        if self.proofs is not None:
+            self.proofs.begin()
         value, state, branch = self._evaluate(partial, L, U, cuts, vbest, found,
                                               None if upper is None else upper.copy())
+        proof = None if self.proofs is None else self.proofs.node(
+            value, state, self._completion(partial, state.L, state.U))
         value = max(value, parent_bound)
         state.bound = value
-        node = NodeBound(value=value, state=state)
+        node = NodeBound(value=value, state=state, proof=proof)
         if "labels" in found:
             node.labels, node.labels_value = found["labels"], found["value"]
         if branch is not None:
@@ -487,6 +470,8 @@ class ShorBoundProblem(LabelingProblem):
                 break
             value = cert.value if math.isfinite(cert.value) else -math.inf
             lb = max(lb, value)
+            if self.proofs is not None:
+                self.proofs.round(value, cert, rows, T, L, U, lmd, umd)
             # Progress is read on the solver's dual value b'y, not on the certificate: a round's
             # certificate may lose up to a tenth of the node's gap to b'y (NodeSDP.solve keeps
             # such a loss), and a certificate that fell while b'y rose (GunPoint's root: b'y

@@ -180,6 +180,12 @@ SCHEDULER = Option(
     "bound the nodes on a Dask cluster: the address of its dask.distributed scheduler",
     group="bb-sdp (SDP-S3VM's node loop)")
 
+CERTIFICATE = Option(
+    "certificate", "file", None,
+    "write the proof of optimality (JSON) for s3vm check-certificate (bounds a checker can "
+    "recompute: slower)",
+    group="branch and bound (bb, bb-mip, bb-sdp)")
+
 DIM = Option(
     "dim", "int", 4,
     "columns d of the spectral subspace",
@@ -242,8 +248,8 @@ SHIPPED = {
     "sdp": ("s3vm.formulations.sdp:SDPRelaxation", (ROUNDING, SDP_FORM)),
     "bb-sdp": ("s3vm.formulations.bb_sdp:BranchAndBoundSDP",
         (NODE_SELECTION_2, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST, CUT_FACTOR,
-         MAX_ROUNDS, ROUND_TOL, BRANCHING, COUNT_BOUND, MEAN_PRODUCTS, SDP_TOL, WORKERS,
-         SCHEDULER)),
+         MAX_ROUNDS, ROUND_TOL, BRANCHING, COUNT_BOUND, MEAN_PRODUCTS, SDP_TOL, WORKERS, SCHEDULER,
+         CERTIFICATE)),
     "sdp-subspace": ("s3vm.formulations.sdp_subspace:SubspaceSDP",
         (DIM, SPECTRAL_RULE, GRAPH, THRESHOLD_QUANTILE, ROUNDING)),
     "sdp-lowrank": ("s3vm.formulations.sdp_lowrank:LowRankSDP",

@@ -78,8 +78,9 @@ class BranchAndBoundFormulation(Formulation):
     )
 
     def check_options(self) -> None:
-        if self.tree_file is not None:
-            check_writable(self.tree_file)
+        for path in (self.tree_file, self.certificate_path()):
+            if path is not None:
+                check_writable(path)
 
     @abstractmethod
     def labeling_problem(self, instance, settings, backend, profile):
@@ -176,8 +177,9 @@ class BranchAndBoundFormulation(Formulation):
     def run(self, instance, settings, backend, profile, clock, result):
         """Search the labeling problem; the clock (and the time limit) includes building it."""
 
-        if self.tree_file is not None:
-            check_writable(self.tree_file)
+        for path in (self.tree_file, self.certificate_path()):
+            if path is not None:
+                check_writable(path)
         if settings.balance == "count":
             P = settings.positive_count(instance, in_range=False)
             if not 0 <= P <= instance.u:
