@@ -189,3 +189,62 @@ def test_a_certificate_is_refused_where_it_cannot_be_written(inst):
                    options={"certificate": "x.json"})
     with pytest.raises(InputError, match="certificate or k_best"):
         s3vm.solve(inst, "bb-sdp", bias=False, options={"certificate": "x.json", "k_best": 2})
+
+
+# -- bb-mip: each node's LP relaxation and its duals ------------------------------------------
+
+@pytest.fixture(scope="module")
+def certified_mip(inst, tmp_path_factory):
+    path = tmp_path_factory.mktemp("mip") / "proof.json"
+    result = s3vm.solve(inst, "bb-mip", kernel="rbf", sigma=1.5, mu=0.1, nu=1.0,
+                        balance="count", options={"certificate": str(path)})
+    assert result.status == "optimal"
+    return result, json.loads(path.read_text())
+
+
+def test_a_bb_mip_certificate_holds_and_states_the_enumerated_optimum(inst, certified_mip):
+    from reference import labelings, problem3_columns, problem3_labeling_lp
+
+    result, document = certified_mip
+    report = check(document)
+    assert report.holds, report.failures
+    P = Settings(balance="count").positive_count(inst)
+    A, d, B = problem3_columns(inst, "rbf", 1.5)
+    best = min(problem3_labeling_lp(A, d, B, s, 0.1, 1.0)[0] for s in labelings(inst.u, P))
+    assert report.value == pytest.approx(best, rel=1e-6, abs=1e-8)
+    assert {(node.get("proof") or {}).get("kind") for node in document["nodes"]} >= {"lp"}
+
+
+def _pruned_lp(document):
+    return next(node for node in document["nodes"]
+                if node["status"] == "pruned" and (node.get("proof") or {}).get("kind") == "lp")
+
+
+def test_a_tampered_bb_mip_certificate_fails(certified_mip):
+    document = copy.deepcopy(certified_mip[1])
+    _pruned_lp(document)["proof"]["value"] *= 1.01
+    assert not check(document).holds
+    document = copy.deepcopy(certified_mip[1])
+    node = _pruned_lp(document)
+    node["proof"]["duals"] = [0.5 * v for v in node["proof"]["duals"]]
+    assert not check(document).holds
+    document = copy.deepcopy(certified_mip[1])
+    document["nodes"].remove(_pruned_lp(document))
+    assert not check(document).holds
+    document = copy.deepcopy(certified_mip[1])
+    document["problem"]["M"] = [1.0] * len(document["problem"]["M"])   # too small a big-M
+    report = check(document)
+    assert not report.holds and any("big-M" in f for f in report.failures)
+    document = copy.deepcopy(certified_mip[1])
+    document["incumbent"]["w"] = [0.0] * len(document["incumbent"]["w"])
+    assert not check(document).holds
+
+
+def test_a_bb_mip_certificate_with_pairs_holds(inst, tmp_path):
+    unl = [int(r) for r in inst.unlabeled]
+    path = tmp_path / "pairs.json"
+    s3vm.solve(inst, "bb-mip", kernel="linear", mu=0.1, nu=1.0,
+               pairs={"must": [(unl[0], unl[1])], "cannot": [(unl[2], unl[3])]},
+               options={"certificate": str(path)})
+    report = check(json.loads(path.read_text()))
+    assert report.holds, report.failures

@@ -33,18 +33,16 @@ from typing import Optional
 
 import numpy as np
 
+from s3vm.models.certificate_check import FORMAT, VERSION
 from s3vm.solvers.runtime.files import atomic_output
-
-#: The certificate format's name and version (the checker refuses others).
-FORMAT = "s3vm-certificate"
-VERSION = 1
 
 #: ShorOptions a certified search runs with (module docstring).
 CERTIFIED_OPTIONS = {"box": False, "tighten": False, "incumbent_certificate": False,
                      "count_bound": "none", "products": False}
 
 
-def _floats(values) -> list:
+def as_floats(values) -> list:
+    """A JSON list of floats."""
     return [float(v) for v in np.asarray(values, dtype=float).ravel()]
 
 
@@ -72,14 +70,14 @@ class ShorProofs:
         names = [[kind, int(i), int(j), int(t), bool(eq)]
                  for kind, (i, j, t), eq in zip(rows.kind, rows.ij, rows.eq)]
         self._best = (value, {"kind": "sdp", "value": float(value), "T": float(T),
-                              "L": _floats(L), "U": _floats(U), "lmd": _floats(lmd),
-                              "umd": _floats(umd), "rows": names, "y": _floats(cert.y)})
+                              "L": as_floats(L), "U": as_floats(U), "lmd": as_floats(lmd),
+                              "umd": as_floats(umd), "rows": names, "y": as_floats(cert.y)})
 
     def node(self, value: float, state, completion: Optional[np.ndarray]) -> Optional[dict]:
         """The proof of a node whose own bound is ``value`` (before the parent's is taken),
         from its final ``state`` (the box) and the labeling the box forces, if any."""
         if state is not None and (value == math.inf or completion is not None):
-            proof = {"kind": "box", "L": _floats(state.L), "U": _floats(state.U)}
+            proof = {"kind": "box", "L": as_floats(state.L), "U": as_floats(state.U)}
             if completion is not None and math.isfinite(value):
                 proof["labels"] = [int(v) for v in completion]
                 proof["alpha"] = self.alpha(completion)
@@ -93,7 +91,7 @@ class ShorProofs:
         for the expansion f = K beta of the squared hinge without bias."""
         solution = self.objective.solve(np.asarray(labels, dtype=int))
         y = self.objective.full_labels(np.asarray(labels, dtype=float))
-        return _floats(np.maximum(y * np.asarray(solution.beta, dtype=float), 0.0))
+        return as_floats(np.maximum(y * np.asarray(solution.beta, dtype=float), 0.0))
 
 
 def certificate_document(instance, settings, found, proofs: ShorProofs, abs_gap: float,
@@ -108,7 +106,7 @@ def certificate_document(instance, settings, found, proofs: ShorProofs, abs_gap:
         "format": FORMAT, "version": VERSION,
         "formulation": "bb-sdp",
         "problem": {
-            "X": [_floats(row) for row in X],
+            "X": [as_floats(row) for row in X],
             "label": [int(v) for v in instance.label],
             "group": None if instance.group is None else [int(g) for g in instance.group],
             "kernel": settings.kernel, "sigma": float(settings.sigma),

@@ -1,9 +1,12 @@
-"""A checker of bb-sdp's certificates of optimality (docs/models.md, "A certificate anyone can
-check"), with numpy and scipy alone: no solver, and none of the search's code.
+"""A checker of bb-sdp's and bb-mip's certificates of optimality (docs/models.md, "A certificate
+anyone can check"), with numpy and scipy alone: no solver, and none of the search's code.
 
-A certificate (:mod:`s3vm.bounds.shor_proof` writes it) holds the instance, the incumbent
-labeling with its value V and dual multipliers, and every node of the search tree: its partial
-labeling, fate and the data that bounds it. The checker recomputes everything from the instance:
+A certificate (:mod:`s3vm.bounds.shor_proof` and :mod:`s3vm.bounds.lp_proof` write them) holds
+the instance, the incumbent labeling with its value V (and what attains it: bb-sdp's dual
+multipliers, bb-mip's classifier w, g), and every node of the search tree: its partial
+labeling, fate and the data that bounds it. The checker recomputes everything from the instance
+(for bb-mip, :class:`Problem3LP` writes each node's LP from the math and the bound is the
+Lagrangian one of its stated duals):
 
 1. **The incumbent.** Its labeling meets the balance count and the groups, and the outputs
    v = K' Y alpha of its multipliers, scaled to meet y o v >= 1, have v'Cm v <= V (within the
@@ -53,7 +56,8 @@ BOX_SLACK = 1e-9
 EIG_SAFETY = 64 * np.finfo(float).eps
 ROW_KINDS = ("one", "xL", "xU", "dL", "dU", "cut")
 
-__all__ = ["CertificateError", "CheckReport", "check_certificate"]
+__all__ = ["CertificateError", "CheckReport", "check_certificate", "Problem3LP", "FORMAT",
+           "VERSION"]
 
 
 class CertificateError(ValueError):
@@ -108,8 +112,9 @@ def _array(value, name: str, shape=None, kind=float) -> np.ndarray:
     return out
 
 
-class _Instance:
-    """The problem of a certificate, as the checker computes it from the data."""
+class _Labelings:
+    """The data, the labels, the count and the groups of a certificate's problem: which
+    labelings of the unlabeled rows there are."""
 
     def __init__(self, problem: dict):
         _need(isinstance(problem, dict), "problem must be an object")
@@ -119,14 +124,10 @@ class _Instance:
         label = _array(problem.get("label"), "problem.label", (n,), int)
         _need(bool(np.all(np.isin(label, (-1, 0, 1)))), "problem.label holds values other "
                                                         "than -1, 0, 1")
-        self.label = label
+        self.X, self.label = X, label
         self.lab, self.unl = np.flatnonzero(label != 0), np.flatnonzero(label == 0)
         self.n, self.l, self.u = n, self.lab.size, self.unl.size
         _need(self.u >= 1 and self.l >= 1, "the problem needs labeled and unlabeled rows")
-        kernel = problem.get("kernel")
-        _need(kernel in ("linear", "rbf"), "problem.kernel must be linear or rbf")
-        C, C_star = float(problem.get("C", 0)), float(problem.get("C_star", 0))
-        _need(C > 0 and C_star > 0, "problem.C and problem.C_star must be > 0")
         balance = problem.get("balance")
         _need(balance in ("none", "count"), "problem.balance must be none or count")
         P = problem.get("positives")
@@ -134,25 +135,19 @@ class _Instance:
             _need(isinstance(P, int) and 0 <= P <= self.u, "problem.positives must be an "
                                                            "integer in 0..u")
         self.P = P if balance == "count" else None
-        if kernel == "linear":
-            K = X @ X.T
-        else:
-            sigma = float(problem.get("sigma", 0))
-            _need(sigma > 0, "problem.sigma must be > 0")
-            sq = np.sum(X * X, axis=1)
-            K = np.exp(-np.maximum(sq[:, None] + sq[None, :] - 2 * X @ X.T, 0.0)
-                       / (2 * sigma ** 2))
-        Cvec = np.where(label != 0, C, C_star)
-        self.Kp = K + np.diag(0.5 / Cvec)                     # K' in file order
-        order = np.r_[self.lab, self.unl]
-        Kp_int = self.Kp[np.ix_(order, order)]
-        inverse = np.linalg.inv(Kp_int)
-        self.Cm = 0.25 * (inverse + inverse.T)               # 1/2 K'^-1, points labeled first
-        self.Mdiag = 2.0 * np.diag(Kp_int)
-        N = n + 1
-        self.Ct = np.zeros((N, N))
-        self.Ct[1:, 1:] = self.Cm
         self._groups(problem.get("group"))
+
+    def kernel(self, problem: dict) -> np.ndarray:
+        """The n x n kernel matrix the problem names (linear, or rbf with its sigma)."""
+        kernel, X = problem.get("kernel"), self.X
+        _need(kernel in ("linear", "rbf"), "problem.kernel must be linear or rbf")
+        if kernel == "linear":
+            return X @ X.T
+        sigma = float(problem.get("sigma", 0))
+        _need(sigma > 0, "problem.sigma must be > 0")
+        sq = np.sum(X * X, axis=1)
+        return np.exp(-np.maximum(sq[:, None] + sq[None, :] - 2 * X @ X.T, 0.0)
+                      / (2 * sigma ** 2))
 
     def _groups(self, group) -> None:
         """The unlabeled positions' ties: ``fixed`` {position: label} and ``tie`` {position:
@@ -208,7 +203,26 @@ class _Instance:
             return True
         return int(np.sum(partial == 1)) <= self.P and int(np.sum(partial == -1)) <= self.u - self.P
 
-    # -- values -------------------------------------------------------------------------------
+
+class _L2Problem(_Labelings):
+    """bb-sdp's problem: S3VM-L2 without bias, in output space (module docstring)."""
+
+    def __init__(self, problem: dict):
+        super().__init__(problem)
+        C, C_star = float(problem.get("C", 0)), float(problem.get("C_star", 0))
+        _need(C > 0 and C_star > 0, "problem.C and problem.C_star must be > 0")
+        K = self.kernel(problem)
+        Cvec = np.where(self.label != 0, C, C_star)
+        self.Kp = K + np.diag(0.5 / Cvec)                     # K' in file order
+        order = np.r_[self.lab, self.unl]
+        Kp_int = self.Kp[np.ix_(order, order)]
+        inverse = np.linalg.inv(Kp_int)
+        self.Cm = 0.25 * (inverse + inverse.T)               # 1/2 K'^-1, points labeled first
+        self.Mdiag = 2.0 * np.diag(Kp_int)
+        N = self.n + 1
+        self.Ct = np.zeros((N, N))
+        self.Ct[1:, 1:] = self.Cm
+
     def _parts(self, labels_U, alpha):
         y = self.label.astype(float).copy()
         y[self.unl] = labels_U
@@ -241,6 +255,114 @@ class _Instance:
         lo = np.where(fixed > 0, 1.0, -r)
         hi = np.where(fixed < 0, -1.0, r)
         return lo, hi, r * r
+
+
+class Problem3LP(_Labelings):
+    """bb-mip's problem: the Bennett-Demiriz MIP (Problem 3 of docs/formulations.md), its node
+    LP relaxations written from the math, and their Lagrangian bounds.
+
+    Variables (w, g, y, z, r, s, d): f = B w - g on the unlabeled rows (w over the features,
+    or over the kernel columns of every point under rbf), labeled slacks y, |w| <= z, the
+    slacks r, s of the two sides of each unlabeled point, d_j = 1 labelling it +1. Rows:
+    d_i (A_i w - g) + y_i >= 1, w + z >= 0, -w + z >= 0, B_j w - g + r_j - M_j d_j >= 1 - M_j,
+    -B_j w + g + s_j + M_j d_j >= 1, e'd = P (count), and the groups' rows on d. A node fixes
+    d where its labels are set. For a bound that holds for every labeling of value at most V,
+    each variable is boxed by what an optimum of such a labeling meets: |w|_1 <= W = V / mu,
+    |g| <= G = max(V - 1, 0) + W max(min over +1 rows, min over -1 rows of |A_i|_inf) (the
+    labeled rows), z <= W, y_i <= 1 + |A_i|_inf W + G, r_j, s_j <= 1 + |B_j|_inf W + G; and
+    the big-M rows hold at such an optimum only when M_j >= 1 + |B_j|_inf W + G.
+    """
+
+    def __init__(self, problem: dict):
+        super().__init__(problem)
+        self.mu, self.nu = float(problem.get("mu", 0)), float(problem.get("nu", -1))
+        _need(self.mu > 0 and self.nu >= 0, "problem.mu must be > 0 and problem.nu >= 0")
+        K = self.kernel(problem)
+        cols = self.X if problem.get("kernel") == "linear" else K
+        self.A, self.B = cols[self.lab], cols[self.unl]
+        self.d = self.label[self.lab].astype(float)
+        self.M = _array(problem.get("M"), "problem.M", (self.u,))
+        self.p = cols.shape[1]
+
+    def limits(self, V: float):
+        """(W, G, y's bounds, r's and s's bounds) for the labelings of value at most V."""
+        W = max(V, 0.0) / self.mu
+        row_inf = np.abs(self.A).max(axis=1)
+        G = max(V - 1.0, 0.0) + W * max(row_inf[self.d > 0].min(), row_inf[self.d < 0].min())
+        return W, G, 1.0 + row_inf * W + G, 1.0 + np.abs(self.B).max(axis=1) * W + G
+
+    def value(self, labels_U, w, g) -> float:
+        """The MIP's objective at (w, g) with the unlabeled rows labeled ``labels_U``."""
+        w = _array(w, "w", (self.p,))
+        loss_l = np.maximum(0.0, 1.0 - self.d * (self.A @ w - g)).sum()
+        loss_u = np.maximum(0.0, 1.0 - np.asarray(labels_U) * (self.B @ w - g)).sum()
+        return float(loss_l + self.mu * np.abs(w).sum() + self.nu * loss_u)
+
+    def lp(self, partial: np.ndarray, V: float):
+        """(c, R, lb, ub, lo, hi) of the node's LP: min c'x, lb <= R x <= ub, lo <= x <= hi
+        (rows >= lb, or = where lb = ub), in the order of the class docstring."""
+        import scipy.sparse as sp
+
+        l, p, u = self.l, self.p, self.u
+        W, G, ylim, rlim = self.limits(V)
+        I_l, I_p, I_u = sp.eye(l), sp.eye(p), sp.eye(u)
+        Z = lambda rows, cols: sp.csr_matrix((rows, cols))   # noqa: E731
+        one_l, one_u = np.ones((l, 1)), np.ones((u, 1))
+        blocks = [
+            [sp.csr_matrix(self.A * self.d[:, None]), -self.d[:, None], I_l, Z(l, p), Z(l, u),
+             Z(l, u), Z(l, u)],
+            [I_p, Z(p, 1), Z(p, l), I_p, Z(p, u), Z(p, u), Z(p, u)],
+            [-I_p, Z(p, 1), Z(p, l), I_p, Z(p, u), Z(p, u), Z(p, u)],
+            [sp.csr_matrix(self.B), -one_u, Z(u, l), Z(u, p), I_u, Z(u, u), -sp.diags(self.M)],
+            [sp.csr_matrix(-self.B), one_u, Z(u, l), Z(u, p), Z(u, u), I_u, sp.diags(self.M)],
+        ]
+        lb = [np.ones(l), np.zeros(p), np.zeros(p), 1.0 - self.M, np.ones(u)]
+        eq_rows, eq_rhs = [], []
+        if self.P is not None:
+            eq_rows.append(np.ones(u))
+            eq_rhs.append(float(self.P))
+        for members in self._tied_classes():
+            (first, side0), rest = members[0], members[1:]
+            for j, side in rest:
+                row = np.zeros(u)
+                row[first] = 1.0
+                row[j] = -1.0 if side == side0 else 1.0
+                eq_rows.append(row)
+                eq_rhs.append(0.0 if side == side0 else 1.0)
+        R = sp.bmat(blocks, format="csr")
+        ge = R.shape[0]
+        if eq_rows:
+            left = sp.csr_matrix((len(eq_rows), R.shape[1] - u))
+            R = sp.vstack([R, sp.hstack([left, sp.csr_matrix(np.array(eq_rows))])], format="csr")
+        lb = np.concatenate(lb + [np.asarray(eq_rhs, dtype=float)])
+        ub = np.concatenate([np.full(ge, np.inf), np.asarray(eq_rhs, dtype=float)])
+        c = np.concatenate([np.zeros(p + 1), np.ones(l), self.mu * np.ones(p),
+                            self.nu * np.ones(2 * u), np.zeros(u)])
+        d_lo = np.where(partial > 0, 1.0, 0.0)
+        d_hi = np.where(partial < 0, 0.0, 1.0)
+        lo = np.concatenate([-W * np.ones(p), [-G], np.zeros(l + p + 2 * u), d_lo])
+        hi = np.concatenate([W * np.ones(p), [G], ylim, W * np.ones(p), rlim, rlim, d_hi])
+        return c, R, lb, ub, lo, hi
+
+    def _tied_classes(self) -> list:
+        classes: dict = {}
+        for k in sorted(self.tie):
+            key, side = self.tie[k]
+            classes.setdefault(key, []).append((k, side))
+        return [classes[key] for key in sorted(classes)]
+
+    def dual_bound(self, partial: np.ndarray, V: float, duals) -> float:
+        """min over the node's box of c'x - y'(R x - lb): a lower bound on its LP whatever the
+        multipliers (clipped at 0 on the >= rows)."""
+        c, R, lb, ub, lo, hi = self.lp(partial, V)
+        y = _array(duals, "duals", (R.shape[0],))
+        y = np.where(lb == ub, y, np.maximum(y, 0.0))
+        rc = c - R.T @ y
+        return float(y @ lb + np.minimum(rc * lo, rc * hi).sum())
+
+    def big_m_holds(self, V: float) -> bool:
+        _, _, _, rlim = self.limits(V)
+        return bool(np.all(self.M >= rlim * (1.0 - BOX_SLACK)))
 
 
 def _rows(names, L, U, lmd, umd, N: int):
@@ -290,7 +412,12 @@ class _Checker:
         _need(document.get("version") == VERSION, f"certificate version "
                                                   f"{document.get('version')!r}, this checker "
                                                   f"reads {VERSION}")
-        self.inst = _Instance(document.get("problem"))
+        self.formulation = document.get("formulation")
+        _need(self.formulation in ("bb-sdp", "bb-mip"), f"a certificate of "
+                                                        f"{self.formulation!r}: this checker "
+                                                        "reads bb-sdp's and bb-mip's")
+        problem = document.get("problem")
+        self.inst = _L2Problem(problem) if self.formulation == "bb-sdp" else Problem3LP(problem)
         tol = document.get("tolerance") or {}
         self.abs_gap = float(tol.get("abs_gap", 0.0))
         self.rel_gap = float(tol.get("rel_gap", 0.0))
@@ -318,9 +445,17 @@ class _Checker:
             self.fail("the incumbent breaks the balance count")
         if not self.inst.keeps_groups(labels):
             self.fail("the incumbent breaks the groups")
-        upper = self.inst.upper_value(labels, inc.get("alpha"))
+        if self.formulation == "bb-sdp":
+            upper = self.inst.upper_value(labels, inc.get("alpha"))
+            what = "multipliers"
+        else:
+            upper = self.inst.value(labels, inc.get("w"), float(inc.get("g")))
+            what = "classifier (w, g)"
+            if not self.inst.big_m_holds(value):
+                self.fail("the big-M values M_j are below 1 + |B_j|_inf W + G: the MIP may cut "
+                          "off labelings of value at most V")
         if upper > value + NUMERICAL * max(1.0, abs(value)):
-            self.fail(f"the incumbent's multipliers give a value of {upper:.10g}, above the "
+            self.fail(f"the incumbent's {what} give a value of {upper:.10g}, above the "
                       f"stated {value:.10g}")
         return value
 
@@ -440,6 +575,16 @@ class _Checker:
             return -math.inf
         _need(isinstance(proof, dict), f"node {node['id']}'s proof must be an object")
         kind = proof.get("kind")
+        if kind == "lp" and self.formulation == "bb-mip":
+            bound = self.inst.dual_bound(partial, V, proof.get("duals"))
+            stated = float(proof.get("value"))
+            if abs(bound - stated) > NUMERICAL * max(1.0, abs(stated)):
+                self.fail(f"node {node['id']}: its LP duals give the bound {bound:.10g}, not "
+                          f"the stated {stated:.10g}")
+            return bound
+        if self.formulation != "bb-sdp":
+            raise CertificateError(f"node {node['id']}: a {kind!r} proof in a certificate of "
+                                   f"{self.formulation}")
         if kind is None:   # a leaf: its multipliers
             if not np.all(partial != 0):
                 self.fail(f"node {node['id']} has a leaf's proof but free labels")
