@@ -131,6 +131,9 @@ class Formulation(ABC):
         Options :class:`s3vm.S3VMClassifier` sets where its ``options`` leave them out: the
         estimator's practitioner defaults, where :func:`s3vm.solve` and the command line keep
         the formulation's own (comparable with earlier runs).
+    in_place_settings : tuple of str
+        The settings a built declarative model takes without a rebuild (``Built.update``:
+        mutable Pyomo Params, CVXPY Parameters); :meth:`update_model` writes them.
     derived_constants : bool
         Whether the declarative model carries constants derived from a bound on the optimum
         of the problem as built (big-M values, variable bounds), which a user's change can
@@ -149,6 +152,7 @@ class Formulation(ABC):
     needs_labels: ClassVar[bool] = True
     needs_unlabeled: ClassVar[bool] = True
     uses_groups: ClassVar[bool] = False
+    in_place_settings: ClassVar[tuple] = ()
     unmeetable_count_is_infeasible: ClassVar[bool] = False
     settings_used: ClassVar[tuple] = ALL_SETTINGS
     settings_fixed: ClassVar[dict] = {}
@@ -407,6 +411,14 @@ class Formulation(ABC):
         """The model :func:`s3vm.build` returns for ``modeler`` (one of :attr:`modelers`), built
         and not solved: :meth:`build` by default (the conic family's holds its readers)."""
         return self.build(instance, settings)
+
+    def update_model(self, model, conic, instance: Instance, old: Settings,
+                     new: Settings) -> bool:
+        """Write the settings ``new`` into the declarative ``model`` built with ``old`` (its
+        conic holder ``conic``, None for Pyomo), in place, when only :attr:`in_place_settings`
+        differ and the model holds them as parameters; False when it must be built again (the
+        default: nothing is in place)."""
+        return False
 
     def solving_given(self, given: "GivenModel") -> "Formulation":
         """A formulation whose step solves ``given.model`` (a declarative model the user may

@@ -23,6 +23,7 @@ from s3vm.bounds.lp_relaxation import LPRelaxationProblem
 from s3vm.bounds.shor_proof import write_certificate
 from s3vm.core.options import Option
 from s3vm.formulations.families.branch_and_bound import BNB_GROUP, BranchAndBoundFormulation
+from s3vm.formulations.families.pyomo import update_problem3
 from s3vm.core.formulation import GivenModel
 from s3vm.core.registry import get_formulation
 from s3vm.models.problem3 import (COMPONENTS, MIP_COMPONENTS, NORM_COMPONENTS, SIDES_COMPONENTS,
@@ -58,6 +59,8 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
     modelers: ClassVar[tuple] = ("pyomo",)
     derived_constants = True  # big-M from an objective bound (docs/models.md)
     uses_groups = True  # rows on d in every node's LP; the search branches on whole groups
+    in_place_settings: ClassVar[tuple] = ("mu", "nu")   # its declarative model is bd-mip's MIP
+    update_model = update_problem3
     components: ClassVar[dict] = {**COMPONENTS, **NORM_COMPONENTS, **SIDES_COMPONENTS,
                                   **MIP_COMPONENTS}
     options: ClassVar[tuple] = BranchAndBoundFormulation.options + (

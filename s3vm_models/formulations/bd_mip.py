@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from s3vm.formulations.families.pyomo import PyomoFormulation
+from s3vm.formulations.families.pyomo import PyomoFormulation, update_problem3
 from s3vm.models.problem3 import (COMPONENTS, MIP_COMPONENTS, NORM_COMPONENTS, SIDES_COMPONENTS,
                                   Problem3Data, build_problem3, exact_result_check, labeling_value,
                                   primal_values, unlabeled_scores)
@@ -41,6 +41,8 @@ class BennettDemirizMIP(PyomoFormulation):
     components = {**COMPONENTS, **NORM_COMPONENTS, **SIDES_COMPONENTS, **MIP_COMPONENTS}
     derived_constants = True  # big-M from an objective bound (docs/models.md)
     uses_groups = True  # linear rows on d (models/problem3.py, ``groups``)
+    in_place_settings = ("mu", "nu")   # mutable Params; Built.solve then checks the big-M
+    update_model = update_problem3
 
     def check(self, instance, settings):
         super().check(instance, settings)

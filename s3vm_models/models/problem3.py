@@ -347,6 +347,25 @@ def build_problem3(data: Problem3Data, *, mu: Optional[float], unlabeled: Option
     return m
 
 
+def update_costs(model, mu: float, nu: float) -> bool:
+    """Set mu and nu in a model of :func:`build_problem3` (its mutable Params ``mu``, ``cost_r``
+    and ``cost_s``: nu in the MIP, nu / 2 in the successive LPs' first one); False when the
+    model holds one of them as a constant (the dual form, a model without the term)."""
+    import pyomo.environ as pyo
+
+    mu_param = getattr(model, "mu", None)
+    if not isinstance(mu_param, pyo.Param) and mu is not None:
+        return False
+    if isinstance(mu_param, pyo.Param):
+        model.mu = float(mu)
+    if hasattr(model, "cost_r"):
+        cost = float(nu) if hasattr(model, "d") else float(nu) / 2.0
+        for j in model.U:
+            model.cost_r[j] = cost
+            model.cost_s[j] = cost
+    return True
+
+
 #: HiGHS options of :class:`LabelingLP`: feasibility tolerances well below the smallest costs
 #: the settings admit (mu, nu >= 1e-9 times the unit cost of a labeled slack).
 HIGHS_TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
