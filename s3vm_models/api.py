@@ -114,7 +114,8 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
           solver: Optional[str] = None, profile: Optional[str] = None,
           time_limit: Optional[float] = None, options: Optional[dict] = None,
           verbose: bool = False, inputs: Optional[list] = None,
-          started: Optional[float] = None, pairs: Optional[dict] = None, **overrides):
+          started: Optional[float] = None, pairs: Optional[dict] = None,
+          start=None, **overrides):
     """Solve one formulation on one instance.
 
     Parameters
@@ -150,6 +151,10 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
         (:func:`s3vm.data.pairs.pairs_to_groups`), and honoured as groups are: exactly by
         bd-mip, bb-mip, l2-miqp, bb, bb-sdp and the SDP relaxations, by construction by
         switching, refused (an :class:`InputError`) by the others.
+    start : array_like of +1/-1, optional
+        A start labeling of the unlabeled rows (file order): bb, bb-mip and bb-sdp take it as
+        their first incumbent (a warm start; ``result.info["incumbent_source"]`` is "start"
+        while nothing beats it); the others refuse it.
     **overrides
         Fields of :class:`Settings` given explicitly (``C=10``, ``kernel="rbf"``, ...); None
         values are ignored. One the formulation does not read is an :class:`InputError`.
@@ -169,6 +174,8 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
     form = get_formulation(formulation, **_options(options))
     _check_outputs(form, _input_files(data, inputs))
     effective = form.settings_for(_base_settings(data_settings, settings), overrides)
+    if start is not None:
+        form.set_start(instance, effective, start)
     return form.solve(instance, effective, _profile(form, solver, profile, time_limit, verbose),
                       started=started)
 

@@ -412,6 +412,12 @@ class Formulation(ABC):
         and not solved: :meth:`build` by default (the conic family's holds its readers)."""
         return self.build(instance, settings)
 
+    def set_start(self, instance: Instance, settings: Settings, labels) -> None:
+        """Start the solve from the labeling ``labels`` of the unlabeled rows (a warm start);
+        an :class:`InputError` here: only the branch-and-bound formulations take one."""
+        raise InputError(f"{self.name} takes no start labeling (bb, bb-mip and bb-sdp do, as "
+                         "their first incumbent)")
+
     def update_model(self, model, conic, instance: Instance, old: Settings,
                      new: Settings) -> bool:
         """Write the settings ``new`` into the declarative ``model`` built with ``old`` (its

@@ -170,7 +170,7 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
            log: Optional[Callable[[str], Any]] = None,
            progress: Optional[Callable[[str], Any]] = None, keep_tree: bool = True,
            start: Optional[float] = None, clock=None, pool=None, k_best: int = 1,
-           record_proof: bool = False) -> SearchResult:
+           record_proof: bool = False, initial: Optional[np.ndarray] = None) -> SearchResult:
     """Minimise ``problem`` over the labelings that meet its balance count, by branch and bound.
 
     Parameters
@@ -226,6 +226,10 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
         Keep every node's partial labeling, fate and proof data (:attr:`SearchResult.proof`);
         the problem supplies the data (:attr:`.problem.NodeBound.proof`,
         :meth:`.problem.LabelingProblem.leaf_proof`).
+    initial : ndarray of +1/-1, optional
+        A starting labeling (a warm start), offered before the problem's own heuristic: the
+        incumbent from the start, ``incumbent_source`` "start" while nothing beats it. One that
+        breaks the count or the links is no candidate.
 
     Returns
     -------
@@ -250,7 +254,8 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
                   log=log if log is not None else LOGGER.info,
                   progress=progress if progress is not None else _log_progress,
                   keep_tree=keep_tree, start=time.perf_counter() if start is None else start,
-                  clock=clock, pool=pool, k_best=k_best, record_proof=record_proof)
+                  clock=clock, pool=pool, k_best=k_best, record_proof=record_proof,
+                  initial=initial)
     result = run.execute(frontier)
     if result.tree is not None:
         result.tree.graph.update(node_selection=node_selection, status=result.status,
@@ -278,7 +283,7 @@ class _Search:
 
     def __init__(self, problem, *, abs_gap, rel_gap, time_limit, node_limit, log_every, log,
                  progress, keep_tree, start, clock=None, pool=None, k_best=1,
-                 record_proof=False):
+                 record_proof=False, initial=None):
         self.problem = problem
         self.pool = pool
         self.batch_nodes = 1 if pool is None else max(1, pool.workers // 2)
@@ -292,6 +297,7 @@ class _Search:
             self.tree = ProofRecorder(self.tree)
         self.links = problem.links
         self.kept = LabelingPool(k_best) if k_best > 1 else None
+        self.initial = initial  # a start labeling (a warm start)
         self.threshold = math.inf  # the value a labeling must beat to enter the answer
         self.start = start
         self.clock = clock
@@ -330,7 +336,8 @@ class _Search:
         if self.links is not None and not self.links.consistent(labels):
             return  # nor one that breaks the links
         value = float(self.problem.objective(labels)) if value is None else float(value)
-        if value < self.incumbent:  # False for NaN
+        # False for NaN, and for the incumbent found again (valued a rounding lower)
+        if value < self.incumbent and not np.array_equal(labels, self.labels):
             self.incumbent = value
             self.labels, self.source = labels.astype(int), source
             if self.clock is not None:
@@ -445,9 +452,8 @@ class _Search:
             child = node.partial.copy()
             if self.links is None:
                 child[index] = label
-                yield child, node.plus + (label == 1), node.minus + (label == -1), label
-                continue
-            self.links.fix(child, index, label)
+            else:
+                self.links.fix(child, index, label)
             yield child, int(np.sum(child == 1)), int(np.sum(child == -1)), label
 
     def _expand(self, node: Node) -> tuple[Optional[Node], Optional[Node]]:
@@ -566,6 +572,8 @@ class _Search:
             self.clock.report(phase=phase, nodes=self.nodes)
 
     def _initial_incumbent(self) -> None:
+        if self.initial is not None:
+            self._offer(self.initial, None, "start")
         start = self.problem.initial_incumbent()
         if start is not None:
             labels, value, name = start

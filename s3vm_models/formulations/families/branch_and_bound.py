@@ -136,6 +136,27 @@ class BranchAndBoundFormulation(Formulation):
         """Formulation-specific entries of ``Result.info`` after the search (none here)."""
         return {}
 
+    #: The start labeling of :meth:`set_start` (None: the problem's own heuristic alone)
+    start = None
+
+    def set_start(self, instance, settings, labels) -> None:
+        """Start from ``labels`` (+1/-1 per unlabeled row, file order): the search's first
+        incumbent, before its own heuristic. A start that breaks the balance count or the
+        groups is an :class:`InputError`; a worse start than the heuristic's costs nothing (the
+        better one is kept), and the optimum does not depend on it."""
+        labels = np.asarray(labels)
+        if labels.shape != (instance.u,) or not np.all((labels == 1) | (labels == -1)):
+            raise InputError(f"start must hold one label +1/-1 per unlabeled row ({instance.u}), "
+                             f"got shape {labels.shape}")
+        if settings.balance == "count" and \
+                int(np.sum(labels == 1)) != settings.positive_count(instance):
+            raise InputError(f"the start labels {int(np.sum(labels == 1))} rows +1, the balance "
+                             f"count asks {settings.positive_count(instance)}")
+        links = instance.unlabeled_links()
+        if links is not None and not links.consistent(labels):
+            raise InputError("the start labeling breaks the groups (or pairs)")
+        self.start = labels.astype(int)
+
     def certificate_path(self):
         """Where to write the search's certificate (the ``certificate`` option of bb-sdp and
         bb-mip), None for none: the search then records no proof."""
@@ -200,7 +221,7 @@ class BranchAndBoundFormulation(Formulation):
                            node_limit=self.node_limit, log_every=self.log_every,
                            keep_tree=self.tree_file is not None, start=clock.start, clock=clock,
                            pool=pool, k_best=self.k_best,
-                           record_proof=self.certificate_path() is not None)
+                           record_proof=self.certificate_path() is not None, initial=self.start)
         finally:
             if pool is not None:
                 pool.close()
