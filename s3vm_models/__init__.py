@@ -30,6 +30,7 @@ _PUBLIC = {
     "compare": "s3vm.api",
     "export": "s3vm.api",
     "evaluate": "s3vm.api",
+    "check_certificate": "s3vm.api",
     "load": "s3vm.api",
     "build": "s3vm.built",
     "Built": "s3vm.built",

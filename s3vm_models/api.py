@@ -22,6 +22,8 @@ from s3vm.core.settings import (SETTINGS_TABLE, Settings, instance_files, keywor
                                 load_instance)
 from s3vm.data.instance import Instance
 from s3vm.data.readers import as_instance
+from s3vm.models.certificate_check import CertificateError, CheckReport
+from s3vm.models.certificate_check import check_certificate as _check
 from s3vm.solvers.errors import InputError, S3VMError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import problem_classes
@@ -112,7 +114,8 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
           solver: Optional[str] = None, profile: Optional[str] = None,
           time_limit: Optional[float] = None, options: Optional[dict] = None,
           verbose: bool = False, inputs: Optional[list] = None,
-          started: Optional[float] = None, **overrides):
+          started: Optional[float] = None, pairs: Optional[dict] = None,
+          start=None, **overrides):
     """Solve one formulation on one instance.
 
     Parameters
@@ -141,6 +144,17 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
         The ``time.perf_counter()`` value the time limit counts from when the data was read
         before this call (the command line passes the moment it began reading); default the
         start of this call.
+    pairs : dict, optional
+        Must-link and cannot-link pairs of rows, ``{"must": [(i, j), ...], "cannot": [(i, j),
+        ...]}`` (rows numbered from 0 in the data's order, labeled rows included): rows i and
+        j share a label, or have opposite labels. Joined with the data's ``group`` column
+        (:func:`s3vm.data.pairs.pairs_to_groups`), and honoured as groups are: exactly by
+        bd-mip, bb-mip, l2-miqp, bb, bb-sdp and the SDP relaxations, by construction by
+        switching, refused (an :class:`InputError`) by the others.
+    start : array_like of +1/-1, optional
+        A start labeling of the unlabeled rows (file order): bb, bb-mip and bb-sdp take it as
+        their first incumbent (a warm start; ``result.info["incumbent_source"]`` is "start"
+        while nothing beats it); the others refuse it.
     **overrides
         Fields of :class:`Settings` given explicitly (``C=10``, ``kernel="rbf"``, ...); None
         values are ignored. One the formulation does not read is an :class:`InputError`.
@@ -156,9 +170,12 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
     """
     started = time.perf_counter() if started is None else started
     instance, data_settings = load(data)
+    instance = instance.with_pairs(pairs)
     form = get_formulation(formulation, **_options(options))
     _check_outputs(form, _input_files(data, inputs))
     effective = form.settings_for(_base_settings(data_settings, settings), overrides)
+    if start is not None:
+        form.set_start(instance, effective, start)
     return form.solve(instance, effective, _profile(form, solver, profile, time_limit, verbose),
                       started=started)
 
@@ -418,3 +435,25 @@ def export(data: Data, formulation: str, path: Optional[str] = None,
         fmt = ext
     form.export(instance, effective, path, fmt)
     return fmt
+
+
+def check_certificate(path) -> CheckReport:
+    """Check a certificate of optimality written by bb-sdp's ``certificate`` option (``s3vm
+    solve ... --certificate FILE``), recomputing every node's bound and the tree's coverage of
+    the labelings from the instance it holds, with numpy and scipy alone
+    (:mod:`s3vm.models.certificate_check`; docs/models.md describes the format).
+
+    Returns
+    -------
+    s3vm.models.certificate_check.CheckReport
+        ``holds`` says whether the proof holds; ``failures`` why not.
+
+    Raises
+    ------
+    InputError
+        The file cannot be read or is not a certificate.
+    """
+    try:
+        return _check(os.fspath(path) if isinstance(path, os.PathLike) else path)
+    except CertificateError as exc:
+        raise InputError(f"certificate: {exc}") from None

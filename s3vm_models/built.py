@@ -120,6 +120,43 @@ class Built:
         return runner.solve(self.instance, self.settings,
                             _profile(runner, solver, profile, time_limit, verbose))
 
+    def update(self, **settings) -> str:
+        """Change settings of the built model (the keywords :func:`build` takes: ``C=``,
+        ``C_star=``, ``mu=``, ``nu=``, ``positives=``, ``balance=``, ``sigma=``, ...); the next
+        :meth:`solve` solves the changed problem. Returns how: ``"in place"`` or
+        ``"rebuilt"`` (``"unchanged"`` when nothing changed).
+
+        In place, where the model holds the settings as parameters (its formulation's
+        ``in_place_settings``): mu and nu in the mutable Params of the Problem 3 models (svm1,
+        vs3vm, bd-mip, bb-mip: a MIP's big-M is then checked and raised by :meth:`solve` as
+        for any change, docs/models.md), C and C* in the ``cp.Parameter`` of the low-rank dual's
+        models (sdp's dual form, sdp-lowrank), which CVXPY re-solves without compiling the
+        problem again (DPP). The model keeps your own changes to it.
+
+        Otherwise the model is built again from the instance with the new settings, as a
+        fresh :func:`build` would, and your changes to the old model are not carried over
+        (update before you change it).
+
+        Raises
+        ------
+        InputError
+            A setting the formulation does not read, or values it refuses, as for
+            :func:`build` (the model is then left as it was).
+        """
+        form = get_formulation(self.formulation, **self.options)
+        new = form.settings_for(self.settings, settings)
+        if not self.settings.differences(new):
+            return "unchanged"
+        form.check(self.instance, new)
+        if form.update_model(self.model, self._conic, self.instance, self.settings, new):
+            self.settings = new
+            return "in place"
+        fresh = build(self.instance, self.formulation, new, modeler=self.modeler,
+                      options=self.options)
+        self.model, self.settings, self._conic = fresh.model, fresh.settings, fresh._conic
+        self._baseline = fresh._baseline
+        return "rebuilt"
+
     def export(self, path: str, format: Optional[str] = None) -> str:
         """Write the model as it is now (with every change) to ``path``; returns the format.
 
@@ -182,7 +219,8 @@ _EXPORT_FORMATS = {"pyomo": ("mps", "lp"), "fusion": ("cbf", "ptf"), "cvxpy": ("
 
 
 def build(data, formulation: str, settings: Optional[Settings] = None, *,
-          modeler: Optional[str] = None, options: Optional[dict] = None, **overrides) -> Built:
+          modeler: Optional[str] = None, options: Optional[dict] = None,
+          pairs: Optional[dict] = None, **overrides) -> Built:
     """The declarative model of ``formulation`` on ``data``, to read, change and solve.
 
     Parameters
@@ -200,6 +238,9 @@ def build(data, formulation: str, settings: Optional[Settings] = None, *,
         MOSEK Fusion (needs the ``mosek`` package, no licence to build) for the SDPs.
     options : dict, optional
         The formulation's options (``{"sdp_form": "primal"}``, ``{"form": "sos1"}``, ...).
+    pairs : dict, optional
+        Must-link and cannot-link pairs of rows, as for :func:`s3vm.solve`: the MIP models
+        carry them as rows on their label binaries (``groups``), the SDPs in their label map.
     **overrides
         Settings given explicitly (``C=10``, ``kernel="rbf"``), as for :func:`s3vm.solve`.
 
@@ -217,6 +258,7 @@ def build(data, formulation: str, settings: Optional[Settings] = None, *,
     """
 
     instance, data_settings = load(data)
+    instance = instance.with_pairs(pairs)
     form = get_formulation(formulation, **_options(options))
     name = form.name
     _check_declarations(form)

@@ -37,6 +37,13 @@ class Result:
         A short note from the solver (why it stopped), empty when nothing to say.
     info : dict
         Formulation-specific extras (iterate history, settings used, ...), JSON-serialisable.
+    pool : list of dict, optional
+        The K best labelings a search kept when asked for them (``k_best``), the best first:
+        each ``{"labels": ndarray of +1/-1 (u,), "objective": float}``. None when not asked.
+    pool_bound : float, optional
+        With ``pool``: a proven lower bound on the objective of every labeling not in it
+        (``inf`` when the search closed with no other labeling left; None when nothing was
+        proven, as when stopped before the pool's bound).
     """
 
     formulation: str
@@ -52,6 +59,8 @@ class Result:
     nodes: Optional[int] = None
     message: str = ""
     info: dict = field(default_factory=dict)
+    pool: Optional[list] = None
+    pool_bound: Optional[float] = None
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -104,6 +113,13 @@ class Result:
             out["nodes"] = int(self.nodes)
         if self.message:
             out["message"] = self.message
+        if self.pool is not None:
+            out["pool"] = [{"labels": [int(v) for v in entry["labels"]],
+                            "objective": _num(entry["objective"])} for entry in self.pool]
+            # JSON has no infinity: "exhaustive" says that no labeling lies outside the pool
+            exhaustive = self.pool_bound is not None and self.pool_bound == math.inf
+            out["pool_bound"] = None if exhaustive else _num(self.pool_bound)
+            out["pool_exhaustive"] = exhaustive
         if self.info:
             out["info"] = _jsonable(self.info)
         if primal:

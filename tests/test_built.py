@@ -99,7 +99,8 @@ def test_build_returns_the_declarative_model_with_its_documented_components(name
         for key in documented_components()[name]:
             for part in key.split(", "):
                 attr = re.sub(r"\[.*\]$", "", part)
-                if attr not in ("balance", "mean_balance"):  # only with the balance settings
+                # only with the balance settings, or with groups
+                if attr not in ("balance", "mean_balance", "groups"):
                     assert hasattr(built.model, attr), f"{name}: no component {attr}"
     else:
         assert built.modeler == "cvxpy" and isinstance(built.model, cp.Problem)

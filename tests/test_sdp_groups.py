@@ -325,7 +325,7 @@ def test_cli_contradictory_groups_exit_2_naming_rows(capsys, tmp_path, small, co
     assert sorted(os.listdir(tmp_path)) == ["bad.csv"]
 
 
-@pytest.mark.parametrize("formulation", ["rlp", "bd-mip", "vs3vm"])
+@pytest.mark.parametrize("formulation", ["rlp", "svm1", "vs3vm"])
 def test_formulations_without_groups_refuse_a_group_column(capsys, tmp_path, small, formulation):
     group = np.zeros(small.n, dtype=int)
     group[small.unlabeled[:2]] = 7

@@ -36,7 +36,8 @@ from typing import Any, Optional
 import numpy as np
 
 from s3vm.models.problem3 import LabelingLP, primal_values, unlabeled_scores
-from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound, labels_by_outputs
+from s3vm.solvers.bnb.links import round_scores
+from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound
 from s3vm.solvers.runtime.clock import Stopped
 
 INTEGRALITY_TOL = 1e-6  # a relaxed d_j this close to 0 or 1 counts as integral
@@ -71,6 +72,9 @@ class LPRelaxationProblem(LabelingProblem):
         Options of the LP solves.
     positives : int, optional
         The balance count (exactly P unlabeled points labeled +1), as in the model.
+    links : s3vm.solvers.bnb.links.Links, optional
+        The groups, as the model's ``groups`` rows state them: the driver branches on whole
+        groups, and the starting labeling keeps them.
 
     Attributes
     ----------
@@ -80,13 +84,14 @@ class LPRelaxationProblem(LabelingProblem):
         Simplex (and interior point) iterations over all of them.
     """
 
-    def __init__(self, model, backend, profile, positives: Optional[int] = None):
+    def __init__(self, model, backend, profile, positives: Optional[int] = None, links=None):
         import pyomo.environ as pyo
 
         relax_binaries(model)
         self.model = model
         self.u = len(model.U)
         self.positives = positives
+        self.links = links
         self.session = backend.session(model, profile)
         self.profile = profile
         self._loose_lp = None  # the labeling LP at default tolerances, made on first need
@@ -284,7 +289,9 @@ class LPRelaxationProblem(LabelingProblem):
         root = self._solve(np.zeros(self.u, dtype=int))
         if root.status != "optimal":
             return None
-        labels = labels_by_outputs(unlabeled_scores(self.model), self.positives)
+        labels = round_scores(unlabeled_scores(self.model), self.positives, self.links)
+        if labels is None:
+            return None
         value = self.objective(labels)
         if not np.isfinite(value):
             return None

@@ -61,7 +61,9 @@ import numpy as np
 
 from s3vm.bounds.node_sdp import FINEST_TOLERANCE, NodeSDP
 from s3vm.bounds.shor_branching import branch_point, dual_tightening, first_free
+from s3vm.bounds.shor_copies import PoolCopies
 from s3vm.bounds.shor_incumbent import IncumbentSearch
+from s3vm.bounds.shor_proof import ShorProofs
 from s3vm.models.output_space import BOX_TOL, OutputSpaceData, compute_box, project_box
 from s3vm.models.shor_relaxation import rlt_array, separate_rlt
 from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound
@@ -172,7 +174,7 @@ class NodeLog:
     ended: str = "no SDP"
 
 
-class ShorBoundProblem(LabelingProblem):
+class ShorBoundProblem(PoolCopies, LabelingProblem):
     """S3VM-L2 without bias for the branch-and-bound driver, bounded by the output-space Shor
     relaxation with SDP-S3VM's cutting-plane loop (module docstring).
 
@@ -196,6 +198,13 @@ class ShorBoundProblem(LabelingProblem):
     options : ShorOptions
     rel_gap, abs_gap : float
         The driver's tolerances (a node stops its rounds once its bound is within them).
+    links : s3vm.solvers.bnb.links.Links, optional
+        Groups: the driver branches on whole groups, the heuristics keep them, and a labeling
+        that breaks them is worth inf (a box that forces one holds no labeling of the node).
+    k_best : int
+        The driver's pool size: above 1, UB (the box, the pruning) is the K-th best value.
+    record_proof : bool
+        Keep each node's proof (:class:`s3vm.bounds.shor_proof.ShorProofs`) for a certificate.
 
     Attributes
     ----------
@@ -212,10 +221,13 @@ class ShorBoundProblem(LabelingProblem):
 
     def __init__(self, K, label, C, balance: str, positives: Optional[int], objective, backend,
                  profile, options: Optional[ShorOptions] = None, rel_gap: float = 0.0,
-                 abs_gap: float = 0.0):
+                 abs_gap: float = 0.0, links=None, k_best: int = 1, record_proof: bool = False):
         self.data = OutputSpaceData(K, label, C, balance, positives)
         self.u = self.data.u
         self.positives = self.data.positives
+        self.links = links
+        self.k_best = int(k_best)
+        self.proofs = ShorProofs(objective) if record_proof else None
         self._objective = objective
         self.backend, self.profile = backend, profile
         self.options = options or ShorOptions()
@@ -231,7 +243,7 @@ class ShorBoundProblem(LabelingProblem):
                       "sdp_escalations": 0, "upper_rows_shown": 0, "products_dropped": 0,
                       "root_ended": None, "root_finished": False}
         self.sdp = NodeSDP(self.data, self._lifted, backend, profile, self.options, self.stats)
-        self.incumbents = IncumbentSearch(self.data, self._offer, self.stats)
+        self.incumbents = IncumbentSearch(self.data, self._offer, self.stats, links)
         self._start = time.perf_counter()
 
     @property
@@ -242,14 +254,20 @@ class ShorBoundProblem(LabelingProblem):
     # -- values ------------------------------------------------------------------------------------
     def objective(self, labels: np.ndarray) -> float:
         labels = np.asarray(labels)
+        if self.links is not None and not self.links.consistent(labels):
+            return math.inf  # no labeling of the problem: a box that forces it holds none
         key = labels.astype(np.int8).tobytes()
         value = self._values.get(key)
         if value is None:
             value = float(self._objective(labels))
             self._values[key] = value
-        if value < self.UB:
+        if value < self.UB and self.k_best == 1:
             self.UB = value
         return value
+
+    def leaf_proof(self, labels: np.ndarray) -> Optional[dict]:
+        """A leaf's ``alpha`` (:meth:`s3vm.bounds.shor_proof.ShorProofs.alpha`) when recording."""
+        return None if self.proofs is None else {"alpha": self.proofs.alpha(labels)}
 
     def decision_values(self, labels: np.ndarray) -> Optional[np.ndarray]:
         """f on the unlabeled rows at ``labels`` (the exact objective's classifier)."""
@@ -277,30 +295,6 @@ class ShorBoundProblem(LabelingProblem):
             self.vbest = None if v is None else np.asarray(v, dtype=float).copy()
             return True
         return False
-
-    # -- a pool's copies of the problem (s3vm.solvers.bnb.pool) ------------------------------------
-    _COUNTERS = ("sdp", "sdp_seconds", "sdp_cpu", "box_seconds", "heuristic_seconds", "cuts",
-                 "rounds", "sdp_failures", "sdp_escalations", "upper_rows_shown",
-                 "products_dropped")
-
-    def notify_incumbent(self, labels: np.ndarray, value: float) -> None:
-        """The driver's incumbent (found by another worker): its value is the UB of the box
-        and of the heuristic's comparisons here too."""
-        self._values.setdefault(np.asarray(labels).astype(np.int8).tobytes(), float(value))
-        self.UB = min(self.UB, float(value))
-
-    def worker_begin(self) -> None:
-        for key in self._COUNTERS:
-            self.stats[key] = type(self.stats[key])(0)
-        self.log = []
-
-    def worker_report(self) -> dict:
-        return {"stats": {key: self.stats[key] for key in self._COUNTERS}, "log": self.log}
-
-    def merge_worker_report(self, report: dict) -> None:
-        for key, value in report["stats"].items():
-            self.stats[key] += value
-        self.log.extend(report["log"])
 
     def _prune_at(self) -> float:
         """The bound at which a node's gap to the incumbent is closed (inf without one)."""
@@ -344,6 +338,9 @@ class ShorBoundProblem(LabelingProblem):
         if root:
             if not math.isfinite(self.UB):
                 self.initial_incumbent()
+            if not math.isfinite(self.UB) and self.k_best > 1 and self.data.rhs is None:
+                # The pool is not full yet: every labeling has J <= J at w = 0, sum of C
+                self.UB = float(np.sum(self.data.C))
             if not math.isfinite(self.UB):
                 # No labeling has a finite value (the mean balance with u = 1 out of reach).
                 self.stats.update(root_ended="no SDP", root_finished=True)
@@ -371,11 +368,15 @@ class ShorBoundProblem(LabelingProblem):
             self.log.append(NodeLog(partial.copy(), parent_bound, self.UB, 0, ended="time"))
             return node
         upper = None if root else parent_state.upper
+        if self.proofs is not None:
+            self.proofs.begin()
         value, state, branch = self._evaluate(partial, L, U, cuts, vbest, found,
                                               None if upper is None else upper.copy())
+        proof = None if self.proofs is None else self.proofs.node(
+            value, state, self._completion(partial, state.L, state.U))
         value = max(value, parent_bound)
         state.bound = value
-        node = NodeBound(value=value, state=state)
+        node = NodeBound(value=value, state=state, proof=proof)
         if "labels" in found:
             node.labels, node.labels_value = found["labels"], found["value"]
         if branch is not None:
@@ -469,6 +470,8 @@ class ShorBoundProblem(LabelingProblem):
                 break
             value = cert.value if math.isfinite(cert.value) else -math.inf
             lb = max(lb, value)
+            if self.proofs is not None:
+                self.proofs.round(value, cert, rows, T, L, U, lmd, umd)
             # Progress is read on the solver's dual value b'y, not on the certificate: a round's
             # certificate may lose up to a tenth of the node's gap to b'y (NodeSDP.solve keeps
             # such a loss), and a certificate that fell while b'y rose (GunPoint's root: b'y
@@ -539,19 +542,8 @@ class ShorBoundProblem(LabelingProblem):
         return lb, state, branch_point(self.data, self.options.branching, partial, last, L, U, vbest)
 
     def certificate_losses(self) -> dict:
-        """The certificates' loss per evaluated node, as a fraction of the node's gap: (b'y -
-        bound) / (UB - bound) with b'y the largest dual value of its rounds, over the nodes
-        with an SDP and an open gap; ``nodes``, ``median``, ``max`` and ``over_1pct`` (how many
-        lost more than 1% of their gap)."""
-        fractions = [(node.dual - node.bound) / (node.incumbent - node.bound)
-                     for node in self.log
-                     if math.isfinite(node.dual) and math.isfinite(node.bound)
-                     and math.isfinite(node.incumbent) and node.incumbent > node.bound]
-        if not fractions:
-            return {"nodes": 0, "median": None, "max": None, "over_1pct": 0}
-        f = np.maximum(np.asarray(fractions), 0.0)
-        return {"nodes": int(f.size), "median": float(np.median(f)), "max": float(f.max()),
-                "over_1pct": int(np.sum(f > 0.01))}
+        """:func:`certificate_losses` of the nodes evaluated so far."""
+        return certificate_losses(self.log)
 
     # -- the root relaxation alone (export, the formulation's CVXPY model) ----------------------------
     def root_rows(self):
@@ -563,6 +555,22 @@ class ShorBoundProblem(LabelingProblem):
         umd = np.maximum(L ** 2, U ** 2)
         return (self.sdp.rows(L, U, np.ones(self.data.n), umd, np.zeros((0, 3))), self.sdp.Ct,
                 self.sdp.fr)
+
+
+def certificate_losses(log: list) -> dict:
+    """The certificates' loss per evaluated node (:class:`NodeLog`), as a fraction of the
+    node's gap: (b'y - bound) / (UB - bound) with b'y the largest dual value of its rounds,
+    over the nodes with an SDP and an open gap; ``nodes``, ``median``, ``max`` and
+    ``over_1pct`` (how many lost more than 1% of their gap)."""
+    fractions = [(node.dual - node.bound) / (node.incumbent - node.bound)
+                 for node in log
+                 if math.isfinite(node.dual) and math.isfinite(node.bound)
+                 and math.isfinite(node.incumbent) and node.incumbent > node.bound]
+    if not fractions:
+        return {"nodes": 0, "median": None, "max": None, "over_1pct": 0}
+    f = np.maximum(np.asarray(fractions), 0.0)
+    return {"nodes": int(f.size), "median": float(np.median(f)), "max": float(f.max()),
+            "over_1pct": int(np.sum(f > 0.01))}
 
 
 __all__ = ["ShorBoundProblem", "ShorOptions", "ShorState", "NodeLog", "BRANCHINGS",

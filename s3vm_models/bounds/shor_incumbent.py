@@ -13,6 +13,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from s3vm.models.output_space import OutputSpaceData, flip_search, labeling_qp, labels_count, two_opt
+from s3vm.solvers.bnb.links import round_scores
 
 
 class IncumbentSearch:
@@ -26,10 +27,15 @@ class IncumbentSearch:
         it exactly and keeps it in ``found`` when it is the node's best).
     stats : dict
         The problem's counters: ``heuristic_seconds`` is updated in place.
+    links : s3vm.solvers.bnb.links.Links, optional
+        Groups of unlabeled points: every start is rounded to keep them
+        (:func:`s3vm.solvers.bnb.links.round_scores`) and valued as it is, without the 2-opt
+        and flip moves, which move single points.
     """
 
-    def __init__(self, data: OutputSpaceData, offer: Callable, stats: dict):
+    def __init__(self, data: OutputSpaceData, offer: Callable, stats: dict, links=None):
         self.data, self.offer, self.stats = data, offer, stats
+        self.links = links
         self._searched: dict = {}     # start labeling -> (value, v) of the local search
 
     def initial(self, found: dict) -> None:
@@ -49,6 +55,10 @@ class IncumbentSearch:
             y = np.where(np.arange(d.u) % 2 == 0, 1.0, -1.0)
             if d.positives is not None:
                 y = labels_count(-np.arange(d.u, dtype=float), d.positives)
+            if self.links is not None:
+                y = self.links.best(np.zeros(d.u), np.zeros(d.u), d.positives)
+                if y is None:
+                    return  # no labeling keeps the groups with the count
             self.offer(y, None, found)
 
     def starts(self, x: np.ndarray) -> list:
@@ -58,6 +68,11 @@ class IncumbentSearch:
         reach another count than the signs'."""
         d = self.data
         xu = x[d.l:]
+        if self.links is not None:
+            counts = [d.positives] if d.positives is not None or d.rhs is None else \
+                [None, int(round(0.5 * (d.rhs + d.u)))]
+            starts = [round_scores(xu, count, self.links) for count in counts]
+            return [np.asarray(y, dtype=float) for y in starts if y is not None]
         if d.positives is not None:
             return [labels_count(xu, d.positives)]
         starts = [np.where(xu >= 0, 1.0, -1.0)]
@@ -79,6 +94,9 @@ class IncumbentSearch:
         movable = np.r_[np.zeros(d.l, dtype=bool), np.ones(d.u, dtype=bool)]
         a = d.a if d.rhs is not None else None
         y = d.full(y_u)
+        if self.links is not None:
+            value, v = d.qp(y)
+            return (value, v) if v is not None else (math.inf, None)
         if d.positives is None:
             _, v = d.qp(y)
             if v is not None:

@@ -100,6 +100,10 @@ class SVMBoundProblem(LabelingProblem):
     heuristic : callable, optional
         ``heuristic(objective, positives) -> (labels, value)``, the starting incumbent, with its
         ``name`` attribute reported as the incumbent's source.
+    links : s3vm.solvers.bnb.links.Links, optional
+        Groups of unlabeled points: the driver fixes a whole group when it branches, so a node's
+        labeled set holds whole groups and the bound (the SVM on that set) stays a lower bound
+        on every completion that keeps them; a completion is offered only when it keeps them.
 
     Attributes
     ----------
@@ -115,11 +119,12 @@ class SVMBoundProblem(LabelingProblem):
     """
 
     def __init__(self, objective: S3VMObjective, positives: Optional[int] = None,
-                 heuristic=None):
+                 heuristic=None, links=None):
         self.objective = objective
         self.u = objective.u
         self.positives = positives
         self.heuristic = heuristic
+        self.links = links
         self.K = objective.K
         self.bias = objective.bias
         self.unlabeled = objective.unlabeled
@@ -187,6 +192,8 @@ class SVMBoundProblem(LabelingProblem):
         if self.heuristic is None:
             return None
         labels, value = self.heuristic(self.objective, self.positives)
+        if labels is None:
+            return None  # no labeling keeps the groups with the count
         self.heuristic_result = (labels, value)
         if self.positives is None or int(np.sum(labels == 1)) == self.positives:
             self.incumbent = min(self.incumbent, value)
@@ -339,5 +346,7 @@ class SVMBoundProblem(LabelingProblem):
         labels = partial.astype(int).copy()
         labels[free] = signs
         if self.positives is not None and int(np.sum(labels == 1)) != self.positives:
+            return None
+        if self.links is not None and not self.links.consistent(labels):
             return None
         return labels

@@ -56,6 +56,17 @@ TREE_FILE = Option(
     "write the explored tree as GraphML",
     flag="--tree", group="branch and bound (bb, bb-mip, bb-sdp)")
 
+K_BEST = Option(
+    "k_best", "int", 1,
+    "return the K best labelings (pool) and a proven bound on every other labeling (pool_bound)",
+    minimum=1, group="branch and bound (bb, bb-mip, bb-sdp)")
+
+CERTIFICATE = Option(
+    "certificate", "file", None,
+    "write the proof of optimality (JSON) for s3vm check-certificate (bb-mip: each node's LP "
+    "duals)",
+    group="branch and bound (bb, bb-mip, bb-sdp)")
+
 MAX_LPS = Option(
     "max_lps", "int", 50,
     "cap on the number of LPs",
@@ -175,6 +186,12 @@ SCHEDULER = Option(
     "bound the nodes on a Dask cluster: the address of its dask.distributed scheduler",
     group="bb-sdp (SDP-S3VM's node loop)")
 
+CERTIFICATE_2 = Option(
+    "certificate", "file", None,
+    "write the proof of optimality (JSON) for s3vm check-certificate (bounds a checker can "
+    "recompute: slower)",
+    group="branch and bound (bb, bb-mip, bb-sdp)")
+
 DIM = Option(
     "dim", "int", 4,
     "columns d of the spectral subspace",
@@ -227,18 +244,18 @@ SHIPPED = {
     "svm1": ("s3vm.formulations.svm1:SVM1", (LP_FORM,)),
     "bd-mip": ("s3vm.formulations.bd_mip:BennettDemirizMIP", ()),
     "bb": ("s3vm.formulations.bb:BranchAndBound",
-        (HEURISTIC, NODE_SELECTION, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE)),
+        (HEURISTIC, NODE_SELECTION, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST)),
     "bb-mip": ("s3vm.formulations.bb_mip:BranchAndBoundMIP",
-        (NODE_SELECTION, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE)),
+        (NODE_SELECTION, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST, CERTIFICATE)),
     "vs3vm": ("s3vm.formulations.vs3vm:VS3VM", (MAX_LPS, TOL, LP_FORM, WARM_START)),
     "switching": ("s3vm.formulations.switching:LabelSwitchingS3VM", (SEARCH, LOSS, ANNEAL, RANK)),
     "cvs3vm": ("s3vm.formulations.cvs3vm:CVS3VM",
         (CLUSTERS, LABEL_FRACTION, SEED, MAX_LPS, TOL, LP_FORM, WARM_START)),
     "sdp": ("s3vm.formulations.sdp:SDPRelaxation", (ROUNDING, SDP_FORM)),
     "bb-sdp": ("s3vm.formulations.bb_sdp:BranchAndBoundSDP",
-        (NODE_SELECTION_2, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, CUT_FACTOR,
-         MAX_ROUNDS, ROUND_TOL, BRANCHING, COUNT_BOUND, MEAN_PRODUCTS, SDP_TOL, WORKERS,
-         SCHEDULER)),
+        (NODE_SELECTION_2, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST, CUT_FACTOR,
+         MAX_ROUNDS, ROUND_TOL, BRANCHING, COUNT_BOUND, MEAN_PRODUCTS, SDP_TOL, WORKERS, SCHEDULER,
+         CERTIFICATE_2)),
     "sdp-subspace": ("s3vm.formulations.sdp_subspace:SubspaceSDP",
         (DIM, SPECTRAL_RULE, GRAPH, THRESHOLD_QUANTILE, ROUNDING)),
     "sdp-lowrank": ("s3vm.formulations.sdp_lowrank:LowRankSDP",

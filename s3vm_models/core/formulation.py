@@ -22,9 +22,10 @@ from s3vm.core import pipeline
 from s3vm.core.options import flags_of, table
 from s3vm.core.pipeline import ALL_SETTINGS
 from s3vm.core.problems import PROBLEMS, labeling_objective
-from s3vm.core.registry import all_options
+from s3vm.core.registry import all_options, formulation_class, formulation_names
 from s3vm.core.settings import SETTINGS_TABLE, Settings, keyword_hint
 from s3vm.data.instance import Instance, is_sparse
+from s3vm.solvers.bnb.links import round_scores
 from s3vm.solvers.bnb.problem import labels_by_outputs
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.registry import backend_class, get_backend, unavailable_reason
@@ -130,6 +131,9 @@ class Formulation(ABC):
         Options :class:`s3vm.S3VMClassifier` sets where its ``options`` leave them out: the
         estimator's practitioner defaults, where :func:`s3vm.solve` and the command line keep
         the formulation's own (comparable with earlier runs).
+    in_place_settings : tuple of str
+        The settings a built declarative model takes without a rebuild (``Built.update``:
+        mutable Pyomo Params, CVXPY Parameters); :meth:`update_model` writes them.
     derived_constants : bool
         Whether the declarative model carries constants derived from a bound on the optimum
         of the problem as built (big-M values, variable bounds), which a user's change can
@@ -148,6 +152,7 @@ class Formulation(ABC):
     needs_labels: ClassVar[bool] = True
     needs_unlabeled: ClassVar[bool] = True
     uses_groups: ClassVar[bool] = False
+    in_place_settings: ClassVar[tuple] = ()
     unmeetable_count_is_infeasible: ClassVar[bool] = False
     settings_used: ClassVar[tuple] = ALL_SETTINGS
     settings_fixed: ClassVar[dict] = {}
@@ -284,11 +289,11 @@ class Formulation(ABC):
             instance.require_both_classes_labeled()
         if self.needs_unlabeled:
             instance.require_unlabeled()
-        if not self.uses_groups and instance.group is not None and np.any(instance.group != 0):
+        if not self.uses_groups and instance.has_groups:
             # Dropping the constraints silently would solve another problem than the data states.
-            raise InputError(f"formulation {self.name!r} does not take the 'group' column "
-                             "(equivalence constraints): use sdp, sdp-subspace or sdp-lowrank, "
-                             "or drop the column")
+            raise InputError(f"formulation {self.name!r} does not take groups (the 'group' "
+                             f"column or pairs: equivalence constraints): use "
+                             f"{', '.join(group_formulations())}, or drop them")
         if settings.balance == "count":
             settings.positive_count(instance, in_range=not self.unmeetable_count_is_infeasible)
 
@@ -349,7 +354,11 @@ class Formulation(ABC):
         them instead (:func:`s3vm.formulations.families.conic.round_scores`)."""
         scores = np.asarray(scores, dtype=float)
         positives = settings.positive_count(instance) if settings.balance == "count" else None
-        return labels_by_outputs(scores, positives), scores
+        links = instance.unlabeled_links() if self.uses_groups else None
+        labels = round_scores(scores, positives, links)
+        if labels is None:  # no labeling keeps the groups with the count: the scores' own
+            labels = labels_by_outputs(scores, positives)
+        return labels, scores
 
     def backend(self, profile):
         """The backend that solves this formulation's models for ``profile`` (resolved before
@@ -403,6 +412,20 @@ class Formulation(ABC):
         and not solved: :meth:`build` by default (the conic family's holds its readers)."""
         return self.build(instance, settings)
 
+    def set_start(self, instance: Instance, settings: Settings, labels) -> None:
+        """Start the solve from the labeling ``labels`` of the unlabeled rows (a warm start);
+        an :class:`InputError` here: only the branch-and-bound formulations take one."""
+        raise InputError(f"{self.name} takes no start labeling (bb, bb-mip and bb-sdp do, as "
+                         "their first incumbent)")
+
+    def update_model(self, model, conic, instance: Instance, old: Settings,
+                     new: Settings) -> bool:
+        """Write the settings ``new`` into the declarative ``model`` built with ``old`` (its
+        conic holder ``conic``, None for Pyomo), in place, when only :attr:`in_place_settings`
+        differ and the model holds them as parameters; False when it must be built again (the
+        default: nothing is in place)."""
+        return False
+
     def solving_given(self, given: "GivenModel") -> "Formulation":
         """A formulation whose step solves ``given.model`` (a declarative model the user may
         have changed) instead of building one: what ``Built.solve`` runs. Each family that has
@@ -447,6 +470,13 @@ class GivenModel:
     conic: Any = None
     solvers: str = ""
     baseline: Any = None
+
+
+def group_formulations() -> list:
+    """The registered formulations that honour groups (their ``uses_groups``), for messages:
+    each class is imported (a message of refused input, not a solve's path)."""
+    return [name for name in formulation_names()
+            if getattr(formulation_class(name), "uses_groups", False)]
 
 
 #: (formulation, solver) pairs whose missing preferred solver was already reported.

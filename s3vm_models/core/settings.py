@@ -135,6 +135,10 @@ class Settings:
             raise InputError(f"positives must lie in 0..{u} (the number of unlabeled points), got {P}")
         return P
 
+    def differences(self, other: "Settings") -> set:
+        """The names of the fields whose values differ in ``other``."""
+        return {f.name for f in fields(self) if getattr(self, f.name) != getattr(other, f.name)}
+
     def to_dict(self, keys=None) -> dict:
         """The settings as a dict (only ``keys`` when given)."""
         names = [f.name for f in fields(self)] if keys is None else list(keys)

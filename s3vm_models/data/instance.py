@@ -15,6 +15,8 @@ from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
+from s3vm.data.pairs import pairs_to_groups
+from s3vm.solvers.bnb.links import Links
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.memory import check_array_memory
 
@@ -224,6 +226,35 @@ class Instance:
     def require_truth(self, why: str) -> None:
         if self.truth is None:
             raise InputError(f"{why} needs a 'truth' column in the data")
+
+    def with_pairs(self, pairs) -> "Instance":
+        """A copy whose ``group`` column also states the must-link and cannot-link ``pairs``
+        (``{"must": [(i, j), ...], "cannot": [(i, j), ...]}``, rows numbered from 0;
+        :func:`s3vm.data.pairs.pairs_to_groups`); itself when ``pairs`` is None or empty."""
+        if pairs is None:
+            return self
+        group = pairs_to_groups(self.n, self.group, pairs)
+        if group is self.group or (group is None and self.group is None):
+            return self
+        return Instance(self.X, self.label, self.truth, group, self.feature_names, self.name,
+                        dict(self.meta))
+
+    @property
+    def has_groups(self) -> bool:
+        """Whether some row is in a group (equivalence or inequivalence constraints)."""
+        return self.group is not None and bool(np.any(self.group != 0))
+
+    def unlabeled_links(self):
+        """The groups as they tie the unlabeled rows' labels (a
+        :class:`s3vm.solvers.bnb.links.Links` over the unlabeled rows in file order: a row of a
+        group that holds a labeled row is fixed, the rows of a free group form one class), or
+        None without groups."""
+        if not self.has_groups:
+            return None
+        lm = self.label_map()
+        unl = self.unlabeled
+        rep, sign = lm.rep[unl], lm.sign[unl]
+        return Links(np.where(rep == 0, -1, rep - 1), sign)
 
     def with_labels(self, label: np.ndarray, name: Optional[str] = None) -> "Instance":
         """A copy with another label vector (same features, truth and groups)."""

@@ -48,6 +48,8 @@ class BranchAndBound(BranchAndBoundFormulation):
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "balance",
                                       "positives")
     balances: ClassVar[tuple] = ("none", "count", "mean")
+    #: Groups: the search fixes a whole group at a branch (its SVM bound stays valid)
+    uses_groups: ClassVar[bool] = True
 
     options: ClassVar[tuple] = (
         Option("heuristic", "choice", "switching", "starting incumbent from label switching, or "
@@ -61,8 +63,9 @@ class BranchAndBound(BranchAndBoundFormulation):
 
     def labeling_problem(self, instance, settings, backend, profile):
         positives = settings.positive_count(instance) if settings.balance == "count" else None
-        heuristic = LabelSwitching() if self.heuristic == "switching" else None
-        return SVMBoundProblem(s3vm_objective(instance, settings), positives, heuristic)
+        links = instance.unlabeled_links()
+        heuristic = LabelSwitching(links) if self.heuristic == "switching" else None
+        return SVMBoundProblem(s3vm_objective(instance, settings), positives, heuristic, links)
 
     def result_primal(self, problem, labels) -> dict:
         """The SVM at the final labeling: beta (f = K beta + b, every row) and b."""

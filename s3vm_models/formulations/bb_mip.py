@@ -18,8 +18,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from s3vm.bounds.lp_proof import lp_certificate_document
 from s3vm.bounds.lp_relaxation import LPRelaxationProblem
-from s3vm.formulations.families.branch_and_bound import BranchAndBoundFormulation
+from s3vm.bounds.shor_proof import write_certificate
+from s3vm.core.options import Option
+from s3vm.formulations.families.branch_and_bound import BNB_GROUP, BranchAndBoundFormulation
+from s3vm.formulations.families.pyomo import update_problem3
 from s3vm.core.formulation import GivenModel
 from s3vm.core.registry import get_formulation
 from s3vm.models.problem3 import (COMPONENTS, MIP_COMPONENTS, NORM_COMPONENTS, SIDES_COMPONENTS,
@@ -33,6 +37,12 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
     Takes the options of :class:`BranchAndBoundFormulation`; the LP solver is ``--solver``
     (any solver of the ``lp`` class, HiGHS by default; a persistent session where the backend
     has one).
+
+    Parameters
+    ----------
+    certificate : str, optional
+        Write the search's proof there (JSON: each node's LP with its dual vector,
+        :mod:`s3vm.bounds.lp_proof`), for ``s3vm check-certificate``.
     """
 
     problem: ClassVar[int] = 3
@@ -48,26 +58,38 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
     #: Its declarative model is the MIP its nodes relax: bd-mip's.
     modelers: ClassVar[tuple] = ("pyomo",)
     derived_constants = True  # big-M from an objective bound (docs/models.md)
+    uses_groups = True  # rows on d in every node's LP; the search branches on whole groups
+    in_place_settings: ClassVar[tuple] = ("mu", "nu")   # its declarative model is bd-mip's MIP
+    update_model = update_problem3
     components: ClassVar[dict] = {**COMPONENTS, **NORM_COMPONENTS, **SIDES_COMPONENTS,
                                   **MIP_COMPONENTS}
+    options: ClassVar[tuple] = BranchAndBoundFormulation.options + (
+        Option("certificate", "file", None, "write the proof of optimality (JSON) for s3vm "
+               "check-certificate (bb-mip: each node's LP duals)", group=BNB_GROUP),
+    )
 
     def check(self, instance, settings):
         super().check(instance, settings)
         if settings.mu <= 0:
             raise InputError("bb-mip needs mu > 0: the big-M bound derives from the 1-norm "
                              "penalty")
+        if self.k_best > 1 and self.certificate is not None:
+            raise InputError("bb-mip writes a certificate of the best labeling: give "
+                             "certificate or k_best, not both")
 
     def labeling_problem(self, instance, settings, backend, profile):
         """A :class:`s3vm.bounds.lp_relaxation.LPRelaxationProblem` on the model of ``bd-mip``."""
 
         positives = settings.positive_count(instance) if settings.balance == "count" else None
-        return LPRelaxationProblem(self._mip(instance, settings), backend, profile, positives)
+        return LPRelaxationProblem(self._mip(instance, settings), backend, profile, positives,
+                                   links=instance.unlabeled_links())
 
     def _mip(self, instance, settings):
         """The Bennett-Demiriz MIP of ``bd-mip``, which the nodes relax."""
         positives = settings.positive_count(instance) if settings.balance == "count" else None
         return build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,
-                              unlabeled="mip", nu=settings.nu, positives=positives)
+                              unlabeled="mip", nu=settings.nu, positives=positives,
+                              links=instance.unlabeled_links())
 
     def declarative_model(self, instance, settings, modeler):
         return self._mip(instance, settings)
@@ -92,6 +114,11 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
             result.info["dropped_lower_bound"] = result.lower_bound
             result.lower_bound = None
         result.message = f"{result.message}; {note}" if result.message else note
+
+    def write_certificate(self, instance, settings, problem, found) -> None:
+        """Each node's LP again with its duals (:mod:`s3vm.bounds.lp_proof`), as a file."""
+        write_certificate(self.certificate, lp_certificate_document(
+            instance, settings, problem, found, self.abs_gap, self.rel_gap))
 
     def result_primal(self, problem, labels) -> dict:
         """w, b and the labeled slacks y of the MIP's solution at the final labeling."""

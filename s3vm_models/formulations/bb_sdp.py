@@ -23,11 +23,13 @@ them.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
 
 from s3vm.bounds.shor import BRANCHINGS, COUNT_BOUNDS, ShorBoundProblem, ShorOptions
+from s3vm.bounds.shor_proof import CERTIFIED_OPTIONS, certificate_document, write_certificate
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.options import Option
 from s3vm.core.formulation import GivenModel
@@ -75,6 +77,11 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
     scheduler : str, optional
         A ``dask.distributed`` scheduler's address: the nodes are bounded on its workers
         (``workers`` bounds at once, default its threads), the root here.
+    certificate : str, optional
+        Write the search's proof there (JSON, :mod:`s3vm.bounds.shor_proof`), for ``s3vm
+        check-certificate``. The search then runs with the bounds a checker can recompute
+        (:data:`s3vm.bounds.shor_proof.CERTIFIED_OPTIONS`: no QCQP boxes, dual tightening,
+        incumbent-relative certificate or lifted count), so it is slower.
     node_selection, rel_gap, abs_gap, node_limit, log_every, tree_file
         See :class:`BranchAndBoundFormulation`; node selection defaults to best-first.
     """
@@ -96,6 +103,8 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
     settings_fixed: ClassVar[dict] = {
         "bias": (False, "bb-sdp solves S3VM-L2 without bias (bb takes both)")}
     balances: ClassVar[tuple] = ("none", "count", "mean")
+    #: Groups: the search branches on whole groups; the heuristics keep them
+    uses_groups: ClassVar[bool] = True
     #: The declarative model is the root relaxation (the box of the starting incumbent, no
     #: cuts); the Fusion one is for export and inspection.
     modelers: ClassVar[tuple] = ("cvxpy", "fusion")
@@ -130,6 +139,8 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
                "other)", minimum=1, group=SDP_GROUP),
         Option("scheduler", "text", None, "bound the nodes on a Dask cluster: the address of "
                "its dask.distributed scheduler", group=SDP_GROUP),
+        Option("certificate", "file", None, "write the proof of optimality (JSON) for s3vm "
+               "check-certificate (bounds a checker can recompute: slower)", group=BNB_GROUP),
     )
 
     def check(self, instance, settings):
@@ -137,13 +148,27 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         if settings.C <= 0 or settings.C_unlabeled <= 0:
             raise InputError("bb-sdp needs C > 0 and C* > 0 (the squared hinge on K + "
                              "diag(1/(2C)))")
+        if self.certificate is not None and settings.balance == "mean":
+            raise InputError("bb-sdp's certificate needs --balance none or count (a checker "
+                             "cannot recompute the mean balance's leaf values from alpha alone)")
+        if self.k_best > 1 and self.certificate is not None:
+            raise InputError("bb-sdp writes a certificate of the best labeling: give "
+                             "certificate or k_best, not both")
+        if self.k_best > 1 and settings.balance == "mean":
+            # the box of a node needs a value every labeling in the pool lies below; under the
+            # mean balance no such value is known before the pool fills
+            raise InputError("bb-sdp's k_best needs --balance none or count (the mean "
+                             "balance's box has no bound before K labelings are found)")
 
     def shor_options(self) -> ShorOptions:
-        return ShorOptions(cut_factor=self.cut_factor, max_rounds=self.max_rounds,
-                           rel_tol=self.round_tol, branching=self.branching,
-                           count_bound=self.count_bound, products=self.mean_products,
-                           tolerance=self.sdp_tol,
-                           tolerance_near=min(self.sdp_tol, ShorOptions.tolerance_near))
+        options = ShorOptions(cut_factor=self.cut_factor, max_rounds=self.max_rounds,
+                              rel_tol=self.round_tol, branching=self.branching,
+                              count_bound=self.count_bound, products=self.mean_products,
+                              tolerance=self.sdp_tol,
+                              tolerance_near=min(self.sdp_tol, ShorOptions.tolerance_near))
+        if self.certificate is not None:
+            options = replace(options, **CERTIFIED_OPTIONS)
+        return options
 
     def labeling_problem(self, instance, settings, backend, profile):
         """A :class:`s3vm.bounds.shor.ShorBoundProblem` for ``instance``."""
@@ -154,9 +179,15 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         C = np.where(instance.label != 0, float(settings.C), float(settings.C_unlabeled))
         problem = ShorBoundProblem(K, instance.label, C, settings.balance, positives, objective,
                                    backend, profile, self.shor_options(), rel_gap=self.rel_gap,
-                                   abs_gap=self.abs_gap)
+                                   abs_gap=self.abs_gap, links=instance.unlabeled_links(),
+                                   k_best=self.k_best, record_proof=self.certificate is not None)
         problem.exact = objective
         return problem
+
+    def write_certificate(self, instance, settings, problem, found) -> None:
+        """The search's proof as a certificate file (:mod:`s3vm.bounds.shor_proof`)."""
+        write_certificate(self.certificate, certificate_document(
+            instance, settings, found, problem.proofs, self.abs_gap, self.rel_gap))
 
     def node_pool(self, instance, settings):
         """Processes (``workers``) or a Dask cluster (``scheduler``) for the node SDPs."""

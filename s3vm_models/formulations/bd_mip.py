@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from s3vm.formulations.families.pyomo import PyomoFormulation
+from s3vm.formulations.families.pyomo import PyomoFormulation, update_problem3
 from s3vm.models.problem3 import (COMPONENTS, MIP_COMPONENTS, NORM_COMPONENTS, SIDES_COMPONENTS,
                                   Problem3Data, build_problem3, exact_result_check, labeling_value,
                                   primal_values, unlabeled_scores)
@@ -40,6 +40,9 @@ class BennettDemirizMIP(PyomoFormulation):
     settings_used = ("kernel", "sigma", "mu", "nu", "balance", "positives")
     components = {**COMPONENTS, **NORM_COMPONENTS, **SIDES_COMPONENTS, **MIP_COMPONENTS}
     derived_constants = True  # big-M from an objective bound (docs/models.md)
+    uses_groups = True  # linear rows on d (models/problem3.py, ``groups``)
+    in_place_settings = ("mu", "nu")   # mutable Params; Built.solve then checks the big-M
+    update_model = update_problem3
 
     def check(self, instance, settings):
         super().check(instance, settings)
@@ -49,7 +52,8 @@ class BennettDemirizMIP(PyomoFormulation):
     def build(self, instance, settings):
         positives = settings.positive_count(instance) if settings.balance == "count" else None
         return build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,
-                              unlabeled="mip", nu=settings.nu, positives=positives)
+                              unlabeled="mip", nu=settings.nu, positives=positives,
+                              links=instance.unlabeled_links())
 
     def incumbent(self, model, instance, settings):
         # d of the MIP's incumbent, and f = B w - g of its point

@@ -47,6 +47,7 @@ class L2MIQP(PyomoFormulation):
     problem_class = "miqp"
     components = COMPONENTS
     derived_constants = True  # big-M from an objective bound (docs/models.md)
+    uses_groups = True  # linear rows on z (models/l2_miqp.py, ``groups``)
     settings_used = ("kernel", "sigma", "C", "C_star", "bias", "balance", "positives")
     balances = ("none", "count", "mean")
 

@@ -5,6 +5,7 @@
 on the labeled points only (``--mu``); the unlabeled points are classified by sign(x'w - g).
 """
 
+from s3vm.formulations.families.pyomo import update_problem3
 from s3vm.formulations.families.supervised_lp import SupervisedLinearLP
 from s3vm.models.problem3 import COMPONENTS, NORM_COMPONENTS
 
@@ -15,6 +16,8 @@ class SVM1(SupervisedLinearLP):
     dense_bytes = (0, 640)
     summary = "1-norm SVM linear program on the labeled points (--mu)"
     settings_used = ("kernel", "sigma", "mu")
+    in_place_settings = ("mu",)   # a mutable Param (the primal form; lp_form="dual" rebuilds)
+    update_model = update_problem3
     components = {**COMPONENTS, **NORM_COMPONENTS}
 
     def norm_weight(self, settings):

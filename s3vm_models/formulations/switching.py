@@ -27,6 +27,8 @@ import time
 from contextlib import contextmanager
 from typing import ClassVar
 
+import numpy as np
+
 from s3vm.core.formulation import Formulation
 from s3vm.core.kernels import nystroem
 from s3vm.core.options import Option
@@ -34,7 +36,7 @@ from s3vm.models.l2_svm import FactorObjective, S3VMObjective
 from s3vm.models.gradient_s3vm import balance_target, kernel_root, smoothed_outputs
 from s3vm.models.hinge_svm import HingeObjective
 from s3vm.models.label_switching import ANNEAL, label_switching, polish
-from s3vm.solvers.bnb.problem import labels_by_outputs
+from s3vm.solvers.bnb.links import round_scores
 from s3vm.solvers.errors import InputError
 
 #: rbf kernel: the exact kernel matrix up to this many points, the Nystroem factor beyond
@@ -62,6 +64,8 @@ class LabelSwitchingS3VM(Formulation):
     problem_class: ClassVar[str] = "svm"
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "C", "C_star", "bias", "balance",
                                       "positives")
+    #: Groups by construction: every labeling visited moves a group together (loss squared)
+    uses_groups: ClassVar[bool] = True
     #: S3VMClassifier's default: both searches, the lower J kept (docs/changelog.md, the
     #: SSL book: the gradient start had the lower J on half the fits)
     estimator_options: ClassVar[dict] = {"search": "best"}
@@ -86,6 +90,9 @@ class LabelSwitchingS3VM(Formulation):
         super().check(instance, settings)
         if self.loss == "hinge" and not settings.bias:
             raise InputError("switching with loss hinge needs a bias (libsvm fits b)")
+        if self.loss == "hinge" and instance.has_groups:
+            raise InputError("switching with loss hinge does not take groups or pairs (its "
+                             "switches are SVMlight's, point by point): use loss squared")
         if self.loss == "hinge" and self.rank is not None:
             raise InputError("switching with loss hinge runs on the exact kernel: rank does "
                              "not apply")
@@ -159,7 +166,7 @@ class LabelSwitchingS3VM(Formulation):
         return stop
 
     @staticmethod
-    def _gradient_start(objective, instance, settings, positives, stop, clock):
+    def _gradient_start(objective, instance, settings, positives, stop, clock, links=None):
         """∇S3VM's labeling (:mod:`s3vm.models.gradient_s3vm`) improved by label switching at
         C*: (labels, J, finished, solution)."""
         clock.report(phase="gradient continuation (∇S3VM start)")
@@ -170,7 +177,7 @@ class LabelSwitchingS3VM(Formulation):
         target = balance_target(positives, instance.label[instance.labeled], U.size)
         f = smoothed_outputs(G, instance.label, instance.labeled, U, objective.C, target,
                              bool(settings.bias))
-        return polish(objective, positives, labels_by_outputs(f[U], positives), stop)
+        return polish(objective, positives, round_scores(f[U], positives, links), stop, links)
 
     def run(self, instance, settings, backend, profile, clock, result):
         objective = self.build(instance, settings)
@@ -182,15 +189,23 @@ class LabelSwitchingS3VM(Formulation):
                          labels=labels)
 
         stop = self._stop_in_time(clock)
+        links = instance.unlabeled_links()
+        if links is not None and links.best(np.zeros(links.u), np.zeros(links.u),
+                                            positives) is None:
+            result.status, result.labels = "infeasible", None
+            result.message = (f"no labeling of the {instance.u} unlabeled points keeps the "
+                              f"groups with {positives} labeled +1 (the balance count)")
+            return
         if self.search == "gradient":
             labels, value, finished, solution = self._gradient_start(
-                objective, instance, settings, positives, stop, clock)
+                objective, instance, settings, positives, stop, clock, links)
         else:
             labels, value, finished, solution = label_switching(
                 objective, positives, anneal=anneal, stop=stop, on_stage=on_stage,
-                with_solution=True)
+                with_solution=True, links=links)
         if self.search == "best" and finished:
-            other = self._gradient_start(objective, instance, settings, positives, stop, clock)
+            other = self._gradient_start(objective, instance, settings, positives, stop, clock,
+                                         links)
             result.info["starts"] = {"anneal": value, "gradient": other[1]}
             if other[1] < value:
                 labels, value, finished, solution = other

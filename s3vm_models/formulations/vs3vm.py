@@ -21,7 +21,8 @@ import numpy as np
 
 from s3vm.core.formulation import remaining_profile
 from s3vm.core.options import Option
-from s3vm.formulations.families.pyomo import PyomoFormulation, labels_from_scores
+from s3vm.formulations.families.pyomo import (PyomoFormulation, labels_from_scores,
+                                              update_problem3)
 from s3vm.formulations.families.supervised_lp import DualFormLP, LP_FORM
 from s3vm.models.problem3 import (COMPONENTS, NORM_COMPONENTS, SIDES_COMPONENTS, Problem3Data,
                                   build_problem3, build_problem3_dual, solution_wg)
@@ -109,6 +110,9 @@ class VS3VM(DualFormLP, PyomoFormulation):
     summary: ClassVar[str] = "concave S3VM by successive LPs with supergradients (Fung-Mangasarian)"
     problem_class: ClassVar[str] = "lp"
     settings_used: ClassVar[tuple] = ("kernel", "sigma", "mu", "nu")
+    #: mutable Params of the primal form (lp_form="dual" rebuilds)
+    in_place_settings: ClassVar[tuple] = ("mu", "nu")
+    update_model = update_problem3
     settings_fixed: ClassVar[dict] = {
         "balance": ("none", "vs3vm has no balance constraint (bd-mip, bb-mip and bb take "
                             "--balance count)")}

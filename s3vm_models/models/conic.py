@@ -21,12 +21,15 @@ class ConicModel:
     """A built conic model: the solver-facing object and the handles to read a solution from.
 
     ``model`` is a ``cvxpy.Problem`` or a MOSEK Fusion ``Model``; ``read`` maps a handle name to
-    a function returning its value after the solve.
+    a function returning its value after the solve; ``parameters`` names the model's
+    ``cvxpy.Parameter`` objects a setting may change without a rebuild (``"C"``: the per-point
+    bounds of the SVM's dual variables).
     """
 
     model: Any
     read: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)
+    parameters: dict = field(default_factory=dict)
 
 
 def problem2_penalties(instance: Instance, settings: Settings) -> Optional[np.ndarray]:

@@ -46,8 +46,8 @@ branches on the complementarity instead of trusting an M.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, replace
+from typing import Any, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -55,9 +55,10 @@ import scipy.sparse as sp
 from s3vm.core.kernels import kernel_matrix
 from s3vm.models.l2_svm import squared_hinge_svm
 from s3vm.models.output_space import inverse_half, labeling_qp, mean_rhs
-from s3vm.models.pyomo_tools import bind_diagonal, hstack_blocks, matrix_constraint, var_list
+from s3vm.models.pyomo_tools import (bind_diagonal, hstack_blocks, matrix_constraint,
+                                      tie_binaries, var_list)
 from s3vm.models.svm_dual import psd_factor
-from s3vm.solvers.bnb.problem import labels_by_outputs
+from s3vm.solvers.bnb.links import round_scores
 from s3vm.solvers.errors import InputError
 
 
@@ -75,6 +76,9 @@ COMPONENTS = {
                                    "form='sos1': p[j], q[j], zbar[j], complement, plus_switch, "
                                    "minus_switch)",
     "balance, mean_balance": "e'z = P (balance='count'), the mean balance (balance='mean')",
+    "groups": "the groups' and pairs' rows on z (with groups only): z_i = z_j for rows that "
+              "share a label, z_i + z_j = 1 for rows whose labels differ, z_j fixed by a "
+              "labeled row of its group",
     "obj": "1/2 |v|^2 + C e'xi_L^2 + C* e'xi_U^2",
 }
 
@@ -103,6 +107,8 @@ class L2Data:
     mean_rhs : float or None
         The mean balance: the unlabeled outputs sum to this (u times the labeled mean), None
         without it.
+    links : s3vm.solvers.bnb.links.Links or None
+        The groups' ties between the unlabeled labels (rows ``groups`` on z), None without.
     """
 
     GL: np.ndarray
@@ -113,6 +119,7 @@ class L2Data:
     bias: bool
     positives: Optional[int]
     mean_rhs: Optional[float] = None
+    links: Any = None
 
     @classmethod
     def from_instance(cls, instance, settings) -> "L2Data":
@@ -125,7 +132,7 @@ class L2Data:
         rhs = mean_rhs(instance.yL, instance.u) if settings.balance == "mean" else None
         return cls(G[instance.labeled], G[instance.unlabeled], instance.yL,
                    float(settings.C), float(settings.C_unlabeled), bool(settings.bias), positives,
-                   rhs)
+                   rhs, instance.unlabeled_links())
 
     @property
     def C_all(self) -> np.ndarray:
@@ -133,15 +140,22 @@ class L2Data:
         return np.concatenate([np.full(len(self.yL), self.C), np.full(len(self.GU), self.C_star)])
 
 
-def _unlabeled_loss(fU: np.ndarray, positives: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
+def _unlabeled_loss(fU: np.ndarray, positives: Optional[int],
+                    links=None) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """(sum of squared hinges, labels) of the best labeling of the unlabeled outputs fU.
 
     Without balance each point takes its better side; with exactly P positives the P points
     whose +1 loss gains most over their -1 loss take +1 (an exchange argument: the loss is a sum
-    of per-point terms, so sorting by the difference is optimal).
+    of per-point terms, so sorting by the difference is optimal). With ``links`` the best
+    labeling that keeps them (:meth:`s3vm.solvers.bnb.links.Links.best`); (inf, None) when none
+    does.
     """
     plus, minus = np.maximum(0.0, 1.0 - fU) ** 2, np.maximum(0.0, 1.0 + fU) ** 2
-    if positives is None:
+    if links is not None:
+        labels = links.best(plus, minus, positives)
+        if labels is None:
+            return np.full(len(fU), np.inf), None
+    elif positives is None:
         labels = np.where(plus <= minus, 1, -1)
     else:
         labels = -np.ones(len(fU), dtype=int)
@@ -155,7 +169,7 @@ def objective_at(data: L2Data, v: np.ndarray, b: float) -> tuple[float, np.ndarr
     Every such value is attained by a feasible point of the MIQP, so it bounds min_y J(y) above.
     """
     fL, fU = data.GL @ v + b, data.GU @ v + b
-    unl, labels = _unlabeled_loss(fU, data.positives)
+    unl, labels = _unlabeled_loss(fU, data.positives, data.links)
     value = 0.5 * float(v @ v) + data.C * float((np.maximum(0.0, 1.0 - data.yL * fL) ** 2).sum()) \
         + data.C_star * float(unl.sum())
     return value, labels
@@ -189,6 +203,8 @@ def labeling_upper_bound(data: L2Data, max_rounds: int = 20) -> float:
     point's value. A small bound gives a small M (:func:`big_m`).
     """
     best, labels = heuristic_upper_bound(data)
+    if labels is None:
+        return best  # no labeling keeps the links: inf
     G = np.vstack([data.GL, data.GU])
     K = G @ G.T
     l = len(data.yL)
@@ -196,8 +212,8 @@ def labeling_upper_bound(data: L2Data, max_rounds: int = 20) -> float:
         solution = squared_hinge_svm(K, np.concatenate([data.yL, labels]), data.C_all,
                                      data.bias)
         best = min(best, solution.value)
-        relabeled = _unlabeled_loss(solution.outputs[l:], data.positives)[1]
-        if np.array_equal(relabeled, labels):
+        relabeled = _unlabeled_loss(solution.outputs[l:], data.positives, data.links)[1]
+        if relabeled is None or np.array_equal(relabeled, labels):
             break
         labels = relabeled
     return best
@@ -251,14 +267,16 @@ def mean_upper_bound(data: L2Data, max_rounds: int = 20) -> float:
 
     best = np.inf
     for _ in range(max_rounds):
-        if labels.tobytes() in visited:
+        if labels is None or labels.tobytes() in visited:
             break
         visited.add(labels.tobytes())
         best = min(best, value(labels))
         solution = squared_hinge_svm(K, np.concatenate([data.yL, labels]), C, data.bias)
         outputs = solution.outputs[l:]
-        best = min(best, value(labels_by_outputs(outputs, positives)))
-        labels = _unlabeled_loss(outputs, None)[1]
+        counted = round_scores(outputs, positives, data.links)
+        if counted is not None:
+            best = min(best, value(counted))
+        labels = _unlabeled_loss(outputs, None, data.links)[1]
     return best
 
 
@@ -345,9 +363,9 @@ def build_l2_miqp(data: L2Data, form: str = "bigm", upper: Optional[float] = Non
     if upper is None:
         upper = mean_upper_bound(data) if mean else labeling_upper_bound(data)
         if not np.isfinite(upper):
-            # No labeling meets the balance (u = 1 with |rhs| < 1): the model is infeasible
-            # whatever its bounds, which only need to be finite.
-            upper = labeling_upper_bound(data)
+            # No labeling meets the balance (u = 1 with |rhs| < 1) or keeps the groups: the
+            # model is infeasible whatever its bounds, which only need to be finite.
+            upper = labeling_upper_bound(replace(data, links=None))
     bounds = big_m(data, upper)
     GL, GU, yL = data.GL, data.GU, data.yL
     l, r = GL.shape
@@ -415,6 +433,8 @@ def build_l2_miqp(data: L2Data, form: str = "bigm", upper: Optional[float] = Non
     if data.positives is not None:
         m.balance = matrix_constraint(np.ones((1, u)), var_list(m.z), lb=data.positives,
                                       ub=data.positives)
+    if data.links is not None:
+        m.groups = tie_binaries(m.z, data.links)
     if mean:
         # sum_j o_j = sum_j (G_j v + b + xi_j) = rhs.
         row = hstack_blocks([(GU.sum(axis=0, keepdims=True), r)]

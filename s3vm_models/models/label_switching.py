@@ -16,6 +16,11 @@ and increasing everywhere), so
   sorted matching swap at once.
 
 Each switch lowers the objective at fixed w and retraining lowers it further, so each stage ends.
+
+With groups (``links``, :class:`s3vm.solvers.bnb.links.Links`) a switch moves whole groups: at the
+current outputs the labeling of least unlabeled loss that keeps the groups and the count
+(:meth:`~s3vm.solvers.bnb.links.Links.best`, exact) replaces the current one when it lowers the
+loss, so every labeling visited keeps them and the same descent argument ends each stage.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from s3vm.models.l2_svm import S3VMObjective
-from s3vm.solvers.bnb.problem import labels_by_outputs
+from s3vm.solvers.bnb.links import round_scores
 from s3vm.solvers.runtime.clock import current
 
 #: Fractions of C* of the annealing stages (the last is C* itself).
@@ -33,8 +38,21 @@ ANNEAL = tuple(2.0 ** -k for k in range(10, -1, -1))
 SWITCH_TOL = 1e-12  # outputs this close are not worth a switch (rounding could make it cycle)
 
 
-def switch(labels: np.ndarray, f: np.ndarray, positives: Optional[int]) -> int:
-    """Switch labels in place where the loss at outputs ``f`` falls; return how many switched."""
+def switch(labels: np.ndarray, f: np.ndarray, positives: Optional[int], links=None) -> int:
+    """Switch labels in place where the loss at outputs ``f`` falls; return how many switched
+    (with ``links``, whole groups: module docstring)."""
+    if links is not None:
+        plus, minus = np.maximum(0.0, 1.0 - f) ** 2, np.maximum(0.0, 1.0 + f) ** 2
+        best = links.best(plus, minus, positives)
+        if best is None:
+            return 0
+        now = float(np.where(labels > 0, plus, minus).sum())
+        new = float(np.where(best > 0, plus, minus).sum())
+        if new >= now - SWITCH_TOL * max(1.0, now):
+            return 0
+        changed = int(np.sum(best != labels))
+        labels[:] = best
+        return changed
     if positives is None:
         wrong = np.flatnonzero(labels * f < -SWITCH_TOL)
         labels[wrong] *= -1
@@ -55,7 +73,8 @@ def label_switching(objective: S3VMObjective, positives: Optional[int], anneal=A
                     max_rounds: Optional[int] = None,
                     stop: Optional[Callable[[], bool]] = None,
                     on_stage: Optional[Callable[[int, np.ndarray], None]] = None,
-                    balanced_start: bool = True, with_solution: bool = False) -> tuple:
+                    balanced_start: bool = True, with_solution: bool = False,
+                    links=None) -> tuple:
     """A local minimum of J by annealed label switching.
 
     Without a count (``positives`` None) two searches run and the lower J wins: the search
@@ -86,6 +105,10 @@ def label_switching(objective: S3VMObjective, positives: Optional[int], anneal=A
     with_solution : bool
         Also return the objective's solution at the labels returned, which the search
         computed for their value (a caller needs no second solve, cold, after a time limit).
+    links : s3vm.solvers.bnb.links.Links, optional
+        Groups of unlabeled points: every labeling visited keeps them (module docstring). A
+        start that no labeling with the count can take is skipped; with none left the labels
+        are None and the value inf.
 
     Returns
     -------
@@ -102,32 +125,34 @@ def label_switching(objective: S3VMObjective, positives: Optional[int], anneal=A
             (labels, value, finished)
 
     labels, value, finished, sol = _anneal(objective, positives, None, anneal, max_rounds,
-                                           stop, on_stage)
+                                           stop, on_stage, links)
     if positives is not None or not balanced_start or not finished:
         return answer(labels, value, finished, sol)
     count = labeled_ratio_count(objective)
     if count is None:
         return answer(labels, value, finished, sol)
     start, _, finished, _ = _anneal(objective, count, None, anneal, max_rounds, stop,
-                                    on_stage)
+                                    on_stage, links)
+    if start is None:  # the groups leave no labeling with the labeled ratio
+        return answer(labels, value, finished, sol)
     if not finished:  # the time limit: the first search's local minimum, stopped
         return answer(labels, value, False, sol)
     # Released from the count at C*: switching alone, from the balanced local minimum.
     other, other_value, finished, other_sol = _anneal(objective, None, start, (1.0,),
-                                                      max_rounds, stop, None)
+                                                      max_rounds, stop, None, links)
     if other_value < value:
         return answer(other, other_value, finished, other_sol)
     return answer(labels, value, finished, sol)
 
 
 def polish(objective, positives: Optional[int], labels: np.ndarray,
-           stop: Optional[Callable[[], bool]] = None) -> tuple:
+           stop: Optional[Callable[[], bool]] = None, links=None) -> tuple:
     """Label switching at the full C* from ``labels`` (another search's labeling, a start).
 
     Returns (labels, value, finished, solution) as :func:`label_switching` with
     ``with_solution``: a local minimum of J at least as low as J(labels) under the count
-    ``positives`` (None: without a count)."""
-    return _anneal(objective, positives, np.asarray(labels), (1.0,), None, stop, None)
+    ``positives`` (None: without a count) and the groups' ``links``."""
+    return _anneal(objective, positives, np.asarray(labels), (1.0,), None, stop, None, links)
 
 
 def labeled_ratio_count(objective) -> Optional[int]:
@@ -138,8 +163,9 @@ def labeled_ratio_count(objective) -> Optional[int]:
     return count if 0 < count < objective.unlabeled.size else None
 
 
-def _anneal(objective, positives, labels, anneal, max_rounds, stop, on_stage):
-    """One annealed search from ``labels`` (default: the labeled rows' SVM's labeling)."""
+def _anneal(objective, positives, labels, anneal, max_rounds, stop, on_stage, links=None):
+    """One annealed search from ``labels`` (default: the labeled rows' SVM's labeling); labels
+    None and value inf when the groups leave no labeling with the count."""
     U = objective.unlabeled
     C_star = objective.C[U]
     C = objective.C.copy()
@@ -147,7 +173,9 @@ def _anneal(objective, positives, labels, anneal, max_rounds, stop, on_stage):
     if labels is None:
         C[U] = 0.0
         sol = objective.train(objective.full_labels(np.ones(U.size)), C)
-        labels = labels_by_outputs(sol.outputs[U], positives)
+        labels = round_scores(sol.outputs[U], positives, links)
+        if labels is None:
+            return None, np.inf, True, None
     else:
         labels = labels.copy()
     rounds = U.size + 1 if max_rounds is None else max_rounds
@@ -161,7 +189,7 @@ def _anneal(objective, positives, labels, anneal, max_rounds, stop, on_stage):
                 finished = False
                 break
             sol = objective.train(objective.full_labels(labels), C, sol)
-            if not switch(labels, sol.outputs[U], positives):
+            if not switch(labels, sol.outputs[U], positives, links):
                 break
         if not finished:
             break
@@ -171,13 +199,18 @@ def _anneal(objective, positives, labels, anneal, max_rounds, stop, on_stage):
 
 
 class LabelSwitching:
-    """The ``switching`` heuristic as a callable ``(objective, positives) -> (labels, value)``."""
+    """The ``switching`` heuristic as a callable ``(objective, positives) -> (labels, value)``
+    (labels None when the groups' ``links`` leave no labeling with the count)."""
 
     name = "switching"
+
+    def __init__(self, links=None):
+        self.links = links
 
     def __call__(self, objective: S3VMObjective, positives: Optional[int]):
         # Stopped with the solve (a time limit, a signal): the labels so far are a labeling.
         clock = current()
         labels, value, _ = label_switching(objective, positives,
-                                           stop=None if clock is None else clock.expired)
+                                           stop=None if clock is None else clock.expired,
+                                           links=self.links)
         return labels, value

@@ -108,7 +108,9 @@ def lowrank_dual_model(G: np.ndarray, V, C: Optional[np.ndarray],
     ConicModel
         ``model`` minimises the negative of 2 1'a - 1'lam (- eta rhs); ``read`` has ``M``, ``a``,
         ``lam``, ``eta`` and ``certified`` (:func:`certified_value` at the solver's point);
-        ``info`` has ``lmi_sizes``, ``dim``, ``rank`` and ``objective_sign`` (-1).
+        ``info`` has ``lmi_sizes``, ``dim``, ``rank`` and ``objective_sign`` (-1);
+        ``parameters`` {"C": the cp.Parameter of the bounds of a} (none for the hard margin):
+        a new C re-solves the compiled problem (CVXPY's DPP; ``s3vm.Built.update``).
     """
     import cvxpy as cp
 
@@ -120,7 +122,9 @@ def lowrank_dual_model(G: np.ndarray, V, C: Optional[np.ndarray],
     W = cp.reshape(BW @ a, (r, d), order="F")
     top = cp.reshape(BV @ lam, (d, d), order="F")
     value = 2 * cp.sum(a) - cp.sum(lam)
-    constraints = [] if C is None else [a <= C]
+    C_param = None if C is None else cp.Parameter(m, nonneg=True, name="C",
+                                                  value=np.asarray(C, dtype=float))
+    constraints = [] if C is None else [a <= C_param]
     B = balance_matrix(balance, d)
     eta = None
     if balance is not None:
@@ -140,7 +144,8 @@ def lowrank_dual_model(G: np.ndarray, V, C: Optional[np.ndarray],
 
     def certified():
         return certified_value(G, V, np.asarray(a.value, dtype=float),
-                               np.asarray(lam.value, dtype=float), eta_value(), C, balance)
+                               np.asarray(lam.value, dtype=float), eta_value(),
+                               None if C_param is None else C_param.value, balance)
 
     return ConicModel(problem, read={
         "M": m_value,
@@ -148,7 +153,8 @@ def lowrank_dual_model(G: np.ndarray, V, C: Optional[np.ndarray],
         "lam": lambda: np.asarray(lam.value, dtype=float),
         "eta": eta_value,
         "certified": certified,
-    }, info={"lmi_sizes": [d + r], "dim": d, "rank": r, "objective_sign": -1})
+    }, info={"lmi_sizes": [d + r], "dim": d, "rank": r, "objective_sign": -1},
+        parameters={} if C_param is None else {"C": C_param})
 
 
 def certified_value(G: np.ndarray, V, a: np.ndarray, lam: np.ndarray, eta: float,

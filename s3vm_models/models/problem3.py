@@ -27,7 +27,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from s3vm.core.kernels import kernel_matrix
-from s3vm.models.pyomo_tools import bind_diagonal, hstack_blocks, matrix_constraint, var_list
+from s3vm.models.pyomo_tools import (bind_diagonal, hstack_blocks, matrix_constraint,
+                                      tie_binaries, var_list)
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import get_backend
 
@@ -61,6 +62,9 @@ MIP_COMPONENTS = {
     "big_m[j]": "mutable Param M_j of the big-M rows: B_j w - g + r_j - M_j d_j >= 1 - M_j "
                 "and -B_j w + g + s_j + M_j d_j >= 1 (solve raises it where a change needs it)",
     "balance": "e'd = P (with balance='count' only)",
+    "groups": "the groups' and pairs' rows on d (with groups only): d_i = d_j for rows that "
+              "share a label, d_i + d_j = 1 for rows whose labels differ, d_j fixed by a "
+              "labeled row of its group",
 }
 
 #: Kernel values below this are zero in Problem 3's model rows (HiGHS's ``small_matrix_value``).
@@ -112,15 +116,19 @@ class Problem3Data:
 
 
 def objective_at(data: Problem3Data, w: np.ndarray, g: float, mu: float, nu: float,
-                 positives: Optional[int] = None) -> float:
-    """The MIP objective at (w, g) with the best labeling for it (exactly ``positives`` +1s).
+                 positives: Optional[int] = None, links=None) -> float:
+    """The MIP objective at (w, g) with the best labeling for it (exactly ``positives`` +1s,
+    keeping the groups' ``links`` when given: inf when no labeling keeps them).
 
     Every such value is attained by a feasible point of the MIP, so it bounds the optimum above.
     """
     fL = data.A @ w - g
     fU = data.B @ w - g
     plus, minus = np.maximum(0.0, 1.0 - fU), np.maximum(0.0, 1.0 + fU)
-    if positives is None:
+    if links is not None:
+        labels = links.best(plus, minus, positives)
+        unl = np.inf if labels is None else float(np.where(labels > 0, plus, minus).sum())
+    elif positives is None:
         unl = np.minimum(plus, minus).sum()
     else:
         order = np.argsort(plus - minus, kind="stable")
@@ -129,7 +137,7 @@ def objective_at(data: Problem3Data, w: np.ndarray, g: float, mu: float, nu: flo
 
 
 def heuristic_upper_bound(data: Problem3Data, mu: float, nu: float,
-                          positives: Optional[int] = None) -> float:
+                          positives: Optional[int] = None, links=None) -> float:
     """A solver-free upper bound on the MIP optimum: the best of w = 0 and scaled ridge fits.
 
     The ridge fit of the labels on the labeled points gives a direction; :func:`objective_at`
@@ -142,9 +150,10 @@ def heuristic_upper_bound(data: Problem3Data, mu: float, nu: float,
         sol = np.linalg.solve(Ac.T @ Ac + ridge * np.eye(p + 1), Ac.T @ data.d)
     else:  # fewer labeled points than columns: the dual form is the small system
         sol = Ac.T @ np.linalg.solve(Ac @ Ac.T + ridge * np.eye(l), data.d)
-    best = min(objective_at(data, np.zeros(p), g, mu, nu, positives) for g in (-1.0, 0.0, 1.0))
+    best = min(objective_at(data, np.zeros(p), g, mu, nu, positives, links)
+               for g in (-1.0, 0.0, 1.0))
     for t in np.geomspace(1e-3, 1e3, 25):
-        best = min(best, objective_at(data, t * sol[:p], t * sol[p], mu, nu, positives))
+        best = min(best, objective_at(data, t * sol[:p], t * sol[p], mu, nu, positives, links))
     return best
 
 
@@ -185,10 +194,13 @@ def big_m_from_upper(data: Problem3Data, mu: float, upper: float) -> np.ndarray:
 
 
 def _best_labels(data: Problem3Data, w: np.ndarray, g: float,
-                 positives: Optional[int]) -> np.ndarray:
+                 positives: Optional[int], links=None) -> Optional[np.ndarray]:
     """The labeling :func:`objective_at` charges at (w, g): each point on its cheaper side, or
-    the ``positives`` points that gain most from +1."""
+    the ``positives`` points that gain most from +1 (with ``links``, the best that keeps
+    them; None when none does)."""
     fU = data.B @ w - g
+    if links is not None:
+        return links.best(np.maximum(0.0, 1.0 - fU), np.maximum(0.0, 1.0 + fU), positives)
     gain = np.maximum(0.0, 1.0 - fU) - np.maximum(0.0, 1.0 + fU)
     if positives is None:
         return np.where(gain <= 0, 1, -1)
@@ -198,7 +210,7 @@ def _best_labels(data: Problem3Data, w: np.ndarray, g: float,
 
 
 def lp_upper_bound(data: Problem3Data, mu: float, nu: float, positives: Optional[int] = None,
-                   rounds: int = 10) -> float:
+                   rounds: int = 10, links=None) -> float:
     """An upper bound on the MIP optimum: the least LP value of the labelings that alternating
     minimisation visits, at most :func:`heuristic_upper_bound`.
 
@@ -210,7 +222,11 @@ def lp_upper_bound(data: Problem3Data, mu: float, nu: float, positives: Optional
     tolerance times M is how far a nearly integral binary may relax a row. The LPs go to HiGHS;
     when one does not solve, the heuristic's bound stands.
     """
-    best = heuristic_upper_bound(data, mu, nu, positives)
+    best = heuristic_upper_bound(data, mu, nu, positives, links)
+    if links is not None:
+        # w = 0, g = 0 with every slack 1 is feasible for any labeling: a labeling that keeps
+        # the links has at most this value, if one exists (else the model is infeasible)
+        best = min(best, data.A.shape[0] + nu * data.B.shape[0])
     if mu <= 0 or not data.B.shape[0]:
         return best
 
@@ -224,8 +240,8 @@ def lp_upper_bound(data: Problem3Data, mu: float, nu: float, positives: Optional
         if labels.all():
             best = min(best, float(outcome.objective))
         w, g = solution_wg(lp.model)
-        labels = _best_labels(data, w, g, positives)
-        if labels.tobytes() in seen:
+        labels = _best_labels(data, w, g, positives, links)
+        if labels is None or labels.tobytes() in seen:
             break
         seen.add(labels.tobytes())
     return best
@@ -233,7 +249,7 @@ def lp_upper_bound(data: Problem3Data, mu: float, nu: float, positives: Optional
 
 def build_problem3(data: Problem3Data, *, mu: Optional[float], unlabeled: Optional[str] = None,
                    nu: float = 1.0, positives: Optional[int] = None,
-                   M: Optional[np.ndarray] = None):
+                   M: Optional[np.ndarray] = None, links=None):
     """Build the Pyomo model of Problem 3.
 
     Parameters
@@ -249,7 +265,11 @@ def build_problem3(data: Problem3Data, *, mu: Optional[float], unlabeled: Option
         MIP only: exactly this many unlabeled points labeled +1.
     M : ndarray, optional
         MIP only: big-M per unlabeled point; by default :func:`big_m` with the upper bound of
-        :func:`lp_upper_bound`.
+        :func:`lp_upper_bound` (over the labelings that keep ``links``).
+    links : s3vm.solvers.bnb.links.Links, optional
+        MIP only: the groups' ties between the unlabeled points' labels, as linear rows on d
+        (``groups``: d_i = d_j on a must-link, d_i + d_j = 1 on a cannot-link, d_j fixed by a
+        labeled row).
 
     Returns
     -------
@@ -295,7 +315,7 @@ def build_problem3(data: Problem3Data, *, mu: Optional[float], unlabeled: Option
         if unlabeled == "mip":
             if M is None:
                 mu_ = mu if mu is not None else 0.0
-                M = big_m(data, mu_, nu, lp_upper_bound(data, mu_, nu, positives))
+                M = big_m(data, mu_, nu, lp_upper_bound(data, mu_, nu, positives, links=links))
             M = np.broadcast_to(np.asarray(M, dtype=float), (u,))
             m.d = pyo.Var(m.U, within=pyo.Binary, initialize=0)
             # Mutable: the rows read M_j from the Param (bind_diagonal), so that a larger M_j
@@ -313,6 +333,8 @@ def build_problem3(data: Problem3Data, *, mu: Optional[float], unlabeled: Option
             bind_diagonal(m.minus_side, d_column, [m.big_m[j] for j in range(u)])
             if positives is not None:
                 m.balance = pyo.Constraint(expr=pyo.quicksum(m.d[j] for j in m.U) == positives)
+            if links is not None:
+                m.groups = tie_binaries(m.d, links)
         else:
             plus = hstack_blocks([(B, p), (-ones, 1), (eye, u)], u)
             minus = hstack_blocks([(-B, p), (ones, 1), (eye, u)], u)
@@ -323,6 +345,25 @@ def build_problem3(data: Problem3Data, *, mu: Optional[float], unlabeled: Option
 
     m.obj = pyo.Objective(expr=sum(objective_terms), sense=pyo.minimize)
     return m
+
+
+def update_costs(model, mu: float, nu: float) -> bool:
+    """Set mu and nu in a model of :func:`build_problem3` (its mutable Params ``mu``, ``cost_r``
+    and ``cost_s``: nu in the MIP, nu / 2 in the successive LPs' first one); False when the
+    model holds one of them as a constant (the dual form, a model without the term)."""
+    import pyomo.environ as pyo
+
+    mu_param = getattr(model, "mu", None)
+    if not isinstance(mu_param, pyo.Param) and mu is not None:
+        return False
+    if isinstance(mu_param, pyo.Param):
+        model.mu = float(mu)
+    if hasattr(model, "cost_r"):
+        cost = float(nu) if hasattr(model, "d") else float(nu) / 2.0
+        for j in model.U:
+            model.cost_r[j] = cost
+            model.cost_s[j] = cost
+    return True
 
 
 #: HiGHS options of :class:`LabelingLP`: feasibility tolerances well below the smallest costs

@@ -115,6 +115,31 @@ def _matrix_constraint_class():
     return _CLASSES["matrix"]
 
 
+def tie_binaries(binaries, links):
+    """The rows that make binary labels keep a :class:`s3vm.solvers.bnb.links.Links` (b_j = 1
+    labels position j +1): b_j = b_r for a member j of the class of its first member r on the
+    same side, b_j + b_r = 1 on the opposite side, b_j = 1 or 0 for a fixed position. One
+    matrix constraint (a component to assign to the model), exact for 0/1 values."""
+    rows, cols, vals, rhs = [], [], [], []
+    for j in links.fixed:
+        rows.append(len(rhs))
+        cols.append(int(j))
+        vals.append(1.0)
+        rhs.append(1.0 if links.sign[j] > 0 else 0.0)
+    for members in links.classes:
+        first = int(members[0])
+        for j in members[1:]:
+            same = links.sign[j] == links.sign[first]
+            k = len(rhs)
+            rows += [k, k]
+            cols += [int(j), first]
+            vals += [1.0, -1.0 if same else 1.0]
+            rhs.append(0.0 if same else 1.0)
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(len(rhs), links.u))
+    b = np.asarray(rhs, dtype=float)
+    return matrix_constraint(A, var_list(binaries), lb=b, ub=b)
+
+
 def hstack_blocks(blocks: Sequence, n_rows: int):
     """Stack column blocks side by side; a block given as None is that many zero columns.
 

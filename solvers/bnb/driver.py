@@ -13,6 +13,12 @@ The lower bound reported is the minimum over the open nodes, the incumbent, and 
 on its bound. The last term makes the bound honest after a gap tolerance closed the tree: a node
 pruned only because it could not improve the incumbent by more than the tolerance still bounds the
 optimum from below by its own bound, not by the incumbent.
+
+Three generic hooks serve the problems that need them: the problem's ``links``
+(:mod:`.links`: labels tied by groups) make a branch fix a whole class and keep only labelings
+that honour them; ``k_best`` keeps a pool of the K best labelings (:mod:`.kbest`), pruning
+against the K-th; ``record_proof`` keeps every node's partial labeling, fate and the problem's
+proof data (:class:`.tree.ProofRecorder`) for a certificate that a checker can verify.
 """
 
 from __future__ import annotations
@@ -27,9 +33,10 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from s3vm.solvers.backends.base import Backend, Outcome
+from s3vm.solvers.bnb.kbest import LabelingPool
 from s3vm.solvers.bnb.problem import LabelingProblem
 from s3vm.solvers.bnb.queues import QUEUES, Node
-from s3vm.solvers.bnb.tree import NoTree, TreeRecorder, write_graphml
+from s3vm.solvers.bnb.tree import NoTree, ProofRecorder, TreeRecorder, write_graphml
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import Stopped
 
@@ -84,6 +91,15 @@ class SearchResult:
         The search over time: lists ``seconds``, ``nodes``, ``incumbent`` and ``bound`` (None
         where none yet), a point at every new incumbent and at most every 0.02 s (thinned to at
         most 500 points), the last at the end; what ``s3vm plot bnb`` draws.
+    pool : list of (labels, value, source), optional
+        With ``k_best``: the K best distinct labelings found, the best first.
+    pool_bound : float, optional
+        With ``k_best``: a proven lower bound on the objective of every labeling not in
+        :attr:`pool` (the least bound of the open and pruned nodes and value of the labelings
+        let go; ``inf`` when the tree closed with no other labeling left; None when nothing was
+        proven).
+    proof : list of dict, optional
+        With ``record_proof``: every node (:meth:`.tree.ProofRecorder.record`).
     """
 
     status: str
@@ -97,6 +113,9 @@ class SearchResult:
     message: str = ""
     tree: Any = None
     trace: dict = field(default_factory=dict)
+    pool: Optional[list] = None
+    pool_bound: Optional[float] = None
+    proof: Optional[list] = None
 
     @property
     def gap(self) -> Optional[float]:
@@ -117,8 +136,10 @@ def _discard(line: str) -> None:
 def validate_search_options(node_selection: str = "depth", abs_gap: float = 0.0,
                             rel_gap: float = 0.0, time_limit: Optional[float] = None,
                             node_limit: Optional[int] = None,
-                            log_every: Optional[int] = 1000) -> None:
+                            log_every: Optional[int] = 1000, k_best: int = 1) -> None:
     """Raise :class:`InputError` (one line) unless the options of :func:`search` are valid."""
+    if not _is_int(k_best) or k_best < 1:
+        raise InputError(f"k_best must be a positive integer, got {k_best!r}")
     if node_selection not in NODE_SELECTIONS:
         raise InputError(f"node_selection must be one of {', '.join(NODE_SELECTIONS)}, "
                          f"got {node_selection!r}")
@@ -148,7 +169,8 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
            node_limit: Optional[int] = None, log_every: Optional[int] = 1000,
            log: Optional[Callable[[str], Any]] = None,
            progress: Optional[Callable[[str], Any]] = None, keep_tree: bool = True,
-           start: Optional[float] = None, clock=None, pool=None) -> SearchResult:
+           start: Optional[float] = None, clock=None, pool=None, k_best: int = 1,
+           record_proof: bool = False, initial: Optional[np.ndarray] = None) -> SearchResult:
     """Minimise ``problem`` over the labelings that meet its balance count, by branch and bound.
 
     Parameters
@@ -196,6 +218,18 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
         child's labeling improves the incumbent for its sibling). The root is bounded in this
         process. At a time limit or a stop request the bounds running are killed. None (the
         default): every bound in this process, one after the other.
+    k_best : int
+        Keep the K best distinct labelings (:attr:`SearchResult.pool`, :mod:`.kbest`): a node
+        is pruned when its bound reaches the K-th best value (less the gap tolerance), and
+        :attr:`SearchResult.pool_bound` bounds every labeling left out. 1 (default): the best.
+    record_proof : bool
+        Keep every node's partial labeling, fate and proof data (:attr:`SearchResult.proof`);
+        the problem supplies the data (:attr:`.problem.NodeBound.proof`,
+        :meth:`.problem.LabelingProblem.leaf_proof`).
+    initial : ndarray of +1/-1, optional
+        A starting labeling (a warm start), offered before the problem's own heuristic: the
+        incumbent from the start, ``incumbent_source`` "start" while nothing beats it. One that
+        breaks the count or the links is no candidate.
 
     Returns
     -------
@@ -212,14 +246,16 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
         The problem broke its contract: a labeling of the wrong shape or values, a branch on a
         fixed position, a first label other than +1/-1.
     """
-    validate_search_options(node_selection, abs_gap, rel_gap, time_limit, node_limit, log_every)
+    validate_search_options(node_selection, abs_gap, rel_gap, time_limit, node_limit, log_every,
+                            k_best)
     frontier = QUEUES[node_selection]()
     run = _Search(problem, abs_gap=float(abs_gap), rel_gap=float(rel_gap), time_limit=time_limit,
                   node_limit=node_limit, log_every=log_every,
                   log=log if log is not None else LOGGER.info,
                   progress=progress if progress is not None else _log_progress,
                   keep_tree=keep_tree, start=time.perf_counter() if start is None else start,
-                  clock=clock, pool=pool)
+                  clock=clock, pool=pool, k_best=k_best, record_proof=record_proof,
+                  initial=initial)
     result = run.execute(frontier)
     if result.tree is not None:
         result.tree.graph.update(node_selection=node_selection, status=result.status,
@@ -246,7 +282,8 @@ class _Search:
     """One run of the search; :meth:`execute` is the loop."""
 
     def __init__(self, problem, *, abs_gap, rel_gap, time_limit, node_limit, log_every, log,
-                 progress, keep_tree, start, clock=None, pool=None):
+                 progress, keep_tree, start, clock=None, pool=None, k_best=1,
+                 record_proof=False, initial=None):
         self.problem = problem
         self.pool = pool
         self.batch_nodes = 1 if pool is None else max(1, pool.workers // 2)
@@ -256,6 +293,12 @@ class _Search:
         self.time_limit, self.node_limit, self.log_every = time_limit, node_limit, log_every
         self.log, self.progress = log, progress
         self.tree = TreeRecorder() if keep_tree else NoTree()
+        if record_proof:
+            self.tree = ProofRecorder(self.tree)
+        self.links = problem.links
+        self.kept = LabelingPool(k_best) if k_best > 1 else None
+        self.initial = initial  # a start labeling (a warm start)
+        self.threshold = math.inf  # the value a labeling must beat to enter the answer
         self.start = start
         self.clock = clock
         self.incumbent = math.inf
@@ -290,9 +333,12 @@ class _Search:
             raise ValueError(f"{source}: a labeling must be a vector of +1/-1 of length {self.u}")
         if self.P is not None and int(np.count_nonzero(labels == 1)) != self.P:
             return  # a heuristic may ignore the balance; such a labeling is no candidate
+        if self.links is not None and not self.links.consistent(labels):
+            return  # nor one that breaks the links
         value = float(self.problem.objective(labels)) if value is None else float(value)
-        if value < self.incumbent:  # False for NaN
-            self.incumbent, self.cutoff = value, self._cutoff(value)
+        # False for NaN, and for the incumbent found again (valued a rounding lower)
+        if value < self.incumbent and not np.array_equal(labels, self.labels):
+            self.incumbent = value
             self.labels, self.source = labels.astype(int), source
             if self.clock is not None:
                 # Labels, objective and decision values together: a search stopped where its
@@ -300,6 +346,16 @@ class _Search:
                 self.clock.report(objective=value, labels=self.labels.copy(),
                                   decision_values=self.problem.incumbent_outputs(self.labels))
             self.problem.notify_incumbent(self.labels, value)
+            if self.kept is None:
+                self._lower_threshold(value)
+        if self.kept is not None and self.kept.offer(labels, value, source):
+            self._lower_threshold(self.kept.threshold)
+
+    def _lower_threshold(self, value: float) -> None:
+        """A labeling must beat ``value`` to enter the answer: prune against it."""
+        if value < self.threshold:
+            self.threshold, self.cutoff = value, self._cutoff(value)
+            self.problem.notify_threshold(value)
             self.problem.notify_cutoff(self.cutoff)
 
     def _prune(self, node_id: int, bound: float) -> None:
@@ -326,6 +382,7 @@ class _Search:
         node_id, self.created = self.created, self.created + 1
         depth = 0 if parent is None else parent.depth + 1
         self.tree.add(node_id, None if parent is None else parent.id, depth, index, label)
+        self.tree.set(node_id, partial=partial)  # kept by a proof only
         if self.P is not None and (plus > self.P or minus > self.u - self.P):
             self.tree.set(node_id, status="infeasible")
             return None
@@ -339,6 +396,11 @@ class _Search:
             partial = partial.copy()
             partial[partial == 0] = -1 if plus == self.P else 1
             free = 0
+            self.tree.set(node_id, partial=partial)
+            if self.links is not None and not self.links.consistent(partial):
+                # the count forces labels the links forbid: no labeling completes the node
+                self.tree.set(node_id, status="infeasible")
+                return None
         return _Job(node_id, depth, partial, plus, minus, parent_bound, leaf=not free)
 
     def _settle(self, job: "_Job", info) -> Optional[Node]:
@@ -349,7 +411,7 @@ class _Search:
         value = max(-math.inf if math.isnan(value) else value, job.parent_bound)
         if info.labels is not None:
             self._offer(info.labels, info.labels_value, "bound")
-        self.tree.set(node_id, bound=value, order=self.nodes)
+        self.tree.set(node_id, bound=value, order=self.nodes, proof=info.proof)
         if value == math.inf:
             self.tree.set(node_id, status="infeasible")
             return None
@@ -363,7 +425,8 @@ class _Search:
         self.nodes += 1
         settled = math.isnan(value) or value == math.inf
         self.tree.set(node_id, bound=value, order=self.nodes,
-                      status="infeasible" if settled else "leaf")
+                      status="infeasible" if settled else "leaf",
+                      proof=self.problem.leaf_proof(labels))
         if not settled:
             self._offer(labels, value, "leaf")
 
@@ -383,11 +446,15 @@ class _Search:
         return int(index), int(first)
 
     def _children(self, node: Node, index: int, first: int):
-        """(partial, plus, minus, label) of the two children of ``node``, first label first."""
+        """(partial, plus, minus, label) of the two children of ``node``, first label first
+        (with links, the child fixes the whole class of ``index``)."""
         for label in (first, -first):
             child = node.partial.copy()
-            child[index] = label
-            yield child, node.plus + (label == 1), node.minus + (label == -1), label
+            if self.links is None:
+                child[index] = label
+            else:
+                self.links.fix(child, index, label)
+            yield child, int(np.sum(child == 1)), int(np.sum(child == -1)), label
 
     def _expand(self, node: Node) -> tuple[Optional[Node], Optional[Node]]:
         """Bound both children of ``node``; return them (None where settled), first label first."""
@@ -417,7 +484,8 @@ class _Search:
                 jobs.append(job)
                 if job is not None and not job.leaf:
                     bounds.append((job.partial, state))
-        incumbent = None if self.labels is None else (self.labels.copy(), self.incumbent)
+        incumbent = None if self.labels is None else (self.labels.copy(), self.incumbent,
+                                                      self.threshold)
         answers = iter(self.pool.bound(self.problem, bounds, incumbent, self._pool_stop))
         children = []
         for job in jobs:
@@ -450,7 +518,10 @@ class _Search:
                      f"{'no balance count' if self.P is None else f'{self.P} positive'}")
             self.log(_HEADER)
             self._phase("bounding the root node")  # an SDP bound's root takes seconds
-            root = self._evaluate(None, None, np.zeros(self.u, dtype=int), 0, 0, None, None)
+            partial = np.zeros(self.u, dtype=int) if self.links is None \
+                else self.links.fixed_partial()
+            root = self._evaluate(None, None, partial, int(np.sum(partial == 1)),
+                                  int(np.sum(partial == -1)), None, None)
             frontier.push(root, None)
             self._phase("branch and bound")
             self.expanding = math.inf
@@ -501,6 +572,8 @@ class _Search:
             self.clock.report(phase=phase, nodes=self.nodes)
 
     def _initial_incumbent(self) -> None:
+        if self.initial is not None:
+            self._offer(self.initial, None, "start")
         start = self.problem.initial_incumbent()
         if start is not None:
             labels, value, name = start
@@ -577,6 +650,12 @@ class _Search:
                               nodes=self.nodes, open_nodes=len(frontier),
                               seconds=now - self.start, incumbent_source=self.source,
                               message=message, tree=self.tree.graph, trace=self.trace)
+        if self.kept is not None:
+            rest = min(frontier.best_bound(), self.floor, self.kept.dropped, self.expanding)
+            result.pool = self.kept.best_first()
+            result.pool_bound = None if rest == -math.inf else rest
+        if isinstance(self.tree, ProofRecorder):
+            result.proof = self.tree.record()
         self.log(_format_row(self.nodes, len(frontier), self.incumbent, bound, now - self.start))
         self.log(_summary(result))
         return result

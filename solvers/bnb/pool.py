@@ -42,7 +42,10 @@ def bound_task(problem, partial, state, incumbent) -> tuple:
     """One bound on a worker's copy of ``problem``: (NodeBound, the copy's report)."""
     problem.worker_begin()
     if incumbent is not None:
-        problem.notify_incumbent(*incumbent)
+        labels, value, *threshold = incumbent
+        problem.notify_incumbent(labels, value)
+        if threshold and threshold[0] < float("inf"):
+            problem.notify_threshold(threshold[0])
     node = problem.bound(partial, state)
     return node, problem.worker_report()
 
@@ -67,8 +70,10 @@ class NodePool:
         ----------
         problem : LabelingProblem
         jobs : list of (ndarray, object)
-        incumbent : (labels, value) or None
-            The driver's incumbent, told to each copy of the problem first.
+        incumbent : (labels, value[, threshold]) or None
+            The driver's incumbent, told to each copy of the problem first, and the value a
+            labeling must beat to enter the answer (:meth:`~.problem.LabelingProblem.
+            notify_threshold`).
         stop : callable
             Asked while waiting; True stops the bounds running and raises
             :class:`~s3vm.solvers.runtime.clock.Stopped`.

@@ -37,6 +37,9 @@ class NodeBound:
         The free unlabeled position to branch on; None lets the driver take the first free one.
     first_label : {+1, -1}
         The label of the child to explore first (the most likely one).
+    proof : object, optional
+        The data that proves ``value`` (JSON-ready), when the problem was asked to record its
+        proofs: the driver keeps it with the node for a certificate, without reading it.
     """
 
     value: float
@@ -45,6 +48,7 @@ class NodeBound:
     labels_value: Optional[float] = None
     branch_index: Optional[int] = None
     first_label: int = 1
+    proof: Any = None
 
 
 class LabelingProblem(ABC):
@@ -62,11 +66,15 @@ class LabelingProblem(ABC):
         The clock of the solve, set by the caller before the search: a problem whose bound
         computations are long may cut them short when it expires (the driver checks the time
         only between nodes).
+    links : s3vm.solvers.bnb.links.Links or None
+        Positions whose labels are tied (fixed, or equal or opposite to others'): the driver
+        branches on a whole class at once and takes only labelings that keep them. None: none.
     """
 
     u: int
     positives: Optional[int] = None
     clock: Any = None
+    links: Any = None
 
     @abstractmethod
     def bound(self, partial: np.ndarray, parent_state: Any = None) -> NodeBound:
@@ -84,6 +92,17 @@ class LabelingProblem(ABC):
         """The driver's pruning threshold changed: a node whose bound reaches ``cutoff`` is
         pruned. A problem may use it to decide how much effort a bound deserves; by default it
         is ignored."""
+
+    def notify_threshold(self, value: float) -> None:
+        """Labelings of objective ``value`` or more can no longer enter the search's answer:
+        the incumbent's value, or with a pool of the K best labelings the K-th best's. A bound
+        that holds only for the labelings below the answer's threshold (a box drawn from the
+        incumbent) must follow this value, not the best value it saw. By default ignored."""
+
+    def leaf_proof(self, labels: np.ndarray) -> Any:
+        """The data that proves :meth:`objective` of ``labels`` from below (JSON-ready), for a
+        certificate; None by default (no proof recorded)."""
+        return None
 
     def notify_incumbent(self, labels: np.ndarray, value: float) -> None:
         """The driver's incumbent changed to ``labels`` of objective ``value`` (whoever found

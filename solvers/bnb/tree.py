@@ -32,6 +32,9 @@ import numpy as np
 
 from s3vm.solvers.runtime.files import atomic_output
 
+#: Attributes only a proof keeps (arrays and the problem's data, not for a GraphML file).
+PROOF_ONLY = ("partial", "proof")
+
 
 class TreeRecorder:
     """Collects the nodes as the driver creates and settles them; :attr:`graph` builds the DiGraph.
@@ -51,7 +54,10 @@ class TreeRecorder:
         self.parents.append(parent)
 
     def set(self, node_id: int, **attrs: Any) -> None:
-        """Update the attributes of a node (its bound, status, order)."""
+        """Update the attributes of a node (its bound, status, order); a proof's own
+        attributes (:data:`PROOF_ONLY`) are not the tree's."""
+        for key in PROOF_ONLY:
+            attrs.pop(key, None)
         self.attrs[node_id].update(attrs)
 
     @property
@@ -76,6 +82,53 @@ class NoTree:
 
     def set(self, node_id, **attrs) -> None:
         pass
+
+
+class ProofRecorder:
+    """Every node of a search with what proves its fate, for a certificate: its partial
+    labeling (the labels it fixes, a count-forced completion included), status, bound and the
+    problem's proof data (:attr:`s3vm.solvers.bnb.problem.NodeBound.proof`, or
+    :meth:`~s3vm.solvers.bnb.problem.LabelingProblem.leaf_proof` of a leaf). It stands where
+    the driver keeps its tree and forwards the tree's attributes to ``tree``.
+    """
+
+    def __init__(self, tree):
+        self.tree = tree
+        self.nodes: list[dict] = []
+
+    @property
+    def graph(self):
+        return self.tree.graph
+
+    def add(self, node_id: int, parent: Optional[int], depth: int, index: Optional[int],
+            label: Optional[int]) -> None:
+        self.tree.add(node_id, parent, depth, index, label)
+        self.nodes.append({"id": node_id, "parent": parent, "index": index, "label": label,
+                           "status": "open"})
+
+    def set(self, node_id: int, **attrs: Any) -> None:
+        self.nodes[node_id].update(attrs)
+        shown = {key: value for key, value in attrs.items() if key not in PROOF_ONLY}
+        if shown:
+            self.tree.set(node_id, **shown)
+
+    def record(self) -> list:
+        """The nodes in creation order, JSON-ready (partial labelings as lists; a bound that
+        is not finite as None with ``bound_inf`` true for +inf)."""
+        out = []
+        for node in self.nodes:
+            entry = {key: value for key, value in node.items() if key not in ("order",
+                                                                              "expanded")}
+            if "partial" in entry:
+                entry["partial"] = [int(v) for v in entry["partial"]]
+            bound = entry.get("bound")
+            if bound is not None:
+                bound = float(bound)
+                entry["bound"] = bound if math.isfinite(bound) else None
+                if bound == math.inf:
+                    entry["bound_inf"] = True
+            out.append(entry)
+        return out
 
 
 def write_graphml(tree, path: str) -> None:

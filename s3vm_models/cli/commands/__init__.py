@@ -19,6 +19,7 @@ COMMANDS = {
     "select": "s3vm.cli.commands.select",
     "bench": "s3vm.cli.commands.bench",
     "dataset": "s3vm.cli.commands.dataset",
+    "check-certificate": "s3vm.cli.commands.check_certificate",
 }
 
 

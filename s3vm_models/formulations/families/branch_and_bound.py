@@ -50,6 +50,10 @@ class BranchAndBoundFormulation(Formulation):
         A log line (logger ``s3vm.bnb``) every this many nodes, and at least every 5 s.
     tree_file : str, optional
         Write the explored tree there as GraphML.
+    k_best : int
+        Return the K best labelings (``Result.pool``, best first) and a proven bound on every
+        other (``Result.pool_bound``): the search prunes against the K-th best value found
+        instead of the best (:mod:`s3vm.solvers.bnb.kbest`). 1 (default): the best alone.
     """
 
     problem_class: ClassVar[str] = "svm"
@@ -69,11 +73,14 @@ class BranchAndBoundFormulation(Formulation):
                minimum=0, group=BNB_GROUP),
         Option("tree_file", "file", None, "write the explored tree as GraphML",
                flag="--tree", group=BNB_GROUP),
+        Option("k_best", "int", 1, "return the K best labelings (pool) and a proven bound on "
+               "every other labeling (pool_bound)", minimum=1, group=BNB_GROUP),
     )
 
     def check_options(self) -> None:
-        if self.tree_file is not None:
-            check_writable(self.tree_file)
+        for path in (self.tree_file, self.certificate_path()):
+            if path is not None:
+                check_writable(path)
 
     @abstractmethod
     def labeling_problem(self, instance, settings, backend, profile):
@@ -129,6 +136,37 @@ class BranchAndBoundFormulation(Formulation):
         """Formulation-specific entries of ``Result.info`` after the search (none here)."""
         return {}
 
+    #: The start labeling of :meth:`set_start` (None: the problem's own heuristic alone)
+    start = None
+
+    def set_start(self, instance, settings, labels) -> None:
+        """Start from ``labels`` (+1/-1 per unlabeled row, file order): the search's first
+        incumbent, before its own heuristic. A start that breaks the balance count or the
+        groups is an :class:`InputError`; a worse start than the heuristic's costs nothing (the
+        better one is kept), and the optimum does not depend on it."""
+        labels = np.asarray(labels)
+        if labels.shape != (instance.u,) or not np.all((labels == 1) | (labels == -1)):
+            raise InputError(f"start must hold one label +1/-1 per unlabeled row ({instance.u}), "
+                             f"got shape {labels.shape}")
+        if settings.balance == "count" and \
+                int(np.sum(labels == 1)) != settings.positive_count(instance):
+            raise InputError(f"the start labels {int(np.sum(labels == 1))} rows +1, the balance "
+                             f"count asks {settings.positive_count(instance)}")
+        links = instance.unlabeled_links()
+        if links is not None and not links.consistent(labels):
+            raise InputError("the start labeling breaks the groups (or pairs)")
+        self.start = labels.astype(int)
+
+    def certificate_path(self):
+        """Where to write the search's certificate (the ``certificate`` option of bb-sdp and
+        bb-mip), None for none: the search then records no proof."""
+        return getattr(self, "certificate", None)
+
+    def write_certificate(self, instance, settings, problem, found) -> None:
+        """Write the certificate of ``found`` (a search that recorded its proof); the
+        formulations that offer one override this."""
+        raise NotImplementedError
+
     def _classifier_at(self, problem, labels, clock, result) -> None:
         """Decision values and primal parts at the best labeling into ``result``.
 
@@ -160,8 +198,9 @@ class BranchAndBoundFormulation(Formulation):
     def run(self, instance, settings, backend, profile, clock, result):
         """Search the labeling problem; the clock (and the time limit) includes building it."""
 
-        if self.tree_file is not None:
-            check_writable(self.tree_file)
+        for path in (self.tree_file, self.certificate_path()):
+            if path is not None:
+                check_writable(path)
         if settings.balance == "count":
             P = settings.positive_count(instance, in_range=False)
             if not 0 <= P <= instance.u:
@@ -181,7 +220,8 @@ class BranchAndBoundFormulation(Formulation):
                            rel_gap=self.rel_gap, time_limit=clock.limit,
                            node_limit=self.node_limit, log_every=self.log_every,
                            keep_tree=self.tree_file is not None, start=clock.start, clock=clock,
-                           pool=pool)
+                           pool=pool, k_best=self.k_best,
+                           record_proof=self.certificate_path() is not None, initial=self.start)
         finally:
             if pool is not None:
                 pool.close()
@@ -191,6 +231,12 @@ class BranchAndBoundFormulation(Formulation):
         result.status, result.objective, result.lower_bound = (found.status, found.objective,
                                                                 found.lower_bound)
         result.nodes, result.message = found.nodes, found.message
+        if found.pool is not None:
+            result.pool = [{"labels": labels, "objective": value}
+                           for labels, value, _ in found.pool]
+            result.pool_bound = found.pool_bound
+        if found.proof is not None:
+            self.write_certificate(instance, settings, problem, found)
         if found.labels is not None:
             result.labels = found.labels
             self._classifier_at(problem, found.labels, clock, result)

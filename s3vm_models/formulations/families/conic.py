@@ -45,6 +45,18 @@ class ConicFormulation(Formulation):
 
     options: ClassVar[tuple] = (ROUNDING,)
     modelers: ClassVar[tuple] = ("cvxpy", "fusion")
+    #: C and C* are a cp.Parameter of the low-rank dual's models (sdp's dual form,
+    #: sdp-lowrank): a new value re-solves the compiled problem
+    in_place_settings: ClassVar[tuple] = ("C", "C_star")
+
+    def update_model(self, model, conic, instance, old, new) -> bool:
+        """C and C* into the model's ``C`` parameter (the bounds of a), where it has one."""
+        param = None if conic is None else conic.parameters.get("C")
+        if param is None or new.hard_margin or \
+                not old.differences(new) <= set(self.in_place_settings):
+            return False
+        param.value = problem2_penalties(instance, new)
+        return True
 
     def kernel(self, instance: Instance, settings: Settings) -> np.ndarray:
         return kernel_matrix(instance.X, None, settings.kernel, settings.sigma)

@@ -10,6 +10,7 @@ from s3vm.core.formulation import Formulation, GivenModel, remaining_profile
 from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
 from s3vm.formulations.families.kept_exact import kept_exact
+from s3vm.models.problem3 import update_costs
 from s3vm.solvers.runtime.clock import checkpoint
 from s3vm.solvers.runtime.files import atomic_output
 
@@ -17,6 +18,17 @@ from s3vm.solvers.runtime.files import atomic_output
 def labels_from_scores(scores: np.ndarray) -> np.ndarray:
     """+1 where the score is >= 0, else -1 (ties go to +1, a fixed and documented rule)."""
     return np.where(np.asarray(scores) >= 0, 1, -1).astype(int)
+
+
+def update_problem3(form, model, conic, instance: Instance, old: Settings,
+                    new: Settings) -> bool:
+    """:meth:`Formulation.update_model` of the models of Problem 3 (svm1, vs3vm, bd-mip,
+    bb-mip): mu and nu into their mutable Params (:func:`s3vm.models.problem3.update_costs`);
+    a bd-mip or bb-mip model then counts as changed, so that ``Built.solve`` checks its big-M
+    against the new costs (docs/models.md)."""
+    if not old.differences(new) <= set(form.in_place_settings):
+        return False
+    return update_costs(model, new.mu if "mu" in form.settings_used else None, new.nu)
 
 
 class PyomoFormulation(Formulation):
