@@ -7,11 +7,11 @@ good, deaf to its time limit and to Ctrl-C. :class:`ScipBackend` solves through 
 translation but without any capture: SCIP's log goes straight to file descriptor 1 (which the
 command line points at stderr with ``--verbose``, at the null device otherwise) or is switched
 off, and ``optimizeNogil`` releases the GIL, so the supervising thread keeps the time limit and
-answers signals. The solve itself runs on one of a few threads kept for SCIP
-(:data:`SCIP_THREADS`), whatever thread asks for it. SCIP's own Ctrl-C handler is off (``misc/catchctrlc``): signals reach Python,
+answers signals. SCIP's own Ctrl-C handler is off (``misc/catchctrlc``): signals reach Python,
 and a stop request reaches SCIP through ``interruptSolve``, from an event handler inside the solve
 (the safe place) and from the cancel hook of the solve's clock. The event handler also reports
-SCIP's incumbent value and dual bound for the progress line.
+SCIP's incumbent value and dual bound for the progress line. The solve itself runs on one of a
+few threads kept for SCIP (:data:`SCIP_THREADS`), whatever thread asks for it.
 """
 
 from __future__ import annotations
@@ -182,8 +182,9 @@ def _scip_direct_class():
                                self._pyomo_var_to_solver_var_map)
                 scip_model.includeEventhdlr(watch, "s3vm-watch",
                                             "stops SCIP when the solve is stopped")
-                with clock.cancellable(scip_model.interruptSolve):
-                    SCIP_THREADS.call(scip_model.optimizeNogil, scip_model.interruptSolve)
+                interrupt = scip_model.interruptSolve
+                with clock.cancellable(interrupt):
+                    SCIP_THREADS.call(scip_model.optimizeNogil, interrupt)
             timer.stop("optimize")
             results = self._populate_results(scip_model, solution_loader, has_obj, config)
             results.solver_log = ""
