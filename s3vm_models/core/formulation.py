@@ -11,6 +11,7 @@ Each family supplies one hook, :meth:`Formulation.run`: build the model and hand
 from __future__ import annotations
 
 import logging
+import warnings
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -387,7 +388,14 @@ class Formulation(ABC):
         check_writable(path)
         instance = self.dense_instance(instance, settings)
         self.check(instance, settings)
-        self._write(self._export_model(instance, settings), path, fmt)
+        model = self._export_model(instance, settings)
+        self._write(model, path, fmt)
+        warn_inexact_file(self.inexact_file_note(model), stacklevel=3)
+
+    def inexact_file_note(self, model) -> Optional[str]:
+        """Why a file of ``model`` may solve below the problem's optimum in another reader
+        (:class:`InexactFileWarning`), or None; per family."""
+        return None
 
     def labeling_objective(self, instance: Instance, settings: Settings,
                            labels: np.ndarray) -> Optional[float]:
@@ -419,6 +427,18 @@ class Formulation(ABC):
 
 #: The modeling libraries a declarative model may come from (:attr:`Formulation.modelers`).
 MODELERS = ("pyomo", "cvxpy", "fusion")
+
+
+class InexactFileWarning(UserWarning):
+    """An exported file that another reader may solve below the problem's optimum (a big-M
+    model whose constants the readers' tolerances can relax): :meth:`Formulation.export` and
+    :meth:`s3vm.built.Built.export` warn with it; ``s3vm export`` prints it as one line."""
+
+
+def warn_inexact_file(note: Optional[str], stacklevel: int = 2) -> None:
+    """Warn with ``note`` (an :class:`InexactFileWarning`) when there is one."""
+    if note:
+        warnings.warn(note, InexactFileWarning, stacklevel=stacklevel + 1)
 
 
 @dataclass
