@@ -76,9 +76,11 @@ class BennettDemirizMIP(PyomoFormulation):
                          "d": (labels > 0).astype(float)}
         result.info["max_M"] = float(max(model.big_m.extract_values().values(), default=0.0))
         point = objective_of_point(data, labels, w, g, settings.mu, settings.nu)
-        model.bd_result = (result, value, point, settings.mu, skipped)
+        # (result, the labels' LP value, its point's value, the mu its LP failed at)
+        model.bd_result = (result, value, point,
+                           settings.mu if value is None and not skipped else None)
 
     def objective_bounds(self, model, outcome):
-        result, value, point, mu, skipped = model.bd_result
+        result, value, point, failed_at_mu = model.bd_result
         return exact_result_check(result, value, outcome.objective, outcome.bound, point=point,
-                                  mu=mu, lp_skipped=skipped)
+                                  singular_for_mu=failed_at_mu)

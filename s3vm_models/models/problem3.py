@@ -405,7 +405,7 @@ def objective_of_point(data: Problem3Data, labels: np.ndarray, w: np.ndarray, g:
 
 def exact_result_check(result, value: Optional[float], model_objective: Optional[float],
                        bound: Optional[float], point: Optional[float] = None,
-                       mu: Optional[float] = None, lp_skipped: bool = False) -> tuple:
+                       singular_for_mu: Optional[float] = None) -> tuple:
     """(objective, lower bound) of a Bennett-Demiriz result whose objective is ``value``, the
     exact LP value of its labels (:func:`labeling_value`), and the status that goes with them.
 
@@ -416,32 +416,28 @@ def exact_result_check(result, value: Optional[float], model_objective: Optional
     objective and the solver's numbers in ``info``.
 
     ``point`` is the objective of the point the result returns (:func:`objective_of_point`).
-    Where the labeling's LP did not solve (``value`` None) the result returns the MIP's own
+    Where the labeling's LP was not solved (``value`` None) the result returns the MIP's own
     point, and its objective is that point's, not the MIP's value, which rests on rows the
     solver's tolerances relaxed (0.078 against the point's 9.97 on blobs_small, rbf sigma 2e4,
-    mu 1e-9). Unless the time limit skipped that LP, its failure is the mark of a kernel too
-    close to singular for ``mu`` (the LP's w grows to 1e8): ``info["singular_kernel"]`` and the
-    message say so.
+    mu 1e-9). ``singular_for_mu`` says that LP failed (the time limit did not skip it): the
+    mark of a kernel too close to singular for that mu (the LP's w grows to 1e8), which
+    ``info["singular_kernel"]`` and the message then say.
     """
     result.info["mip_objective"] = model_objective
     result.info["solver_bound"] = bound
     if value is None:
-        if lp_skipped:  # at a time limit the clock left no time for it: its message stays
-            note = "the LP of the returned labels was not solved (the time limit)"
-        else:
-            note = "the LP of the returned labels did not solve"
+        # (at a time limit the clock may leave no time for it: the limit's message stays)
+        note = "the LP of the returned labels did not solve"
+        if singular_for_mu is not None:
+            note += f" (the kernel is too close to singular for mu = {singular_for_mu:g})"
             result.info["singular_kernel"] = True
-            if mu is not None:
-                note += f" (the kernel is too close to singular for mu = {mu:g})"
-        if point is not None:
-            note += ": the objective is the MIP's point's, at these labels"
-        else:
-            note += ": the objective is the solver's, under its tolerances"
+        note += (": the objective is the solver's, under its tolerances" if point is None
+                 else ": the objective is the MIP's point's, at these labels")
         result.info["objective_note"] = note
         if result.status == "optimal":
             result.status = "feasible"
             result.message = note
-        elif not lp_skipped:
+        elif singular_for_mu is not None:
             result.message = f"{result.message}; {note}" if result.message else note
         return (model_objective if point is None else point), bound
     if result.status == "optimal" and (
