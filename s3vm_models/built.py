@@ -133,7 +133,7 @@ class Built:
         model that no solve has checked since the change warns (UserWarning): its values are
         those built, valid for the model as built. A big-M model whose largest M times 1e-6 (the
         integrality tolerance of HiGHS and SCIP) reaches 1 warns with
-        :class:`~s3vm.core.formulation.InexactFileWarning`: a reader of the file may relax its
+        :class:`~s3vm.solvers.errors.InexactFileWarning`: a reader of the file may relax its
         rows and report an optimum below the problem's, which :meth:`solve` would have called
         ``inaccurate`` (the writers themselves write every number exactly).
 

@@ -413,7 +413,7 @@ def test_s3vm_export_warns_where_a_reader_solves_its_file_below_the_optimum(tmp_
 
 def test_built_export_warns_where_a_reader_may_solve_the_changed_file_below_its_optimum(
         tmp_path, monkeypatch):
-    from s3vm.core.formulation import InexactFileWarning
+    from s3vm.solvers.errors import InexactFileWarning
 
     needs("bd-mip")
     import warnings

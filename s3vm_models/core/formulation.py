@@ -27,7 +27,7 @@ from s3vm.core.registry import all_options
 from s3vm.core.settings import SETTINGS_TABLE, Settings, keyword_hint
 from s3vm.data.instance import Instance, is_sparse
 from s3vm.solvers.bnb.problem import labels_by_outputs
-from s3vm.solvers.errors import InputError
+from s3vm.solvers.errors import InexactFileWarning, InputError
 from s3vm.solvers.registry import backend_class, get_backend, unavailable_reason
 from s3vm.solvers.results import Result
 from s3vm.solvers.runtime.clock import Clock
@@ -394,7 +394,7 @@ class Formulation(ABC):
 
     def inexact_file_note(self, model) -> Optional[str]:
         """Why a file of ``model`` may solve below the problem's optimum in another reader
-        (:class:`InexactFileWarning`), or None; per family."""
+        (:func:`warn_inexact_file`), or None; per family."""
         return None
 
     def labeling_objective(self, instance: Instance, settings: Settings,
@@ -429,14 +429,9 @@ class Formulation(ABC):
 MODELERS = ("pyomo", "cvxpy", "fusion")
 
 
-class InexactFileWarning(UserWarning):
-    """An exported file that another reader may solve below the problem's optimum (a big-M
-    model whose constants the readers' tolerances can relax): :meth:`Formulation.export` and
-    :meth:`s3vm.built.Built.export` warn with it; ``s3vm export`` prints it as one line."""
-
-
 def warn_inexact_file(note: Optional[str], stacklevel: int = 2) -> None:
-    """Warn with ``note`` (an :class:`InexactFileWarning`) when there is one."""
+    """Warn with ``note`` (a :class:`~s3vm.solvers.errors.InexactFileWarning`) when there is
+    one: :meth:`Formulation.export` and :meth:`s3vm.built.Built.export` do."""
     if note:
         warnings.warn(note, InexactFileWarning, stacklevel=stacklevel + 1)
 
