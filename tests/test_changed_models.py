@@ -206,11 +206,22 @@ def test_the_big_m_values_are_mutable_params_the_rows_read():
     m = built.model
     assert m.big_m.mutable
     m.big_m[0] = 123.0
-    assert "123" in str(m.plus_side[0].lower) or m.plus_side[0].lower is not None
     from pyomo.environ import value
+    from pyomo.repn import generate_standard_repn
 
+    # Each side's row of point 0 reads the new M: its coefficient of d[0] (-M on the +1 side,
+    # +M on the -1 side) and the +1 side's bound 1 - M; point 1's rows keep their own M.
+    def d_coefficients(row):
+        repn = generate_standard_repn(row.body, compute_values=True)
+        return {v.name: c for v, c in zip(repn.linear_vars, repn.linear_coefs)
+                if v.parent_component() is m.d}
+
+    assert d_coefficients(m.plus_side[0]) == {"d[0]": pytest.approx(-123.0)}
+    assert d_coefficients(m.minus_side[0]) == {"d[0]": pytest.approx(123.0)}
     assert value(m.plus_side[0].lower) == pytest.approx(1.0 - 123.0)
     assert value(m.minus_side[0].lower) == pytest.approx(1.0)
+    other = value(m.big_m[1])
+    assert other != 123.0 and d_coefficients(m.plus_side[1]) == {"d[1]": pytest.approx(-other)}
 
 
 def test_a_changed_objective_is_not_reported_optimal():
