@@ -19,7 +19,7 @@ bd-mip and bb-mip on SCIP. Each line carries the commit (``git rev-parse --short
 the UTC time and the seconds the loop took.
 
 ``table`` prints the table of docs/reliability.md (section "Long-lived processes") from such a
-file, one row per formulation, solver and label::
+file, a row per line (the solver "default" is the formulation's own, the code the commit)::
 
     .venv/bin/python benchmarks/solve_loop.py table benchmarks/solve_loop.jsonl
 """
@@ -120,10 +120,10 @@ def table(args) -> None:
     for row in rows(args.path):
         ended = "all answered" if row["exit"] == 0 else (
             "segmentation fault" if row["exit"] == -11 else f"exit {row['exit']}")
-        statuses = ", ".join(f"{k} {v}" for k, v in sorted(row["statuses"].items()))
+        statuses = ", ".join(f"{k} {v:,}" for k, v in sorted(row["statuses"].items()))
         memory = "-" if row["peak_mb_first"] is None else \
             f"{row['peak_mb_first']:.0f} MB, {row['peak_mb_last']:.0f} MB"
-        print(f"| {row['formulation']} | {row['solver']} | {row['label']} | "
+        print(f"| {row['formulation']} | {row['solver']} | {row['commit']} | "
               f"{row['survived']:,} of {row['count']:,} | {ended} | {statuses or '-'} | "
               f"{memory} | {row['seconds']:.0f} |")
 

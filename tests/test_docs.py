@@ -148,6 +148,44 @@ def test_a_benchmark_table_is_what_its_generator_prints_from_its_data(name):
                                f"`{' '.join(GENERATED_TABLES[name])}`:\n{table[:600]}")
 
 
+#: The tables of docs/reliability.md that a script prints from its data file, each between the
+#: markers <!-- table: NAME --> and <!-- end table: NAME --> of the page.
+RELIABILITY_TABLES = {
+    "solve loops": ["benchmarks/solve_loop.py", "table", "benchmarks/solve_loop.jsonl"],
+}
+
+
+def _between_markers(text: str, name: str) -> str:
+    start, end = f"<!-- table: {name} -->\n", f"\n<!-- end table: {name} -->"
+    assert start in text and end in text, f"no markers for the table {name!r}"
+    return text.split(start, 1)[1].split(end, 1)[0].strip()
+
+
+@pytest.mark.parametrize("name", list(RELIABILITY_TABLES))
+def test_a_reliability_table_is_what_its_generator_prints_from_its_data(name):
+    page = (ROOT / "docs" / "reliability.md").read_text()
+    done = subprocess.run([sys.executable, *RELIABILITY_TABLES[name]], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _between_markers(page, name) == done.stdout.strip(), \
+        f"docs/reliability.md differs from `{' '.join(RELIABILITY_TABLES[name])}`"
+
+
+def test_the_loop_table_follows_its_data(tmp_path):
+    # One run's count changed in a copy of the data: the table printed from it is not the page's.
+    import json
+
+    lines = (ROOT / "benchmarks" / "solve_loop.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["survived"] += 1
+    copy = tmp_path / "solve_loop.jsonl"
+    copy.write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
+    done = subprocess.run([sys.executable, "benchmarks/solve_loop.py", "table", str(copy)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    page = (ROOT / "docs" / "reliability.md").read_text()
+    assert done.returncode == 0 and done.stdout.strip() != _between_markers(page, "solve loops")
+
+
 def test_a_changed_data_file_changes_the_table(tmp_path):
     # The comparison can fail: one fit's error changed in a copy of the data, and the table
     # printed from it is no longer in the page.
