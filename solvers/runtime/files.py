@@ -12,6 +12,7 @@ import tempfile
 import time
 import tomllib
 from contextlib import contextmanager
+from typing import Optional
 
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.stdio import real_stdout_fd
@@ -116,8 +117,8 @@ def atomic_output(path: str, suffix: str = ""):
 
 def _copy_into(source: str, target: str) -> None:
     """Write the bytes of ``source`` into the FIFO or device ``target`` (a FIFO once its reader
-    has opened it, within :data:`FIFO_READER_SECONDS`). ``/dev/stdout`` is the real standard output,
-    not the descriptor 1 that the command line points elsewhere while a command runs."""
+    has opened it, within :data:`FIFO_READER_SECONDS`). ``/dev/stdout`` is the real standard
+    output, not the descriptor 1 that the command line points elsewhere while a command runs."""
 
     real = real_stdout_fd()
     if real is not None and _names_descriptor(target) == 1:
@@ -133,7 +134,7 @@ def _copy_into(source: str, target: str) -> None:
 FIFO_READER_SECONDS = 10.0
 
 
-def _open_for_writing(target: str, wait: float = None):
+def _open_for_writing(target: str, wait: Optional[float] = None):
     """``target`` opened for writing; a FIFO only once a reader has it open.
 
     Opening a FIFO for writing blocks until a reader opens it: ``s3vm export -o FIFO`` with no
