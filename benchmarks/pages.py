@@ -308,6 +308,11 @@ def sdp_s3vm_600(data="benchmarks/sdp_s3vm-600.jsonl") -> str:
     return printed("benchmarks/sdp_s3vm.py", "table", "--out", data)
 
 
+@table("reliability.md", "solve loops")
+def solve_loops(data="benchmarks/solve_loop.jsonl") -> str:
+    return printed("benchmarks/solve_loop.py", "table", data)
+
+
 @table(PRACTICE, "ssl-book defaults")
 def ssl_book_defaults(data="benchmarks/ssl_book_defaults.jsonl") -> str:
     return printed("benchmarks/ssl_book.py", "--versus-book", "defaults", "--summary", data)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from s3vm.api import _base_settings, _options, _profile, load
-from s3vm.core.formulation import MODELERS, GivenModel
+from s3vm.core.formulation import MODELERS, GivenModel, warn_inexact_file
 from s3vm.core.registry import formulation_class, formulation_names, get_formulation
 from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
@@ -168,7 +168,11 @@ class Built:
         now: after :meth:`solve` of a changed model, the values that solve raised
         (docs/models.md), so the file solves to the same optimum. Exporting a changed big-M
         model that no solve has checked since the change warns (UserWarning): its values are
-        those built, valid for the model as built.
+        those built, valid for the model as built. A big-M model whose largest M times 1e-6 (the
+        integrality tolerance of HiGHS and SCIP) reaches 1 warns with
+        :class:`~s3vm.solvers.errors.InexactFileWarning`: a reader of the file may relax its
+        rows and report an optimum below the problem's, which :meth:`solve` would have called
+        ``inaccurate`` (the writers themselves write every number exactly).
 
         Parameters
         ----------
@@ -200,7 +204,9 @@ class Built:
                               "they may cut off the changed optimum; call solve() before "
                               "export() to check and raise them (docs/models.md)", UserWarning,
                               stacklevel=2)
-            _runner(self)._write(self.model, path, format)
+            runner = _runner(self)
+            runner._write(self.model, path, format)
+            warn_inexact_file(runner.inexact_file_note(self.model))
         elif self.modeler == "fusion":
             with atomic_output(path, suffix="." + format) as tmp:
                 self.model.writeTask(tmp)

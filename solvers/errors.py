@@ -39,3 +39,9 @@ class SolverUnavailableError(S3VMError, RuntimeError):
 class NumericalError(S3VMError):
     """Options or data so extreme that a computation cannot be carried out in floating point
     (a Newton method that cannot converge at C = 1e12, say); the message says what to change."""
+
+
+class InexactFileWarning(UserWarning):
+    """A model file written out that another reader may solve below the problem's optimum (its
+    big-M constants within reach of the readers' integrality tolerance): exports warn with it,
+    and ``s3vm export`` prints it as one line."""

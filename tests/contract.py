@@ -89,52 +89,6 @@ PROGRESS_LINE = re.compile(r"^[\w-]+: \d+ s, .+, incumbent \S+, bound \S+$")
 BUILD_PHASES = ("building", "setting up", "starting heuristic")
 
 
-class SignalledInPhase:
-    """A console-script process sent ``signum`` at its first progress line of ``phase``:
-    ``"build"`` (a phase of :data:`BUILD_PHASES`) or ``"solve"`` (any other: a solver at work,
-    a search, an SDP). Progress lines come every 0.05 s (``S3VM_PROGRESS_SECONDS``), so the
-    signal goes in that phase whatever the load. ``after_signal`` is None when the solve ended
-    before the phase came (nothing was signalled); ``phase`` the phase the line named."""
-
-    def __init__(self, args, phase: str, signum=signal.SIGINT, timeout: float = 180):
-        import threading
-
-        proc = subprocess.Popen(command() + [str(a) for a in args], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True,
-                                env=environment(S3VM_PROGRESS_SECONDS="0.05"))
-        self.phase, sent, out, err = None, [], [], []
-
-        def read_stderr():
-            for line in proc.stderr:
-                err.append(line)
-                match = _PHASE.match(line.rstrip("\n"))
-                if match is None or sent:
-                    continue
-                if match.group("phase").startswith(BUILD_PHASES) == (phase == "build"):
-                    self.phase = match.group("phase")
-                    sent.append(time.perf_counter())
-                    proc.send_signal(signum)
-
-        readers = [threading.Thread(target=read_stderr, daemon=True),
-                   threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)]
-        for reader in readers:
-            reader.start()
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise AssertionError(f"no exit within {timeout} s") from None
-        ended = time.perf_counter()
-        for reader in readers:
-            reader.join(10)
-        self.returncode = proc.returncode
-        self.stdout, self.stderr = "".join(out), "".join(err)
-        self.after_signal = ended - sent[0] if sent else None
-
-
-_PHASE = re.compile(r"^[\w-]+: \d+ s, (?P<phase>.+?), (?:\d+ \w+, )*incumbent \S+, bound \S+$")
-
-
 def without_progress(err: str) -> str:
     """stderr without its progress lines: what a test may check exactly, whatever the load
     (a run that takes 5 s on a loaded machine prints a progress line first)."""

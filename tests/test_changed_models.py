@@ -206,11 +206,22 @@ def test_the_big_m_values_are_mutable_params_the_rows_read():
     m = built.model
     assert m.big_m.mutable
     m.big_m[0] = 123.0
-    assert "123" in str(m.plus_side[0].lower) or m.plus_side[0].lower is not None
     from pyomo.environ import value
+    from pyomo.repn import generate_standard_repn
 
+    # Each side's row of point 0 reads the new M: its coefficient of d[0] (-M on the +1 side,
+    # +M on the -1 side) and the +1 side's bound 1 - M; point 1's rows keep their own M.
+    def d_coefficients(row):
+        repn = generate_standard_repn(row.body, compute_values=True)
+        return {v.name: c for v, c in zip(repn.linear_vars, repn.linear_coefs)
+                if v.parent_component() is m.d}
+
+    assert d_coefficients(m.plus_side[0]) == {"d[0]": pytest.approx(-123.0)}
+    assert d_coefficients(m.minus_side[0]) == {"d[0]": pytest.approx(123.0)}
     assert value(m.plus_side[0].lower) == pytest.approx(1.0 - 123.0)
     assert value(m.minus_side[0].lower) == pytest.approx(1.0)
+    other = value(m.big_m[1])
+    assert other != 123.0 and d_coefficients(m.plus_side[1]) == {"d[1]": pytest.approx(-other)}
 
 
 def test_a_changed_objective_is_not_reported_optimal():
@@ -371,3 +382,64 @@ def test_exporting_a_changed_big_m_model_before_its_check_warns(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         built.export(str(tmp_path / "checked.mps"))  # checked (and raised) by the solve
+
+
+# -- files another reader may solve below the optimum ------------------------------------------
+def _overlapping(seed: int = 0):
+    """12 points of one Gaussian cloud, 3 labeled +1 and 3 labeled -1: no separating line, so
+    Problem 3's optimum is a few units and its big-M values grow like 1/mu."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(12, 2))
+    y = np.zeros(12)
+    y[:3], y[3:6] = 1, -1
+    return X, y
+
+
+@pytest.mark.parametrize("mu", [1e-6, 0.1])
+def test_s3vm_export_warns_where_a_reader_solves_its_file_below_the_optimum(tmp_path, capsys,
+                                                                            monkeypatch, mu):
+    """At mu = 1e-6 the big-M values reach 1.8e7: HiGHS, reading the MPS file, accepts binaries
+    within 1e-6 of integral, relaxes rows by up to 18, and reports 5.20 against the optimum 6
+    that the 64 labelings' LPs give; the command says so in one line. At mu = 0.1 (M 183) the
+    file solves to the optimum and nothing is said."""
+    from s3vm.cli import main
+
+    needs("bd-mip")
+    monkeypatch.setattr(sys.modules[__name__], "MU", mu)
+    X, y = _overlapping()
+    data = tmp_path / "cloud.csv"
+    rows = ["x1,x2,label"] + [f"{float(a)!r},{float(b)!r},{int(c)}" for (a, b), c in zip(X, y)]
+    data.write_text("\n".join(rows) + "\n")
+    path = tmp_path / "model.mps"
+    assert main(["export", str(data), "-f", "bd-mip", "--kernel", "linear", "--mu", str(mu),
+                 "--nu", "1", "-o", str(path)]) == 0
+    out, err = capsys.readouterr()
+    best = enumerated("bd-mip", X, y, {})
+    below = solve_file(str(path), "bd-mip") < best - 1e-6 * max(1.0, best)
+    warned = [line for line in err.splitlines() if line.startswith("s3vm: warning:")]
+    assert out == "" and below == (mu < 0.01) and len(warned) == int(below), (err, best)
+    if warned:
+        assert "big-M values reach 1.77e+07" in warned[0] and "below the problem's" in warned[0]
+
+
+def test_built_export_warns_where_a_reader_may_solve_the_changed_file_below_its_optimum(
+        tmp_path, monkeypatch):
+    from s3vm.solvers.errors import InexactFileWarning
+
+    needs("bd-mip")
+    import warnings
+
+    for mu, inexact in ((0.1, False), (1e-9, True)):
+        monkeypatch.setattr(sys.modules[__name__], "MU", mu)
+        X, y = instance(0)
+        side = constraint(0, "count", int((y == 0).sum()))
+        built = changed_model("bd-mip", X, y, side)
+        built.solve()  # checks the changed model (its big-M values raised: 2.6e10 at 1e-9)
+        path = str(tmp_path / f"changed-{mu}.mps")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            built.export(path)
+        ours = [w for w in caught if issubclass(w.category, InexactFileWarning)]
+        assert len(ours) == int(inexact), [str(w.message) for w in caught]
+        best = enumerated("bd-mip", X, y, side)
+        assert (solve_file(path, "bd-mip") < best - 1e-6 * max(1.0, best)) == inexact

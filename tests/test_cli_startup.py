@@ -191,6 +191,26 @@ def test_the_writer_checks_the_shipped_catalog_from_the_command_line():
     assert proc.stdout == ""
 
 
+@pytest.mark.parametrize("stale", [False, True])
+def test_check_says_out_of_date_for_a_stale_catalog_and_writes_nothing(tmp_path, monkeypatch,
+                                                                        capsys, stale):
+    # A --check that always said "up to date" passed every test: plant a stale file (the
+    # default of one option changed, as an edit of its class would leave the catalog), and a
+    # fresh one, in place of the catalog it reads.
+    text = catalog_writer.render()
+    if stale:
+        fresh = '"heuristic", "choice", "switching",'
+        assert text.count(fresh) == 1
+        text = text.replace(fresh, '"heuristic", "choice", "none",')
+    target = tmp_path / "catalog.py"
+    target.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(catalog_writer, "CATALOG_PATH", str(target))
+    assert catalog_writer.main(["--check"]) == int(stale)
+    err = capsys.readouterr().err
+    assert ("out of date" in err) == stale and ("up to date" in err) != stale
+    assert target.read_text(encoding="utf-8") == text  # --check wrote nothing
+
+
 def test_drift_between_catalog_and_classes_is_caught():
     target, options = catalog.SHIPPED["vs3vm"]
     changed = dataclasses.replace(options[0], default=options[0].default + 1)

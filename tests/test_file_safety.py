@@ -152,6 +152,37 @@ def test_an_output_to_a_fifo_is_written_into_it(tmp_path, capsys, name, command)
     assert through_fifo and through_fifo == regular
 
 
+@pytest.mark.parametrize("name,command", [
+    ("model.mps", ["export", "blobs_small", "-f", "bd-mip", "-o", "{out}"]),
+    ("data.csv", ["dataset", "heart", "-o", "{out}"]),
+])
+def test_an_output_to_a_fifo_without_a_reader_gives_up_with_one_line(tmp_path, capsys,
+                                                                       monkeypatch, name,
+                                                                       command):
+    # Opening a FIFO for writing blocks until a reader opens it: these commands hung until
+    # killed. Run in a thread, so that a hang fails the test instead of the suite.
+    from s3vm.solvers.runtime import files
+
+    monkeypatch.setattr(files, "FIFO_READER_SECONDS", 0.3, raising=False)
+    fifo = tmp_path / ("fifo-" + name)
+    os.mkfifo(fifo)
+    box = {}
+    thread = threading.Thread(target=lambda: box.setdefault(
+        "code", main([a.format(out=fifo) for a in command])), daemon=True)
+    thread.start()
+    thread.join(timeout=60)
+    hung = thread.is_alive()
+    if hung:  # release the writer: a reader opens the FIFO and reads it to its end
+        with open(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
+            thread.join(timeout=30)
+            fh.read()
+    assert not hung, "the command waited for a reader until killed"
+    assert box["code"] == 2
+    line = _one_error_line(capsys)
+    assert f"cannot write {fifo}: no reader opened the FIFO within 0.3 s" in line
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and not files._temporary
+
+
 @pytest.fixture
 def null_device(tmp_path):
     """A character device that discards what it is given: a node like /dev/null in tmp_path

@@ -218,6 +218,18 @@ def test_a_bad_suite_entry_is_refused(capsys, tmp_path, entry, says):
     assert sorted(os.listdir(tmp_path)) == ["suite.toml"]
 
 
+@pytest.mark.parametrize("entry, says", [
+    ("name = 5", "instance 1: name must be a name, got 5"),
+    ('name = " "', "instance 1: name must be a non-empty name"),
+    ("name = [1]", "instance 1: name must be a name"),
+], ids=["int", "blank", "list"])
+def test_a_bad_instance_name_in_a_suite_is_refused(capsys, tmp_path, entry, says):
+    # An instance's name labels its runs in every results file: 5 was taken as "5".
+    suite = write(tmp_path, "suite.toml", SUITE + entry + "\n")
+    refused(capsys, "bench", suite, "--list", says=says)
+    assert sorted(os.listdir(tmp_path)) == ["suite.toml"]
+
+
 # -- select writes TOML that reads back --------------------------------------------------------
 @pytest.mark.parametrize("stem", ['we"ird', "back\\slash", "tab\there"])
 def test_select_writes_an_instance_file_that_reads_back(capsys, tmp_path, stem):
@@ -234,7 +246,7 @@ def test_select_writes_an_instance_file_that_reads_back(capsys, tmp_path, stem):
     assert settings.kernel == spec["kernel"] and settings.C == spec["C"]
 
 
-# -- a FIFO nobody reads: the write waits for its reader, as `cat > fifo` does -----------------
+# -- a FIFO read late: the write waits for its reader (up to 10 s) ------------------------------
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_dataset_into_a_fifo_waits_for_its_reader_and_writes_it_whole(tmp_path):
     plain = tmp_path / "plain.csv"

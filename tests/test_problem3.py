@@ -570,3 +570,36 @@ def test_result_serialises_to_json(formulation, solver):
     assert out["objective"] == pytest.approx(result.objective, rel=1e-12)
     assert out["labels"] == [int(v) for v in result.labels]
     assert len(out["decision_values"]) == inst.u
+
+
+# -- a numerically singular kernel: the objective is the returned point's ---------------------
+def _value_of(result, instance, sigma, mu, nu=1.0):
+    """Problem 3's objective at the result's own point (w, g) and labels, from an rbf kernel
+    written here: exp(-|x - z|^2 / (2 sigma^2)) over every point of the instance."""
+    X = instance.X
+    K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1) / (2.0 * sigma * sigma))
+    w, g = result.primal["w"], -result.primal["b"]
+    fL = K[instance.labeled] @ w - g
+    fU = K[instance.unlabeled] @ w - g
+    return (np.maximum(0.0, 1.0 - instance.yL * fL).sum() + mu * np.abs(w).sum()
+            + nu * np.maximum(0.0, 1.0 - result.labels * fU).sum()), fU
+
+
+@pytest.mark.parametrize("sigma, mu, singular", [(2e4, 1e-9, True), (1.0, 0.1, False)])
+def test_bd_mip_on_a_singular_kernel_reports_its_point_s_objective_and_says_so(sigma, mu,
+                                                                               singular):
+    """At sigma 2e4 every rbf value of blobs_small lies within 1e-6 of 1 (the kernel matrix is
+    numerically of rank one) and mu = 1e-9 lets w grow to 1e8: the labeling's LP did not
+    solve, and the result said 0.078, the MIP's value on its relaxed rows, while its own point
+    has 9.97. The objective must be its point's; the result says the kernel is singular."""
+    instance, _ = api.load("blobs_small")
+    result = api.solve(instance, "bd-mip", kernel="rbf", sigma=sigma, mu=mu, nu=1.0,
+                       time_limit=60)
+    value, fU = _value_of(result, instance, sigma, mu)
+    assert result.objective == pytest.approx(value, rel=1e-6, abs=1e-6)
+    assert np.allclose(result.decision_values, fU, rtol=1e-9, atol=1e-9 * np.abs(fU).max())
+    assert bool(result.info.get("singular_kernel")) == singular
+    if singular:
+        assert result.status != "optimal" and "singular" in result.message
+    else:
+        assert result.status == "optimal"

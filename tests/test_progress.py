@@ -124,3 +124,57 @@ def test_a_short_solve_prints_no_progress_line(caplog):
     caplog.set_level(logging.INFO, logger="s3vm.progress")
     api.solve(BLOBS, "vs3vm")
     assert not [r for r in caplog.records if r.name == "s3vm.progress"]
+
+
+def test_an_isolated_solve_s_progress_follows_new_incumbent_arrays(capfd):
+    """The child of an isolated solve sends its clock's progress while it runs. It compared the
+    state with the one sent before by ``!=``, which raised on a progress holding arrays (SCIP's
+    incumbent labels): a traceback on stderr, and the parent's lines stayed at the first
+    incumbent. Here the step reports three incumbents, each with new label and value arrays,
+    and waits until the parent has seen each (a handshake: no timing involved)."""
+    import os
+    import select
+
+    import numpy as np
+
+    from s3vm.solvers.runtime import supervisor
+    from s3vm.solvers.runtime.clock import Clock
+
+    ack_read, ack_write = os.pipe()
+    clock = Clock()
+    seen: list = []
+
+    def work():
+        clock.report(phase="solving")
+        for nodes in (1, 2, 3):
+            labels = np.where(np.arange(40) % nodes == 0, 1.0, -1.0)
+            # As a MIP's incumbent hook: the labels first, then the counts (the progress
+            # dict's order, in which ``!=`` met the arrays before a number that differed).
+            clock.report(labels=labels, decision_values=labels * nodes)
+            clock.report(nodes=nodes, objective=10.0 - nodes)
+            ready, _, _ = select.select([ack_read], [], [], 30)
+            if not ready or os.read(ack_read, 1) != b"%d" % nodes:
+                return f"the parent never saw incumbent {nodes}"
+        return "followed"
+
+    def line(elapsed):
+        progress = clock.snapshot()
+        nodes = progress.get("nodes")
+        if nodes is not None and (not seen or seen[-1] != nodes):
+            seen.append(nodes)
+            assert np.array_equal(progress["labels"],
+                                  np.where(np.arange(40) % nodes == 0, 1.0, -1.0))
+            os.write(ack_write, b"%d" % nodes)
+        return None
+
+    supervisor.set_isolation(True)
+    try:
+        done = supervisor.supervise(work, clock, line=line, emit=lambda text: None,
+                                    interval=0.05)
+    finally:
+        supervisor.set_isolation(False)
+        os.close(ack_read)
+        os.close(ack_write)
+    assert done.finished and done.value == "followed", (done, seen)
+    assert seen == [1, 2, 3]
+    assert "Traceback" not in capfd.readouterr().err

@@ -222,7 +222,9 @@ def _instance_spec(path: str, base_dir: str, number: int, table: dict) -> Instan
         raise InputError(_where(path, f"{where}: settings must be a table"))
     settings = {k: _check_setting(path, f"{where} settings", k, v) for k, v in settings.items()}
     params = {k: v for k, v in table.items() if k not in (kind, "name", "settings")}
-    label = table.get("name") or target
+    label = target
+    if "name" in table:  # the run's label in every results file: text, never a number's str
+        label = SUITE["name"].check(table["name"], f"{path}: {where}: ")
     if kind == "file":
         if params:
             raise InputError(_where(path, f"{where}: a file takes only name and settings, not "

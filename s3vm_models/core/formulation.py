@@ -11,6 +11,7 @@ Each family supplies one hook, :meth:`Formulation.run`: build the model and hand
 from __future__ import annotations
 
 import logging
+import warnings
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from s3vm.core.settings import SETTINGS_TABLE, Settings, keyword_hint
 from s3vm.data.instance import Instance, is_sparse
 from s3vm.solvers.bnb.links import round_scores
 from s3vm.solvers.bnb.problem import labels_by_outputs
-from s3vm.solvers.errors import InputError
+from s3vm.solvers.errors import InexactFileWarning, InputError
 from s3vm.solvers.registry import backend_class, get_backend, unavailable_reason
 from s3vm.solvers.results import Result
 from s3vm.solvers.runtime.clock import Clock
@@ -396,7 +397,14 @@ class Formulation(ABC):
         check_writable(path)
         instance = self.dense_instance(instance, settings)
         self.check(instance, settings)
-        self._write(self._export_model(instance, settings), path, fmt)
+        model = self._export_model(instance, settings)
+        self._write(model, path, fmt)
+        warn_inexact_file(self.inexact_file_note(model), stacklevel=3)
+
+    def inexact_file_note(self, model) -> Optional[str]:
+        """Why a file of ``model`` may solve below the problem's optimum in another reader
+        (:func:`warn_inexact_file`), or None; per family."""
+        return None
 
     def labeling_objective(self, instance: Instance, settings: Settings,
                            labels: np.ndarray) -> Optional[float]:
@@ -442,6 +450,13 @@ class Formulation(ABC):
 
 #: The modeling libraries a declarative model may come from (:attr:`Formulation.modelers`).
 MODELERS = ("pyomo", "cvxpy", "fusion")
+
+
+def warn_inexact_file(note: Optional[str], stacklevel: int = 2) -> None:
+    """Warn with ``note`` (a :class:`~s3vm.solvers.errors.InexactFileWarning`) when there is
+    one: :meth:`Formulation.export` and :meth:`s3vm.built.Built.export` do."""
+    if note:
+        warnings.warn(note, InexactFileWarning, stacklevel=stacklevel + 1)
 
 
 @dataclass

@@ -7,3 +7,9 @@ May import: :mod:`~s3vm.formulations.families`, :mod:`s3vm.bounds`, :mod:`s3vm.m
 (``cvs3vm`` extends ``vs3vm``, said in its docstring) but uses no other formulation's helpers;
 nothing here imports a face.
 """
+
+# Each problem's objective at a labeling, which scores the fallback labels a stopped solve
+# answers, is registered by the family package: imported here, so that a formulation built
+# on the core's Formulation alone (switching) has it too. Without it, switching's fallback had
+# no objective: a signal before its first labeling waited the 2 s grace, not 0.4 s.
+from s3vm.formulations.families import labeling  # noqa: E402,F401

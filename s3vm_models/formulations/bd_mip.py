@@ -24,7 +24,7 @@ import numpy as np
 from s3vm.formulations.families.pyomo import PyomoFormulation, update_problem3
 from s3vm.models.problem3 import (COMPONENTS, MIP_COMPONENTS, NORM_COMPONENTS, SIDES_COMPONENTS,
                                   Problem3Data, build_problem3, exact_result_check, labeling_value,
-                                  primal_values, unlabeled_scores)
+                                  objective_of_point, primal_values, unlabeled_scores)
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import current
 
@@ -64,7 +64,8 @@ class BennettDemirizMIP(PyomoFormulation):
         labels = np.where(primal_values(model)["d"] > 0.5, 1, -1).astype(int)
         data = model.problem_data
         clock = current()
-        if clock is not None and clock.expired():
+        skipped = clock is not None and clock.expired()
+        if skipped:
             # Past the limit the labeling's LP is given no time: it returned at once, after its
             # model had been built and compiled (tenths of a second past the limit, for nothing).
             value = w = g = None
@@ -78,8 +79,12 @@ class BennettDemirizMIP(PyomoFormulation):
         result.primal = {"w": w, "b": -g, "y": np.maximum(0.0, 1.0 - data.d * (data.A @ w - g)),
                          "d": (labels > 0).astype(float)}
         result.info["max_M"] = float(max(model.big_m.extract_values().values(), default=0.0))
-        model.bd_result = (result, value)
+        point = objective_of_point(data, labels, w, g, settings.mu, settings.nu)
+        # (result, the labels' LP value, its point's value, the mu its LP failed at)
+        model.bd_result = (result, value, point,
+                           settings.mu if value is None and not skipped else None)
 
     def objective_bounds(self, model, outcome):
-        result, value = model.bd_result
-        return exact_result_check(result, value, outcome.objective, outcome.bound)
+        result, value, point, failed_at_mu = model.bd_result
+        return exact_result_check(result, value, outcome.objective, outcome.bound, point=point,
+                                  singular_for_mu=failed_at_mu)

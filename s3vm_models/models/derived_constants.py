@@ -116,6 +116,40 @@ def current_constants(model) -> dict:
     return out
 
 
+#: The integrality tolerance of the MIP solvers that read an exported file by default (HiGHS's
+#: ``mip_feasibility_tolerance``, SCIP's ``numerics/feastol``): a binary this close to 0 or 1
+#: counts as integral there.
+INTEGRALITY_TOLERANCE = 1e-6
+
+
+def inexact_file_note(model) -> Optional[str]:
+    """Why a file of ``model`` may solve below the problem's optimum in another reader, or None.
+
+    The writers lose nothing (Pyomo writes MPS numbers with 17 digits and LP numbers as their
+    ``repr``: each reads back as the same double). What a file cannot carry is the check
+    :meth:`s3vm.built.Built.solve` makes of its answer: a reader accepts a binary within its
+    integrality tolerance of 0 or 1, which relaxes a big-M row by up to that tolerance times M.
+    Once that reaches the margin of 1 every row asks for, the reader's optimum may rest on
+    relaxed rows and lie below the problem's (``Built.solve`` then says ``inaccurate``;
+    docs/reliability.md, the tolerance policy). In a scan of 240 changed bd-mip models of 9
+    points at eight scales of mu and nu (HiGHS reading the MPS file), the 11 files that solved
+    below the enumerated optimum all had an M of 1.1e7 or more; every file with M up to 2.2e5
+    solved to it. The threshold, M times the tolerance at 1, lies between.
+    """
+    if kind_of(model) is None or not hasattr(model, "big_m"):
+        return None
+    M = current_constants(model)["M"]
+    largest = float(M.max()) if M is not None and M.size else 0.0
+    if largest * INTEGRALITY_TOLERANCE < 1.0:
+        return None
+    return (f"the model's big-M values reach {largest:.3g}: a MIP solver reading this file "
+            f"accepts a binary within its integrality tolerance ({INTEGRALITY_TOLERANCE:g} for "
+            f"HiGHS and SCIP) of 0 or 1, which relaxes a row by up to "
+            f"{largest * INTEGRALITY_TOLERANCE:.3g}, beyond the margin of 1 the rows ask for: "
+            f"its optimum may be below the problem's (mu or nu is at an extreme scale; "
+            f"Built.solve checks its answer exactly; docs/reliability.md, the tolerance policy)")
+
+
 def short_constants(model, upper: float) -> list:
     """Names of the constants below what ``upper`` asks for (empty: they are valid)."""
     need, have = needed_constants(model, upper), current_constants(model)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
 import stat
 import sys
 import tempfile
+import time
 import tomllib
 from contextlib import contextmanager
+from typing import Optional
 
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.stdio import real_stdout_fd
@@ -113,9 +116,9 @@ def atomic_output(path: str, suffix: str = ""):
 
 
 def _copy_into(source: str, target: str) -> None:
-    """Write the bytes of ``source`` into the FIFO or device ``target`` (opening a FIFO waits
-    for its reader, as a shell redirection does). ``/dev/stdout`` is the real standard output,
-    not the descriptor 1 that the command line points elsewhere while a command runs."""
+    """Write the bytes of ``source`` into the FIFO or device ``target`` (a FIFO once its reader
+    has opened it, within :data:`FIFO_READER_SECONDS`). ``/dev/stdout`` is the real standard
+    output, not the descriptor 1 that the command line points elsewhere while a command runs."""
 
     real = real_stdout_fd()
     if real is not None and _names_descriptor(target) == 1:
@@ -123,8 +126,48 @@ def _copy_into(source: str, target: str) -> None:
         with open(source, "rb") as src, open(os.dup(real), "wb") as dst:
             shutil.copyfileobj(src, dst)
         return
-    with open(source, "rb") as src, open(target, "wb") as dst:
+    with open(source, "rb") as src, _open_for_writing(target) as dst:
         shutil.copyfileobj(src, dst)
+
+
+#: Seconds an output into a FIFO waits for a reader to open it before it gives up (exit 2).
+FIFO_READER_SECONDS = 10.0
+
+
+def _open_for_writing(target: str, wait: Optional[float] = None):
+    """``target`` opened for writing; a FIFO only once a reader has it open.
+
+    Opening a FIFO for writing blocks until a reader opens it: ``s3vm export -o FIFO`` with no
+    reader hung until it was killed. A FIFO is opened without blocking (which fails with ENXIO
+    while no reader has it) every 50 ms for up to ``wait`` seconds (:data:`FIFO_READER_SECONDS`),
+    then written in blocking mode.
+
+    Raises
+    ------
+    InputError
+        No reader opened the FIFO in time.
+    """
+    try:
+        fifo = stat.S_ISFIFO(os.stat(target).st_mode)
+    except OSError:
+        fifo = False
+    if not fifo:
+        return open(target, "wb")
+    wait = FIFO_READER_SECONDS if wait is None else wait
+    give_up = time.monotonic() + wait
+    while True:
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+            if time.monotonic() >= give_up:
+                raise InputError(f"cannot write {target}: no reader opened the FIFO within "
+                                 f"{wait:g} s") from None
+            time.sleep(0.05)
+    os.set_blocking(fd, True)
+    return open(fd, "wb")
 
 
 def _names_descriptor(path: str):

@@ -59,6 +59,40 @@ def native_threads() -> int:
 REPORT_SECONDS = 0.25  # the child sends its clock's progress at most this often
 
 
+def same_state(now: dict, before: Optional[dict]) -> bool:
+    """Whether a child's state (its clock's progress and stop) is the one it sent before.
+
+    ``now != before`` compared the arrays the progress holds (labels, decision values) element
+    by element, and the truth value of that comparison raised: the first new incumbent's labels
+    (SCIP's, every MIP solve with progress on) ended the reporting thread with a traceback on
+    stderr, and the parent's progress lines stayed at the state sent before. A value is the same
+    when it is the same object, a dict of the same values, or an equal number, string or array.
+    """
+    if before is None or now.keys() != before.keys():
+        return False
+    for key, value in now.items():
+        old = before[key]
+        if value is old:
+            continue
+        if isinstance(value, dict) and isinstance(old, dict):
+            if not same_state(value, old):
+                return False
+        elif isinstance(value, (int, float, str)) and type(value) is type(old):
+            if value != old:
+                return False
+        else:
+            # Arrays, or any other value a step reported: numpy is loaded wherever a solve
+            # reports one (this module itself is imported by the command line's start).
+            import numpy as np
+
+            try:
+                if not (np.shape(value) == np.shape(old) and np.array_equal(value, old)):
+                    return False
+            except Exception:  # values that do not compare: sent again
+                return False
+    return True
+
+
 def _die_with_parent() -> None:
     """Linux: SIGKILL this process when its parent dies (no orphaned solve)."""
     try:
@@ -110,7 +144,7 @@ def _child(work, clock: Clock, up: int, down: int) -> None:
             while True:
                 time.sleep(REPORT_SECONDS)
                 now = state()
-                if now != sent:
+                if not same_state(now, sent):
                     try:
                         send(("state", now))
                     except (OSError, ValueError):

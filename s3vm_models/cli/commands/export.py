@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sys
+import warnings
 
 from s3vm import api
 from s3vm.cli.parser import (add_formulation_options, add_problem_options, inputs, overrides,
                              read_data, typed_options)
+from s3vm.solvers.errors import InexactFileWarning
 from s3vm.solvers.runtime.files import check_not_input, check_writable
 
 
@@ -26,7 +28,14 @@ def run(args, out) -> int:
     check_writable(args.output)  # before loading data: fail fast on a bad path
     check_not_input(args.output, inputs(args))
     instance, settings = read_data(args)
-    fmt = api.export(instance, args.formulation, args.output, args.fmt, settings,
-                     options=typed_options(args), inputs=inputs(args), **overrides(args))
+    with warnings.catch_warnings(record=True) as caught:
+        # The command line shows Python warnings with --verbose only; this one is about the
+        # file just written, and is its own line.
+        warnings.simplefilter("always", InexactFileWarning)
+        fmt = api.export(instance, args.formulation, args.output, args.fmt, settings,
+                         options=typed_options(args), inputs=inputs(args), **overrides(args))
     print(f"wrote {args.output} ({fmt})", file=sys.stderr)
+    for warning in caught:
+        if issubclass(warning.category, InexactFileWarning):
+            print(f"s3vm: warning: {warning.message}", file=sys.stderr)
     return 0

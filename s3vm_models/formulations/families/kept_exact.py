@@ -104,7 +104,9 @@ def _value_on_model(result, model, instance: Instance, solve, profile) -> None:
             primal = primal_values(model)
             result.decision_values = unlabeled_scores(model)
             result.primal = {**primal, "d": (labels > 0).astype(float)}
-        model.bd_result = (model.bd_result[0], value)
+        # The changed model's value at the labels (its objective may not be Problem 3's): no
+        # point value of Problem 3, no verdict on the kernel.
+        model.bd_result = (model.bd_result[0], value, None, None)
         return
     if value is None:
         model.l2_result = (model.l2_result[0], model.l2_result[1])

@@ -10,6 +10,7 @@ from s3vm.core.formulation import Formulation, GivenModel, remaining_profile
 from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
 from s3vm.formulations.families.kept_exact import kept_exact
+from s3vm.models.derived_constants import inexact_file_note
 from s3vm.models.problem3 import update_costs
 from s3vm.solvers.runtime.clock import checkpoint
 from s3vm.solvers.runtime.files import atomic_output
@@ -117,6 +118,9 @@ class PyomoFormulation(Formulation):
     def fill(self, result, model, instance: Instance, settings: Settings) -> None:
         """Put labels, decision values and the primal solution of a solved model into result."""
         raise NotImplementedError
+
+    def inexact_file_note(self, model) -> Optional[str]:
+        return inexact_file_note(model)
 
     def _write(self, model, path: str, fmt: str) -> None:
         # The temporary file carries the format's extension; Pyomo picks the writer from it

@@ -10,7 +10,8 @@ off, and ``optimizeNogil`` releases the GIL, so the supervising thread keeps the
 answers signals. SCIP's own Ctrl-C handler is off (``misc/catchctrlc``): signals reach Python,
 and a stop request reaches SCIP through ``interruptSolve``, from an event handler inside the solve
 (the safe place) and from the cancel hook of the solve's clock. The event handler also reports
-SCIP's incumbent value and dual bound for the progress line.
+SCIP's incumbent value and dual bound for the progress line. The solve itself runs on one of a
+few threads kept for SCIP (:data:`SCIP_THREADS`), whatever thread asks for it.
 """
 
 from __future__ import annotations
@@ -21,8 +22,16 @@ from s3vm.solvers.backends.pyomo.contrib import PyomoContribBackend
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import TIME_LIMIT, current
 from s3vm.solvers.runtime.stdio import quiet_stderr
+from s3vm.solvers.runtime.threads import ReusedThreads
 
 REPORT_SECONDS = 0.5  # the event handler reads SCIP's bounds at most this often
+
+#: The threads every SCIP solve runs on. SCIP's expression interpreter numbers each thread that
+#: solves a nonlinear model, for good, and has room for 64 (see
+#: :mod:`s3vm.solvers.runtime.threads`): a solve in each new thread of the caller (the Python
+#: API's worker) crashed the process at the 64th. Sixteen solves at once is more than any run
+#: here makes, and leaves room for the callers' own threads.
+SCIP_THREADS = ReusedThreads("s3vm-scip", 16)
 
 
 def _scip_direct_class():
@@ -165,7 +174,7 @@ def _scip_direct_class():
             clock = current()
             timer.start("optimize")
             if clock is None:
-                scip_model.optimizeNogil()
+                SCIP_THREADS.call(scip_model.optimizeNogil, scip_model.interruptSolve)
             else:
                 sign = 1.0 if scip_model.getObjectiveSense() == "minimize" else -1.0
                 hook = getattr(model, "incumbent_hook", None)
@@ -173,8 +182,9 @@ def _scip_direct_class():
                                self._pyomo_var_to_solver_var_map)
                 scip_model.includeEventhdlr(watch, "s3vm-watch",
                                             "stops SCIP when the solve is stopped")
-                with clock.cancellable(scip_model.interruptSolve):
-                    scip_model.optimizeNogil()
+                interrupt = scip_model.interruptSolve
+                with clock.cancellable(interrupt):
+                    SCIP_THREADS.call(scip_model.optimizeNogil, interrupt)
             timer.stop("optimize")
             results = self._populate_results(scip_model, solution_loader, has_obj, config)
             results.solver_log = ""
