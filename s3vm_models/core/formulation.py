@@ -140,6 +140,10 @@ class Formulation(ABC):
         of the problem as built (big-M values, variable bounds), which a user's change can
         void: ``Built.solve`` then checks and raises them
         (:mod:`s3vm.formulations.families.kept_exact`, docs/models.md).
+    sparse_linear : str or None
+        The formulation that solves the same problem with the linear kernel in the primal
+        of sparse features, never densifying them, where this one would densify: the
+        estimator fits sparse linear input there (``switching``: ``primal-tsvm``).
     """
 
     name: ClassVar[str]
@@ -165,6 +169,7 @@ class Formulation(ABC):
     derived_constants: ClassVar[bool] = False
     estimator_options: ClassVar[dict] = {}
     accepts_sparse: ClassVar[bool] = False
+    sparse_linear: ClassVar[Optional[str]] = None
 
     def __init__(self, **values):
         options = self.option_table()

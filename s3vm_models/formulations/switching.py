@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from typing import ClassVar
+from typing import ClassVar, Optional
 
 import numpy as np
 
@@ -69,6 +69,7 @@ class LabelSwitchingS3VM(Formulation):
     #: S3VMClassifier's default: both searches, the lower J kept (docs/changelog.md, the
     #: SSL book: the gradient start had the lower J on half the fits)
     estimator_options: ClassVar[dict] = {"search": "best"}
+    sparse_linear: ClassVar[Optional[str]] = "primal-tsvm"
     options: ClassVar[tuple] = (
         Option("search", "choice", "anneal", "switching: the starts of the label switching, "
                "kept by their J: anneal (Joachims' annealing of C* from the labeled rows' SVM, "
