@@ -16,17 +16,16 @@ from s3vm.core.settings import Settings
 from s3vm.data.instance import is_sparse
 from s3vm.data.targets import unlabeled_mask
 from s3vm.estimator import binary, calibration
+from s3vm.estimator.decision import decide
 from s3vm.estimator.inputs import check_convention, validate_data
 from s3vm.estimator.one_vs_rest import fit_one_vs_rest
-from s3vm.estimator.safeguard import UnlabeledDataWarning, held_out, weighted_error
-from s3vm.estimator.supervised import labeled_models, stacked
 from s3vm.estimator.widths import resolve_kernel, resolve_sigma
+from s3vm.inductive import blocked_expansion
 from s3vm.solvers.errors import InputError
 
 #: The settings the estimator takes as parameters, with the class defaults of :class:`Settings`.
 SETTING_PARAMS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance",
                   "positives", "mu", "nu")
-_PARAM_ORDER = (*SETTING_PARAMS, "seed")
 SAFEGUARDS = ("cv", None)
 
 
@@ -73,14 +72,16 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         ``auto``: estimated from the data (the median of four estimators reading the labeled
         rows' SVM and the unlabeled rows' neighbourhoods; :mod:`s3vm.estimator.prior`), so
         that labels drawn per class do not impose 1:1; the labeled ratio is used instead when
-        a class has a single labeled row. ``labeled``: the labeled rows' ratio (Joachims
+        a class has a single labeled row, and by each problem of one-vs-rest (more than two
+        classes). ``labeled``: the labeled rows' ratio (Joachims
         1999; right when the labels were drawn uniformly at random and are many). A float in
         (0, 1): that share (two classes). Recorded in ``class_prior_`` and ``report_``.
     safeguard : {"cv", None}, default "cv"
         ``cv``: cross-validate on the labeled rows (at most 5 stratified folds; a fold's
         labels withheld, the whole fit run again) the S3VM against the SVM on the labeled rows
         alone, and keep the S3VM unless its held-out error, class by class weighted by the
-        class prior, is strictly higher; otherwise the model is that SVM and an
+        class prior, is strictly higher, with at least two more held-out rows wrong under the
+        S3VM alone than under the SVM alone; otherwise the model is that SVM and an
         :class:`UnlabeledDataWarning` says so. Needs two labeled rows in each class (else the
         S3VM is kept, said in ``report_``). None: always the S3VM.
     supervised_C : float, default 1.0
@@ -215,7 +216,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         A parameter set is shared across formulations (a grid over ``formulation``): a
         setting, or ``seed``, that the formulation does not read, or that it fixes (bb-sdp's
         bias), is left out rather than refused. Only a parameter given another value than
-        the estimator's default is named as ignored.
+        the estimator's default is named as ignored; ``seed`` never is (the safeguard's folds
+        read it).
         """
         own = {name: param.default for name, param in
                inspect.signature(type(self).__init__).parameters.items()}
@@ -229,9 +231,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
             if k in cls.settings_fixed and v == cls.settings_fixed[k][0]:
                 continue
             ignored.append(k)
-        if self.seed != 0 and "seed" not in cls.option_table():
-            ignored.append("seed")
-        return applied, tuple(name for name in _PARAM_ORDER if name in ignored)
+        return applied, tuple(name for name in SETTING_PARAMS if name in ignored)
 
     def _formulation_options(self, cls) -> dict:
         if not isinstance(self.options, (dict, type(None))):
@@ -334,91 +334,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         for attr in ("estimators_", "result_", "probA_", "probB_", "probability_cv_"):
             self.__dict__.pop(attr, None)
         self._fit_codes(X, code, classes)
-        self._decide(X, code)
+        decide(self, X, code)
         return self
-
-    def _decide(self, X, code) -> None:
-        """The safeguard's decision and the calibration, from one set of held-out folds."""
-        k = self.classes_.size
-        labeled = code >= 0
-        models = labeled_models(X[labeled], code[labeled], k, self.kernel_, self.sigma_,
-                                float(self.supervised_C))
-        supervised = stacked(models)
-        unlabeled = np.flatnonzero(~labeled)
-        weights = np.where(np.isfinite(self.class_prior_), self.class_prior_, 1.0 / k)
-        held = None
-        if unlabeled.size and (self.safeguard == "cv" or self.probability):
-            held = held_out(self, X, code, lambda Xl, cl: stacked(labeled_models(
-                Xl, cl, k, self.kernel_, self.sigma_, float(self.supervised_C))), self.seed)
-        sup_labels = _classes(supervised(X[unlabeled])) if unlabeled.size else unlabeled
-        own = np.searchsorted(self.classes_, self.transduction_[unlabeled])
-        decision = {"folds": None, "transductive_error": None, "supervised_error": None}
-        if not unlabeled.size:
-            self.safeguard_, why = "transductive", "no unlabeled row: the supervised problem"
-        elif self.safeguard is None:
-            self.safeguard_, why = "transductive", "safeguard=None"
-        elif held is None:
-            self.safeguard_, why = "transductive", ("a class has one labeled row: no "
-                                                    "cross-validation; the S3VM is kept")
-        else:
-            t = weighted_error(held.code, held.transductive_labels, weights)
-            s = weighted_error(held.code, held.supervised_labels, weights)
-            decision.update(folds=held.folds, transductive_error=float(t),
-                            supervised_error=float(s))
-            if t > s:
-                self.safeguard_ = "supervised"
-                why = (f"held-out error {t:.4f} with the unlabeled rows against {s:.4f} "
-                       f"without, over {held.folds} folds of the labeled rows")
-                self._adopt_supervised(models, code, X, sup_labels)
-                warnings.warn(f"the unlabeled rows did not help: {why}; the model is the SVM "
-                              "on the labeled rows (safeguard_='supervised'). Pass "
-                              "safeguard=None to keep the S3VM", UnlabeledDataWarning,
-                              stacklevel=3)
-            else:
-                self.safeguard_ = "transductive"
-                why = (f"held-out error {t:.4f} with the unlabeled rows, {s:.4f} without, "
-                       f"over {held.folds} folds of the labeled rows")
-        decision.update(decision=self.safeguard_, why=why)
-        self.report_ = self._report(decision, int(np.sum(sup_labels != own)))
-        if self.probability:
-            self._calibrate(X, code, held)
-
-    def _adopt_supervised(self, models, code, X, labels) -> None:
-        """The labeled rows' SVM becomes the model: its decision function, and its labels of
-        the unlabeled rows in ``transduction_``."""
-        owners = self.estimators_ if "estimators_" in self.__dict__ else [self]
-        for est, model in zip(owners, models):
-            binary.adopt(est, model)
-        if "estimators_" in self.__dict__:
-            self.intercept_ = np.array([est.intercept_ for est in self.estimators_])
-            self.__dict__.pop("coef_", None)
-            if all("coef_" in est.__dict__ for est in self.estimators_):
-                self.coef_ = np.vstack([est.coef_ for est in self.estimators_])
-            self.decision_rule_ = self.estimators_[0].decision_rule_
-        transduction = self.transduction_.copy()
-        transduction[code < 0] = self.classes_[labels]
-        self.transduction_ = transduction
-
-    def _report(self, decision: dict, changed: int) -> dict:
-        owners = self.estimators_ if "estimators_" in self.__dict__ else [self]
-        priors = [est.prior_.to_dict() if est.prior_ is not None else None for est in owners]
-        counts = [est.result_.info.get("settings", {}).get("positives") for est in owners]
-        return {"kernel": {"kernel": self.kernel_, "why": self._kernel_why},
-                "class_prior": priors[0] if len(owners) == 1 else priors,
-                "positives": counts[0] if len(owners) == 1 else counts,
-                "objective": [est.result_.objective for est in owners] if len(owners) > 1
-                else self.result_.objective,
-                "safeguard": decision, "changed": changed}
-
-    def _calibrate(self, X, code, held) -> None:
-        labeled = np.flatnonzero(code >= 0)
-        if held is not None:
-            scores = held.supervised if self.safeguard_ == "supervised" else held.transductive
-            self.probability_cv_ = held.folds
-        else:
-            scores = self._decisions(X[labeled]).reshape(labeled.size, -1)
-            self.probability_cv_ = None
-        self.probA_, self.probB_ = calibration.sigmoids(scores, code[labeled])
 
     # -- probabilities and prediction -------------------------------------------------------
     @available_if(lambda self: self.probability)
@@ -445,8 +362,6 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         kernel, sigma = self._kernel_
         if "coef_" in self.__dict__:
             return np.asarray(X @ self.coef_).ravel() + self.intercept_
-        from s3vm.inductive import blocked_expansion
-
         return blocked_expansion(X, self.X_fit_, kernel, sigma, self.dual_coef_,
                                  self.intercept_)
 
@@ -503,8 +418,3 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         X = _safe_indexing(X, np.flatnonzero(keep)) if not keep.all() else X
         return float(accuracy_score(y[keep], self.predict(X), sample_weight=sample_weight))
 
-
-def _classes(decisions: np.ndarray) -> np.ndarray:
-    if decisions.shape[1] == 1:
-        return (decisions[:, 0] >= 0).astype(np.intp)
-    return np.argmax(decisions, axis=1)

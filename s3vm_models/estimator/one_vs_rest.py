@@ -17,6 +17,7 @@ def fit_one_vs_rest(clf, X, code: np.ndarray, cls, rule) -> None:
         est.classes_ = np.array([0, 1])
         est.kernel_, est._kernel_why = clf.kernel_, clf._kernel_why
         est.sigma_ = clf.sigma_
+        est.one_vs_rest_ = True
         fit_binary(est, X, np.where(code < 0, 0, np.where(code == k, 1, -1)), cls, rule)
         clf.estimators_.append(est)
     first = clf.estimators_[0]

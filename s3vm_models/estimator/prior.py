@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from s3vm.data.instance import is_sparse
 from s3vm.estimator.supervised import labeled_svm
 from s3vm.models.platt import fit_sigmoid, sigmoid_probability
 
@@ -132,14 +133,14 @@ def spreading_share(X_labeled, y: np.ndarray, X_unlabeled, seed: int) -> float:
     import scipy.sparse as sp
     from sklearn.semi_supervised import LabelSpreading
 
-    from s3vm.data.instance import is_sparse
-
     u = X_unlabeled.shape[0]
     if u > SPREADING_ROWS:
         rows = np.sort(np.random.default_rng(seed).choice(u, SPREADING_ROWS, replace=False))
         X_unlabeled = X_unlabeled[rows]
-    stack = sp.vstack if is_sparse(X_labeled) else np.vstack
-    X = stack([X_labeled, X_unlabeled])
+    if is_sparse(X_labeled):  # plain CSR blocks: scipy's vstack reads its list as an array
+        X = sp.vstack([sp.csr_matrix(X_labeled), sp.csr_matrix(X_unlabeled)], format="csr")
+    else:
+        X = np.vstack([X_labeled, X_unlabeled])
     target = np.concatenate([(y > 0).astype(int), np.full(X_unlabeled.shape[0], -1)])
     neighbours = min(NEIGHBOURS, X.shape[0] - 1)
     model = LabelSpreading(kernel="knn", n_neighbors=neighbours, alpha=ALPHA, max_iter=100)

@@ -7,9 +7,10 @@ fold's labels withheld (its rows join the unlabeled rows, so they are scored as 
 unlabeled rows, class prior estimate included), and the SVM on the other labeled rows scores
 them too. The two errors are compared class by class, each class weighted by its estimated
 share of the unlabeled rows (so that labels drawn per class do not decide the weights). The
-transductive solution is kept unless its held-out error is strictly higher: a tie keeps it,
-since on the clusters where the S3VM helps most both sides often make no held-out error at
-all with a few labels.
+transductive solution is kept unless its held-out error is strictly higher and at least
+:data:`MARGIN_ROWS` more held-out rows are wrong under it alone than under the SVM alone: a
+tie keeps it, since on the clusters where the S3VM helps most both sides often make no
+held-out error at all with a few labels, and a one-row difference is noise.
 
 The same held-out decision values serve Platt's calibration for ``probability=True``, as
 scikit-learn's ``SVC(probability=True)`` cross-validates for its sigmoid.
@@ -74,6 +75,28 @@ def weighted_error(code: np.ndarray, predicted: np.ndarray, weights: np.ndarray)
         total += weights[c] * float(np.mean(predicted[rows] != c))
         mass += weights[c]
     return total / mass if mass > 0 else float("nan")
+
+
+#: Held-out rows the S3VM alone must get wrong, beyond those the SVM alone gets wrong, before
+#: the safeguard sets the S3VM aside: a single row is noise (one of 20 labeled rows is 5
+#: points of error).
+MARGIN_ROWS = 2
+
+
+def discordant(code: np.ndarray, transductive: np.ndarray, supervised: np.ndarray
+               ) -> tuple[int, int]:
+    """(rows only the S3VM gets wrong, rows only the SVM gets wrong)."""
+    t_wrong, s_wrong = transductive != code, supervised != code
+    return int(np.sum(t_wrong & ~s_wrong)), int(np.sum(s_wrong & ~t_wrong))
+
+
+def prefers_supervised(held: "HeldOut", weights: np.ndarray) -> tuple[bool, float, float]:
+    """(whether the evidence sets the S3VM aside, its held-out error, the SVM's): its
+    class-weighted error is strictly higher, by at least :data:`MARGIN_ROWS` rows."""
+    t = weighted_error(held.code, held.transductive_labels, weights)
+    s = weighted_error(held.code, held.supervised_labels, weights)
+    only_t, only_s = discordant(held.code, held.transductive_labels, held.supervised_labels)
+    return t > s and only_t - only_s >= MARGIN_ROWS, t, s
 
 
 def held_out(clf, X, code, supervised_fit, seed: int) -> Optional[HeldOut]:

@@ -58,12 +58,12 @@ def labeled_svm(X, y: np.ndarray, kernel: str, sigma: float, C: float) -> Linear
         return LinearDecision("linear", sigma, float(svm.intercept_[0]),
                               coef=np.asarray(svm.coef_).ravel())
     svm = SVC(C=C, kernel="rbf", gamma=rbf_gamma(sigma)).fit(X, y)
-    basis = svm.support_vectors_
-    if is_sparse(basis):
-        basis = basis.tocsr()
+    basis, dual = svm.support_vectors_, svm.dual_coef_
+    if is_sparse(basis):  # libsvm on sparse input keeps both sparse
+        basis, dual = basis.tocsr(), dual.toarray()
     # SVC's positive side is classes_[1], here +1.
     return LinearDecision("rbf", sigma, float(svm.intercept_[0]),
-                          dual_coef=np.asarray(svm.dual_coef_).ravel(), basis=basis)
+                          dual_coef=np.asarray(dual).ravel(), basis=basis)
 
 
 def family_supervised(clf, instance, cls, rule, base, explicit):
