@@ -25,8 +25,8 @@ or the unlabeled rows' neighbourhoods, and keeps their median; their spread is i
     ``LabelSpreading`` on a 10-nearest-neighbour graph) gives the positive class: the
     clusters' view, which does not read the SVM at all.
 
-The labeled ratio is used instead when the median is within :data:`KEEP_RATIO` of it, or within
-the estimators' spread (no evidence against it), when a class has a single labeled row (no
+The labeled ratio is used instead when the median is within :data:`KEEP_RATIO` of it (no
+evidence against it), when a class has a single labeled row (no
 held-out calibration is possible), or when the user asks for it (``class_prior="labeled"``).
 """
 
@@ -46,10 +46,11 @@ SPREADING_ROWS = 5000
 #: The neighbours of label spreading's graph and its clamping (scikit-learn's defaults: 7, 0.2).
 NEIGHBOURS = 10
 ALPHA = 0.2
-#: The labeled ratio stands unless the estimate moves it by more than this, or by more than the
-#: estimators' own spread: the estimators are biased towards the SVM's errors by a few points
-#: (two moons, 5 labels a class: 0.44-0.48 where the truth and the labeled ratio are 0.5), and a
-#: count a few points off costs as many points of error.
+#: The labeled ratio stands unless the estimate moves it by more than this: the estimators are
+#: biased towards the SVM's errors by a few points (two moons, 5 labels a class: 0.44-0.48 where
+#: the truth and the labeled ratio are 0.5), and a count a few points off costs as many points
+#: of error. (Not the estimators' spread as well: one degenerate estimator, EM at 0 or 1 from a
+#: sigmoid fitted on 10 rows, makes it cover any ratio.)
 KEEP_RATIO = 0.05
 #: Folds of the held-out decision values the sigmoid is fitted on (fewer with fewer rows).
 CALIBRATION_FOLDS = 10
@@ -190,8 +191,8 @@ def estimate_prior(X_labeled, y: np.ndarray, X_unlabeled, kernel: str, sigma: fl
     share = float(np.median(list(estimates.values())))
     prior = ClassPrior(share, "estimated", estimates,
                        why="the median of four estimators (class_prior='auto')")
-    if abs(share - trained) <= max(KEEP_RATIO, prior.spread):
+    if abs(share - trained) <= KEEP_RATIO:
         return ClassPrior(trained, "labeled ratio", estimates,
-                          why=f"the estimate {share:.3f} is within {max(KEEP_RATIO, prior.spread):.3f}"
-                              " of the labeled ratio: no evidence against it")
+                          why=f"the estimate {share:.3f} is within {KEEP_RATIO} of the labeled "
+                              "ratio: no evidence against it")
     return prior
