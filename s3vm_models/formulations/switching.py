@@ -55,6 +55,7 @@ class LabelSwitchingS3VM(Formulation):
     problem: ClassVar[int] = 1
 
     name: ClassVar[str] = "switching"
+    local: ClassVar[bool] = True
     no_model: ClassVar[str] = "a local search over labelings (label switching)"
     #: peak bytes per n^2 entry (linear, rbf), measured: K and the active sets' factors (on
     #: the paths that form K; see :meth:`dense_bytes_per_entry`)
