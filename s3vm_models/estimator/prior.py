@@ -52,6 +52,7 @@ ALPHA = 0.2
 #: of error. (Not the estimators' spread as well: one degenerate estimator, EM at 0 or 1 from a
 #: sigmoid fitted on 10 rows, makes it cover any ratio.)
 KEEP_RATIO = 0.05
+ESTIMATORS = ("count", "probability", "em", "spreading")
 #: Folds of the held-out decision values the sigmoid is fitted on (fewer with fewer rows).
 CALIBRATION_FOLDS = 10
 
@@ -80,10 +81,10 @@ class ClassPrior:
 
     @property
     def spread(self) -> float:
-        """Half the range of the estimates (0 without estimates): the share's uncertainty."""
-        if not self.estimates:
+        """Half the range of the four estimates (0 without): the share's uncertainty."""
+        values = [v for k, v in self.estimates.items() if k in ESTIMATORS]
+        if not values:
             return 0.0
-        values = list(self.estimates.values())
         return 0.5 * (max(values) - min(values))
 
     def to_dict(self) -> dict:
