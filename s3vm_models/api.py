@@ -289,7 +289,7 @@ def prepare_comparison(data: Data, formulations: Iterable[str],
         if key not in SETTINGS_TABLE:
             raise InputError(f"unknown setting {key!r}{keyword_hint(key)}: the settings are "
                              f"{', '.join(SETTINGS_TABLE)}")
-        if not any(key in cls.settings_used for cls in classes):
+        if not any(cls.applicable({key: None}) for cls in classes):
             flag = SETTINGS_TABLE[key].flag_name if key in SETTINGS_TABLE else key
             raise InputError(f"{flag} does not apply to {', '.join(names)}")
     prepared = []
@@ -298,7 +298,7 @@ def prepare_comparison(data: Data, formulations: Iterable[str],
         form = get_formulation(name, **{**{k: v for k, v in options.items()
                                            if k in cls.option_table()}, **own_options})
         cls.settings_for(base, own_settings)  # the formulation's own entries must apply
-        shared = {k: v for k, v in overrides.items() if k in cls.settings_used}
+        shared = cls.applicable(overrides)
         effective = cls.settings_for(base, {**shared, **own_settings}, strict=False)
         form.check(instance, effective)
         prepared.append((form, effective, run))

@@ -443,7 +443,7 @@ def _expand(path, specs, names, seeds, settings, override, grid_values, own, tim
                 run_limit = entries.pop("time_limit", None) or time_limit
                 seeded = "seed" in cls.option_table() and "seed" not in entries
                 # A grid setting the formulation does not read does not change its run.
-                used = {k: v for k, v in point.items() if k in cls.settings_used}
+                used = cls.applicable(point)
                 for seed in seeds if (inst.draws or seeded) else [None]:
                     run = Run(inst, name, used, seed, {**shared, **used}, entries, run_solver,
                               run_limit)
