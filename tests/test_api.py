@@ -8,12 +8,12 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 from s3vm import api
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError, SolverUnavailableError
-from s3vm.data.generators import gaussian_blobs
 from s3vm.core.kernels import kernel_matrix
-from s3vm.data.scaling import scale_features
 from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs
+from s3vm.data.instance import Instance
+from s3vm.data.scaling import scale_features
+from s3vm.solvers.errors import InputError, SolverUnavailableError
 from s3vm.solvers.profiles import SolverProfile, get_profile, read_profile, shipped_profiles
 from s3vm.solvers.registry import BACKENDS, get_backend, installed_solvers, unavailable_reason
 from s3vm.solvers.results import Result
@@ -67,7 +67,8 @@ def test_profile_file_and_overrides(tmp_path):
     path = tmp_path / "p.toml"
     path.write_text('solver = "highs"\ntime_limit = 5\n[options]\npresolve = "off"\n')
     profile = get_profile(profile_path=str(path))
-    assert (profile.solver, profile.time_limit, profile.options) == ("highs", 5, {"presolve": "off"})
+    assert (profile.solver, profile.time_limit, profile.options) == \
+        ("highs", 5, {"presolve": "off"})
     # Another solver than the profile's would run with options meant for HiGHS: refused.
     with pytest.raises(InputError, match="two solvers"):
         get_profile("scip", str(path))

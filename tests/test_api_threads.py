@@ -71,6 +71,7 @@ def test_an_sdpa_node_solve_holds_the_limit_in_a_thread():
     # kills.
     pytest.importorskip("sdpap", reason="needs SDPA (pip install s3vm[sdpa])")
     import cvxpy  # noqa: F401  - imports outside the measured window
+
     from s3vm.data.generators import gaussian_blobs
 
     data = gaussian_blobs(n=600, p=10, separation=2.0, labeled_fraction=0.1, seed=0)

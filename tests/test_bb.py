@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from s3vm.data.instance import Instance
-from s3vm.data.generators import gaussian_blobs, two_moons
+from s3vm.bounds.svm import SVMBoundProblem
 from s3vm.core.kernels import kernel_matrix
-from s3vm.models.l2_svm import S3VMObjective, squared_hinge_svm
 from s3vm.core.registry import get_formulation
 from s3vm.core.settings import Settings
-from s3vm.solvers.bnb.driver import search
+from s3vm.data.generators import gaussian_blobs, two_moons
+from s3vm.data.instance import Instance
+from s3vm.models.l2_svm import S3VMObjective, squared_hinge_svm
 from s3vm.models.label_switching import LabelSwitching
-from s3vm.bounds.svm import SVMBoundProblem
+from s3vm.solvers.bnb.driver import search
 
 from reference import l2_svm_value
 
@@ -60,9 +60,9 @@ def small_instances():
         for inst, kernel in ((moons, "rbf"), (blobs, "linear"), (blobs, "rbf")):
             for bias in (True, False):
                 for balance in ("count", "none"):
+                    positives = "truth" if balance == "count" else None
                     cases.append((inst, Settings(kernel=kernel, sigma=0.5, C=10.0, C_star=5.0,
-                                                 bias=bias, balance=balance,
-                                                 positives="truth" if balance == "count" else None)))
+                                                 bias=bias, balance=balance, positives=positives)))
     return cases
 
 

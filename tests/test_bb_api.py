@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from s3vm import api, cli
-from s3vm.solvers.errors import InputError
+from s3vm.core.settings import Settings
 from s3vm.data.generators import gaussian_blobs, noisy_linear, two_moons
 from s3vm.models.l2_svm import S3VMObjective
-from s3vm.core.settings import Settings
+from s3vm.solvers.errors import InputError
 
 from reference import l2_objective
 
@@ -104,7 +104,8 @@ def test_node_limit_gives_an_anytime_result():
     result = api.solve(inst, "bb", settings, options={"node_limit": 3, "log_every": 0,
                                                       "heuristic": "switching"})
     assert result.status in ("feasible", "optimal")
-    assert result.lower_bound <= best * (1 + RTOL) + 1e-9 <= result.objective * (1 + 2 * RTOL) + 2e-9
+    assert result.lower_bound <= best * (1 + RTOL) + 1e-9 \
+        <= result.objective * (1 + 2 * RTOL) + 2e-9
 
 
 @pytest.mark.parametrize("formulation", ["bb", "bb-mip", "bb-sdp"])

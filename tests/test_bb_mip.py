@@ -21,16 +21,17 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from reference import problem3_columns, problem3_labeling_lp
 from s3vm import api, cli
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.data.generators import gaussian_blobs, noisy_linear
-from s3vm.models.problem3 import Problem3Data, build_problem3
-from s3vm.core.settings import Settings
 from s3vm.bounds.lp_relaxation import LPRelaxationProblem
+from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs, noisy_linear
+from s3vm.data.instance import Instance
+from s3vm.models.problem3 import Problem3Data, build_problem3
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import get_backend
+
+from reference import problem3_columns, problem3_labeling_lp
 
 RTOL = 1e-6
 

@@ -30,17 +30,17 @@ from scipy.linalg import cholesky, solve_triangular
 from scipy.optimize import nnls
 
 from s3vm import api, cli
-from s3vm.data.instance import Instance
-from s3vm.data.generators import noisy_linear, two_moons
 from s3vm.core.registry import get_formulation
 from s3vm.core.settings import Settings
+from s3vm.data.generators import noisy_linear, two_moons
+from s3vm.data.instance import Instance
 from s3vm.models.shor_relaxation import certified_value, repair_diagonal, standard_form
-from s3vm.bounds.shor import ShorOptions
 from s3vm.solvers.backends.conic_standard import StandardConic
 from s3vm.solvers.bnb.driver import search
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import get_backend, installed_solvers
+
 from reference import dense_kernel
 
 cp = pytest.importorskip("cvxpy")
@@ -425,7 +425,7 @@ def test_no_sdp_is_started_for_a_child_once_the_clock_has_run_out():
     assert_node_bounds_valid(problem, reference("rbf_u10_mean"))
 
 
-# -- the incumbent heuristic ------------------------------------------------------------------------
+# -- the incumbent heuristic -----------------------------------------------------------------------
 
 def heuristic_cases():
     """Twelve small instances, a third under each balance, linear-ish and moon-shaped data."""
@@ -490,7 +490,7 @@ def test_flip_search_reaches_a_local_optimum_of_single_flips():
         assert np.sum(y3 > 0) == np.sum(y > 0)
 
 
-# -- the incumbent-relative certificate -------------------------------------------------------------
+# -- the incumbent-relative certificate ------------------------------------------------------------
 
 def worst_start_search(name, **options):
     """A whole tree with no heuristic and the worst labeling as the incumbent (so every
@@ -565,7 +565,7 @@ def test_incumbent_certificate_holds_for_arbitrary_multipliers():
                 <= optimum + 1e-6 * max(1.0, abs(optimum))
 
 
-# -- the accuracy escalation of a node's SDP --------------------------------------------------------
+# -- the accuracy escalation of a node's SDP -------------------------------------------------------
 
 def scripted_solves(problem, answers):
     """Replace the node loop's SDP solve by ``answers``: (value, dual, status) per call, in order;
@@ -648,7 +648,7 @@ def test_product_rows_the_solver_fails_on_are_dropped_and_the_bound_stays_valid(
     assert bound == pytest.approx(expected, rel=1e-4)
 
 
-# -- the cut loop's stop test reads the solver's dual value ------------------------------------------
+# -- the cut loop's stop test reads the solver's dual value ----------------------------------------
 
 def test_rounds_go_on_when_a_certificate_falls_while_the_dual_value_rises():
     """GunPoint's root stopped after two SDPs: in round 2 the solver's dual value b'y rose (765.0 to
@@ -696,7 +696,7 @@ def test_result_info_says_whether_product_rows_were_kept_and_the_root_finished()
         assert loss["nodes"] >= 0 and loss["over_1pct"] <= loss["nodes"]
 
 
-# -- the facial reduction's basis --------------------------------------------------------------------
+# -- the facial reduction's basis ------------------------------------------------------------------
 
 @pytest.mark.parametrize("a", [np.r_[71.25, np.zeros(5), np.ones(247)],     # ionosphere's root
                                np.r_[0.0, np.zeros(3), np.ones(10)],        # rhs = 0

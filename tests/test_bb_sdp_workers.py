@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from s3vm import api
-from s3vm.core.settings import Settings
 
 from test_bb_sdp import RTOL, case, reference
 

@@ -8,10 +8,10 @@ import textwrap
 
 import pytest
 
-from s3vm.cli import main
 from s3vm.bench.execution import run_suite
 from s3vm.bench.results import read_records
 from s3vm.bench.spec import read_suite
+from s3vm.cli import main
 
 SUITE = """\
 name = "tiny"

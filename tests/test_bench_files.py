@@ -16,11 +16,11 @@ import time
 import pytest
 
 import s3vm
-from s3vm.cli import main
-from s3vm.data.generators import gaussian_blobs
 from s3vm.bench.execution import run_suite
 from s3vm.bench.results import read_records, records_frame
 from s3vm.bench.spec import read_suite
+from s3vm.cli import main
+from s3vm.data.generators import gaussian_blobs
 
 SUITE = """\
 name = "files"

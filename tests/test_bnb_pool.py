@@ -52,7 +52,8 @@ def counting(seed, u=9, **kwargs):
 
 def outcome(result):
     """What must not change between two runs of the same search."""
-    tree = sorted((node, tuple(sorted(attrs.items()))) for node, attrs in result.tree.nodes(data=True))
+    tree = sorted((node, tuple(sorted(attrs.items())))
+                  for node, attrs in result.tree.nodes(data=True))
     return (result.status, tuple(result.labels), result.objective, result.lower_bound,
             result.nodes, result.open_nodes, tree)
 

@@ -181,8 +181,7 @@ def test_a_formulation_registered_from_outside_is_built_and_solved(own_registry,
     # A Pyomo family member written outside the package: the Bennett-Demiriz MIP stated with
     # the model builder of s3vm.models; built.py knows nothing of it.
     from s3vm.formulations.families.pyomo import PyomoFormulation
-    from s3vm.models.problem3 import (Problem3Data, build_problem3, primal_values,
-                                      unlabeled_scores)
+    from s3vm.models.problem3 import Problem3Data, build_problem3, primal_values, unlabeled_scores
 
     class ToyMIP(PyomoFormulation):
         name = "toy-mip"

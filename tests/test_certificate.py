@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 import s3vm

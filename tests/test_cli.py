@@ -18,11 +18,12 @@ import sys
 import numpy as np
 import pytest
 
-from contract import without_progress
 from s3vm import cli
 from s3vm.core.registry import FORMULATIONS
 from s3vm.core.settings import load_instance
 from s3vm.solvers.registry import BACKENDS, installed_solvers, unavailable_reason
+
+from contract import without_progress
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOBS = os.path.join(ROOT, "instances", "blobs_small.toml")
@@ -548,7 +549,8 @@ def test_compare_checks_every_name_before_solving(capsys, separated):
 
 def test_export_to_missing_directory(capsys, tmp_path, separated):
     """Was a bug: exit 1 "internal error: FileNotFoundError" from tempfile.mkstemp in
-    PyomoFormulation._write; the export command (s3vm.cli.commands.export) now checks the directory first."""
+    PyomoFormulation._write; the export command (s3vm.cli.commands.export) now checks the directory
+    first."""
     target = tmp_path / "no-such-dir" / "model.mps"
     line = assert_one_error_line(*run(capsys, "export", separated, "-f", "rlp", "-o", target))
     assert "no-such-dir" in line

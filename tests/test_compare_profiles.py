@@ -15,12 +15,13 @@ import json
 
 import pytest
 
-from contract import BLOBS, check_error_line, without_progress
 from s3vm import api, cli
 from s3vm.core.formulation import Formulation
 from s3vm.core.registry import formulation_class
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.registry import installed_solvers
+
+from contract import BLOBS, check_error_line, without_progress
 
 needs_scip = pytest.mark.skipif("scip" not in installed_solvers("mip"),
                                 reason="needs SCIP (pip install s3vm[scip])")

@@ -7,8 +7,8 @@ import pytest
 
 import s3vm
 from s3vm.cli import main
-from s3vm.data.readers import read_svmlight
 from s3vm.data.generators import gaussian_blobs
+from s3vm.data.readers import read_svmlight
 from s3vm.solvers.errors import InputError
 
 

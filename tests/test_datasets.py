@@ -10,13 +10,21 @@ import os
 import numpy as np
 import pytest
 
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.data.generators import gaussian_blobs, select_labeled, two_moons
-from s3vm.data.loaders import (DATASETS, SDP_INSTANCES, load_coil20_cars, load_dataset,
-                               load_features, load_sdp_instance, load_ssl_split, load_usps,
-                               scale_features)
 from s3vm.core.settings import load_instance
+from s3vm.data.generators import gaussian_blobs, select_labeled, two_moons
+from s3vm.data.instance import Instance
+from s3vm.data.loaders import (
+    DATASETS,
+    SDP_INSTANCES,
+    load_coil20_cars,
+    load_dataset,
+    load_features,
+    load_sdp_instance,
+    load_ssl_split,
+    load_usps,
+    scale_features,
+)
+from s3vm.solvers.errors import InputError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reference import labeling_objective_reference
-
 import s3vm
 from s3vm.api import load
 from s3vm.core.registry import formulation_class, formulation_names
 from s3vm.core.settings import Settings
 from s3vm.solvers.runtime.clock import Stopped
+
+from reference import labeling_objective_reference
 
 # No term of the unlabeled rows: no labeling has an objective of its own.
 SUPERVISED = {"rlp", "svm1"}

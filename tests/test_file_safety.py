@@ -20,7 +20,6 @@ from s3vm.cli import main
 from s3vm.data.generators import gaussian_blobs
 
 
-
 @pytest.fixture(scope="module")
 def csv_bytes(tmp_path_factory):
     """A small valid data file's bytes."""

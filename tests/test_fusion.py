@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from s3vm import cli
+from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
 from s3vm.formulations.sdp import SDPRelaxation
-from s3vm.core.settings import Settings
 from s3vm.solvers.backends.pyomo.mosek import mosek_licence_problem
 from s3vm.solvers.profiles import SolverProfile
 from s3vm.solvers.registry import BACKENDS, installed_solvers
@@ -406,10 +406,10 @@ def _cbf_optimum(built, path):
 
 @pytest.mark.parametrize("case", list(SUBSPACE_CASES))
 def test_subspace_and_lowrank_cbf_have_the_cvxpy_optima(tmp_path, instance, subspace_parts, case):
-    from s3vm.models.fusion.sdp_lowrank import build_lowrank
-    from s3vm.models.fusion.sdp_subspace import build_subspace
     from s3vm.formulations.sdp_lowrank import LowRankSDP
     from s3vm.formulations.sdp_subspace import SubspaceSDP
+    from s3vm.models.fusion.sdp_lowrank import build_lowrank
+    from s3vm.models.fusion.sdp_subspace import build_subspace
 
     V, factors = subspace_parts
     settings = SUBSPACE_CASES[case]
@@ -454,7 +454,8 @@ def test_subspace_readers_rebuild_m_like_the_cvxpy_model(monkeypatch, instance, 
 # -- the backend -----------------------------------------------------------------------------
 
 def test_backend_is_registered_for_sdp_only():
-    assert BACKENDS["mosek-fusion"] == {"sdp": "s3vm.solvers.backends.mosek_fusion:MosekFusionBackend"}
+    assert BACKENDS["mosek-fusion"] == \
+        {"sdp": "s3vm.solvers.backends.mosek_fusion:MosekFusionBackend"}
     from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
 
     assert MosekFusionBackend.name == "mosek-fusion" and MosekFusionBackend.model_kind == "fusion"
@@ -492,8 +493,8 @@ def test_backend_without_licence_returns_an_error_outcome(instance):
 
 
 def test_backend_rejects_an_unknown_parameter_before_solving(instance):
-    from s3vm.solvers.errors import InputError
     from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
+    from s3vm.solvers.errors import InputError
 
     built = SDPRelaxation(sdp_form="primal").build(instance, CASES["soft-linear"], "fusion")
     try:
@@ -595,7 +596,8 @@ def test_mosek_fusion_solve_matches_cvxpy(instance, cvxpy_optima, case):
 @needs_licence
 def test_mosek_fusion_through_the_formulation(instance, cvxpy_optima):
     settings = CASES["soft-rbf-C*-count"]
-    result = SDPRelaxation(sdp_form="primal").solve(instance, settings, SolverProfile(solver="mosek-fusion"))
+    result = SDPRelaxation(sdp_form="primal").solve(instance, settings,
+                                                    SolverProfile(solver="mosek-fusion"))
     assert result.solver == "mosek-fusion" and result.status in ("optimal", "feasible")
     assert result.lower_bound == pytest.approx(cvxpy_optima["soft-rbf-C*-count"], rel=1e-5)
     assert result.objective >= result.lower_bound - 1e-6
@@ -603,10 +605,10 @@ def test_mosek_fusion_through_the_formulation(instance, cvxpy_optima):
 
 @needs_licence
 def test_mosek_fusion_solves_subspace_and_lowrank(instance, subspace_parts):
-    from s3vm.models.fusion.sdp_lowrank import build_lowrank
-    from s3vm.models.fusion.sdp_subspace import build_subspace
     from s3vm.formulations.sdp_lowrank import LowRankSDP
     from s3vm.formulations.sdp_subspace import SubspaceSDP
+    from s3vm.models.fusion.sdp_lowrank import build_lowrank
+    from s3vm.models.fusion.sdp_subspace import build_subspace
     from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
 
     V, factors = subspace_parts
@@ -635,8 +637,8 @@ def test_mosek_fusion_solves_subspace_and_lowrank(instance, subspace_parts):
 def test_bb_sdp_root_exports_with_the_cvxpy_optimum(tmp_path, balance, options):
     """``s3vm export -f bb-sdp`` writes the root relaxation (box of the starting incumbent, no
     cuts); read back, it has the optimum of the formulation's CVXPY model of the same rows."""
-    from s3vm.data.generators import noisy_linear
     from s3vm.core.registry import get_formulation
+    from s3vm.data.generators import noisy_linear
 
     inst = noisy_linear(per_class=3, u=7, p=2, noise=1.0, seed=3)
     settings = Settings(kernel="rbf", sigma=1.0, C=2.0, C_star=0.8, bias=False, balance=balance)

@@ -34,14 +34,15 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from contract import BLOBS, check_run, leftovers
 from s3vm import api, cli
-from s3vm.data.instance import Instance
 from s3vm.core.registry import FORMULATIONS
 from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
 from s3vm.solvers.errors import S3VMError
 from s3vm.solvers.registry import installed_solvers
 from s3vm.solvers.results import Result
+
+from contract import BLOBS, check_run, leftovers
 
 LONG = os.environ.get("S3VM_FUZZ") == "long"
 HANG_SECONDS = 60  # a case that runs longer is a hang

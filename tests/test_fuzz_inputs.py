@@ -21,12 +21,13 @@ import tomllib
 import numpy as np
 import pytest
 
-from contract import BLOBS, INSTANCES, check_error_line, command, environment, run_cli
 from s3vm import api, cli
 from s3vm.cli.parser import build_parser
 from s3vm.core.settings import load_instance
 from s3vm.solvers.errors import S3VMError
 from s3vm.solvers.registry import installed_solvers
+
+from contract import BLOBS, INSTANCES, check_error_line, command, environment, run_cli
 
 CSV = os.path.join(INSTANCES, "data", "blobs_small.csv")
 

@@ -15,11 +15,12 @@ import re
 
 import pytest
 
-from contract import BLOBS, ROOT, check_error_line
 from s3vm import cli
 from s3vm.bench.spec import SUITE
 from s3vm.solvers.runtime.files import toml_string
 from s3vm.solvers.runtime.keys import ENVIRONMENT, PROFILE, Key
+
+from contract import BLOBS, ROOT, check_error_line
 
 
 def toml_value(value) -> str:

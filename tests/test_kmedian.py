@@ -17,13 +17,12 @@ import numpy as np
 import pytest
 
 from s3vm import api, cli
-from s3vm.formulations.cvs3vm import CVS3VM
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.models.kmedian import k_median, points_near_centers
 from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.formulations.cvs3vm import CVS3VM
+from s3vm.models.kmedian import k_median, points_near_centers
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
-
 
 # --------------------------------------------------------------------------------------------
 # Data and independent computations

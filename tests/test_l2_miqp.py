@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 
 from s3vm import api
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.models.l2_miqp import L2Data, build_l2_miqp
 from s3vm.core.registry import get_formulation
 from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.models.l2_miqp import L2Data, build_l2_miqp
+from s3vm.solvers.errors import InputError
 
 pyscipopt = pytest.importorskip("pyscipopt")
 cp = pytest.importorskip("cvxpy")

@@ -21,9 +21,10 @@ import numpy as np
 import pytest
 
 from s3vm import api, cli
+from s3vm.core.settings import Settings
 from s3vm.data.generators import noisy_linear, two_moons
 from s3vm.selection import penalty_grid, select_parameters, stratified_folds
-from s3vm.core.settings import Settings
+
 from reference import L2Reference
 
 cp = pytest.importorskip("cvxpy")

@@ -10,9 +10,9 @@ import pytest
 
 from s3vm import api, cli
 from s3vm.core.formulation import Formulation
-from s3vm.data.generators import gaussian_blobs
 from s3vm.core.registry import formulation_class, formulation_names
 from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.memory import available_memory, check_dense_memory, parse_size
 

@@ -16,8 +16,13 @@ from s3vm.data.instance import Instance
 from s3vm.data.readers import read_svmlight
 from s3vm.models.l2_svm import exact_line_search
 from s3vm.models.label_switching import switch
-from s3vm.models.primal_tsvm import (_switch, bracketed_line_search, l2_svm_mfn, primal_tsvm,
-                                     squared_hinge_value)
+from s3vm.models.primal_tsvm import (
+    _switch,
+    bracketed_line_search,
+    l2_svm_mfn,
+    primal_tsvm,
+    squared_hinge_value,
+)
 from s3vm.solvers.errors import InputError
 
 
@@ -394,12 +399,13 @@ def test_a_stopped_search_answers_its_labels_with_their_objective():
     # objective: its last training was cut short. One more training at those labels gives J,
     # checked against L-BFGS-B on the primal; the stop here comes before the first training,
     # whatever the load.
-    from reference import j_by_lbfgs
     from s3vm.api import load
     from s3vm.core.registry import get_formulation
     from s3vm.core.settings import Settings
     from s3vm.solvers.results import Result
     from s3vm.solvers.runtime.clock import TIME_LIMIT, Clock
+
+    from reference import j_by_lbfgs
 
     instance, _ = load("heart")
     settings = Settings(kernel="linear", C=1.0, C_star=0.5)

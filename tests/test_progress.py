@@ -14,10 +14,11 @@ import re
 
 import pytest
 
-from contract import BLOBS, environment, run_cli
 from s3vm import api
 from s3vm.data.generators import two_moons
 from s3vm.solvers.registry import installed_solvers
+
+from contract import BLOBS, environment, run_cli
 
 LINE = re.compile(r"^(?P<name>[\w-]+): (?P<elapsed>\d+) s, (?P<phase>.+), "
                   r"incumbent (?P<incumbent>\S+), bound (?P<bound>\S+)$")

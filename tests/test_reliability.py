@@ -19,16 +19,26 @@ import time
 import numpy as np
 import pytest
 
-from contract import (BLOBS, BUILD_PHASES, Signalled, check_error_line,
-                      check_result_object, environment, leftovers, parse_json_output, run_cli)
-from reference import labeling_objective_reference
 from s3vm import api, cli
-from s3vm.data.instance import Instance
-from s3vm.data.generators import two_moons
 from s3vm.core.settings import Settings
+from s3vm.data.generators import two_moons
+from s3vm.data.instance import Instance
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.registry import installed_solvers
 from s3vm.solvers.results import Result
+
+from contract import (
+    BLOBS,
+    BUILD_PHASES,
+    Signalled,
+    check_error_line,
+    check_result_object,
+    environment,
+    leftovers,
+    parse_json_output,
+    run_cli,
+)
+from reference import labeling_objective_reference
 
 needs_scip = pytest.mark.skipif("scip" not in installed_solvers("miqp"),
                                 reason="needs SCIP (pip install s3vm[scip])")
@@ -371,8 +381,9 @@ def test_an_interrupted_export_leaves_no_file(tmp_path):
     data = str(tmp_path / "moons.csv")
     two_moons(5, 700, seed=3).to_csv(data)
     target = tmp_path / "model.mps"
-    from contract import command, environment
     import subprocess
+
+    from contract import command, environment
 
     proc = subprocess.Popen(command() + ["export", data, "-f", "vs3vm", "--kernel", "rbf",
                                          "-o", str(target)],

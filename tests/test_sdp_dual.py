@@ -3,8 +3,8 @@ De Bie and Cristianini, and the certified lower bound.
 
 Independent references: the primal CVXPY model solved by Clarabel (another model, another
 solver), and D(y) enumerated over every labeling of a small instance (the supervised SVM dual,
-:func:`s3vm.models.svm_dual.svm_dual_value`, at each labeling). A bound is valid only as the value of a
-feasible dual point: the tests check it below the enumerated optimum also from deliberately
+:func:`s3vm.models.svm_dual.svm_dual_value`, at each labeling). A bound is valid only as the value
+of a feasible dual point: the tests check it below the enumerated optimum also from deliberately
 inaccurate points.
 """
 
@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from s3vm import api
-from s3vm.data.instance import Instance
-from s3vm.data.generators import gaussian_blobs
 from s3vm.core.kernels import kernel_matrix
-from s3vm.models.lowrank_dual import certified_value
+from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs
+from s3vm.data.instance import Instance
 from s3vm.formulations.sdp import SDPRelaxation
 from s3vm.models.kernel_factor import kernel_factor
-from s3vm.core.settings import Settings
+from s3vm.models.lowrank_dual import certified_value
 from s3vm.models.svm_dual import svm_dual_value
 
 pytestmark = pytest.mark.filterwarnings("ignore:Solution may be inaccurate")

@@ -14,18 +14,24 @@ import scipy.sparse as sp
 from scipy.linalg import subspace_angles
 
 from s3vm import api, cli
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.data.generators import gaussian_blobs, two_moons
 from s3vm.core.kernels import kernel_matrix
+from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs, two_moons
+from s3vm.data.instance import Instance
 from s3vm.formulations.sdp_lowrank import LowRankSDP
+from s3vm.formulations.sdp_subspace import SubspaceSDP, subspace_basis
 from s3vm.models.kernel_factor import kernel_factor
 from s3vm.models.lowrank_dual import lowrank_operators
-from s3vm.formulations.sdp_subspace import SubspaceSDP, subspace_basis
-from s3vm.core.settings import Settings
-from s3vm.models.spectral import (constrained_spectral, knn_affinity, label_constraint_matrix,
-                                  nearest_neighbour_sigma, rbf_affinity, spectral_subspace)
+from s3vm.models.spectral import (
+    constrained_spectral,
+    knn_affinity,
+    label_constraint_matrix,
+    nearest_neighbour_sigma,
+    rbf_affinity,
+    spectral_subspace,
+)
 from s3vm.models.svm_dual import svm_dual_value
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.registry import installed_solvers
 
 # The conic solvers (psd-barrier takes only the subspace family: tests/test_subspace_solver.py).
@@ -457,8 +463,8 @@ def test_sdp_subspace_answers_on_every_shipped_instance():
 
 def test_sdp_without_sdpa_says_what_to_install(monkeypatch, capsys):
     # Without the sdpa extra, sdp ran 18 minutes on two_moons with SCS and nothing said why.
-    from s3vm.solvers import registry
     from s3vm.core import formulation as base
+    from s3vm.solvers import registry
 
     real = registry.unavailable_reason
 

@@ -18,17 +18,17 @@ import pytest
 from scipy.linalg import subspace_angles
 
 from s3vm import api, cli
+from s3vm.core.kernels import kernel_matrix
+from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs
 from s3vm.data.instance import Instance, label_map
 from s3vm.data.readers import read_csv
-from s3vm.solvers.errors import InputError
-from s3vm.data.generators import gaussian_blobs
-from s3vm.core.kernels import kernel_matrix
 from s3vm.formulations.sdp import SDPRelaxation
 from s3vm.formulations.sdp_lowrank import LowRankSDP
 from s3vm.formulations.sdp_subspace import SubspaceSDP, subspace_basis
-from s3vm.core.settings import Settings
 from s3vm.models.spectral import constrained_spectral, knn_affinity, rbf_affinity
 from s3vm.models.svm_dual import svm_dual_value
+from s3vm.solvers.errors import InputError
 
 pytestmark = pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
 
@@ -235,6 +235,7 @@ def test_dim_limit_counts_free_groups(small):
 def test_fusion_models_honour_the_groups(tmp_path, small, monkeypatch):
     mf = pytest.importorskip("mosek.fusion", reason="the mosek package is not installed")
     import s3vm.models.fusion.sdp as fsdp
+
     from test_fusion import read_cbf
 
     unl, lab = small.unlabeled, small.labeled

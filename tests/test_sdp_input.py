@@ -3,12 +3,11 @@ stderr, nothing on stdout, no traceback."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from s3vm import cli
-from s3vm.data.instance import Instance
 from s3vm.data.generators import gaussian_blobs
+from s3vm.data.instance import Instance
 
 N, U = 10, 6
 

@@ -1,31 +1,31 @@
 """The subspace SDP's default solver, ``psd-barrier`` (solvers/engines/psd_barrier.py on
-s3vm_models/models/subspace_oracle.py), checked by independent computations: the low-rank dual written
-here in CVXPY and solved by Clarabel, a grid over M when d = 1, the SVM dual re-solved at the
-returned M, and the certificate's dual point checked for feasibility. Also the spectral rules and
-the bad input of the family (exit 2, one line)."""
+s3vm_models/models/subspace_oracle.py), checked by independent computations: the low-rank dual
+written here in CVXPY and solved by Clarabel, a grid over M when d = 1, the SVM dual re-solved at
+the returned M, and the certificate's dual point checked for feasibility. Also the spectral rules
+and the bad input of the family (exit 2, one line)."""
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 import pytest
+import scipy.sparse as sp
 from scipy.linalg import subspace_angles
 
 from s3vm import api
-from s3vm.data.instance import Instance
-from s3vm.data.generators import gaussian_blobs
 from s3vm.core.kernels import kernel_matrix
-from s3vm.formulations.sdp_lowrank import LowRankSDP
-from s3vm.formulations.sdp_subspace import SubspaceSDP
 from s3vm.core.settings import Settings
-from s3vm.solvers.engines.box_qp import box_qp
-from s3vm.solvers.errors import InputError
-from s3vm.solvers.profiles import SolverProfile
-from s3vm.solvers.engines.psd_barrier import PSDProblem, minimize, smat, svec
+from s3vm.data.generators import gaussian_blobs
+from s3vm.data.instance import Instance
+from s3vm.formulations.sdp_subspace import SubspaceSDP
 from s3vm.models.spectral import constrained_spectral, knn_affinity, rbf_affinity
 from s3vm.models.subspace_oracle import DenseOracle, KernelColumns, WorkingSetOracle
 from s3vm.models.svm_dual import svm_dual_value
-from test_sdp_input import one_error_line   # exit 2, one line on stderr, nothing on stdout
+from s3vm.solvers.engines.box_qp import box_qp
+from s3vm.solvers.engines.psd_barrier import PSDProblem, minimize, smat, svec
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.profiles import SolverProfile
+
+from test_sdp_input import one_error_line  # exit 2, one line on stderr, nothing on stdout
 
 SIGMA = 1.5
 
@@ -446,9 +446,9 @@ def test_sdp_lowrank_passes_over_psd_barrier_for_a_factor_of_low_rank():
     # A linear kernel with 10 features at 10^4 points took psd-barrier 50 s to fail (its SVM
     # duals have more free points than K o V M V' has rank); the conic model takes 3 s.
     from s3vm import api
-    from s3vm.data.generators import gaussian_blobs
     from s3vm.core.registry import get_formulation
     from s3vm.core.settings import Settings
+    from s3vm.data.generators import gaussian_blobs
 
     inst = gaussian_blobs(n=1200, p=3, separation=2.0, labeled_fraction=0.1, seed=0)
     form = get_formulation("sdp-lowrank")

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import s3vm
-from s3vm.data.generators import gaussian_blobs, two_moons
 from s3vm.core.kernels import kernel_matrix, nystroem
+from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs, two_moons
 from s3vm.models.l2_svm import FactorObjective, PrimalSolution, S3VMObjective, squared_hinge_primal
 from s3vm.models.label_switching import _anneal, label_switching
-from s3vm.core.settings import Settings
 
 from reference import l2_svm_value_factor
 
@@ -35,7 +35,8 @@ def test_primal_l2_svm_matches_cvxpy_from_any_start(seed, bias):
     for sol in (cold, warm):
         assert sol.value == pytest.approx(expected, rel=1e-6, abs=1e-7)
         assert np.allclose(sol.outputs, G @ sol.w + sol.b)
-    assert again.value == pytest.approx(l2_svm_value_factor(G, y, C * 2.0, bias), rel=1e-6, abs=1e-7)
+    assert again.value == pytest.approx(l2_svm_value_factor(G, y, C * 2.0, bias),
+                                        rel=1e-6, abs=1e-7)
 
 
 def enumerate_optimum(objective, positives):

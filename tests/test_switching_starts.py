@@ -5,7 +5,6 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy.optimize import check_grad
 
 import s3vm
 from s3vm.core.settings import Settings

@@ -18,11 +18,12 @@ import time
 import numpy as np
 import pytest
 
-from contract import check_result_object
 from s3vm import api
-from s3vm.data.generators import two_moons
 from s3vm.core.registry import FORMULATIONS
+from s3vm.data.generators import two_moons
 from s3vm.solvers.registry import installed_solvers
+
+from contract import check_result_object
 
 LIMIT = 3.0
 #: The formulations that search a tree: at their limit they have a trace and an incumbent.
@@ -190,11 +191,11 @@ def test_a_highs_session_gets_its_whole_limit_on_every_re_solve():
     # HiGHS compares its time_limit option with the Highs object's total run time: a session
     # that set the time left as the option stopped its later LPs early.
     from s3vm.bounds.lp_relaxation import LPRelaxationProblem
-    from s3vm.models.problem3 import Problem3Data, build_problem3
     from s3vm.core.settings import Settings
-    from s3vm.solvers.runtime.clock import Clock
+    from s3vm.models.problem3 import Problem3Data, build_problem3
     from s3vm.solvers.profiles import get_profile
     from s3vm.solvers.registry import get_backend
+    from s3vm.solvers.runtime.clock import Clock
 
     instance = two_moons(20, 200, seed=3)
     settings = Settings(kernel="rbf", sigma=0.5)

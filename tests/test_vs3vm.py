@@ -29,13 +29,13 @@ import pytest
 from scipy.optimize import linprog
 
 from s3vm import api
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.data.generators import gaussian_blobs, noisy_linear, two_moons
-from s3vm.models.problem3 import Problem3Data, build_problem3, build_problem3_dual, solution_wg
 from s3vm.core.registry import get_formulation
 from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs, noisy_linear, two_moons
+from s3vm.data.instance import Instance
 from s3vm.formulations.vs3vm import VS3VM
+from s3vm.models.problem3 import Problem3Data, build_problem3, build_problem3_dual, solution_wg
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import get_backend, installed_solvers
 

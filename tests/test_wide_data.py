@@ -17,12 +17,13 @@ import time
 import numpy as np
 import pytest
 
-from contract import check_result_object
 from s3vm import api, cli
-from s3vm.data import readers as data
 from s3vm.core import settings
 from s3vm.core.registry import FORMULATIONS
+from s3vm.data import readers as data
 from s3vm.solvers.registry import installed_solvers
+
+from contract import check_result_object
 
 LIMIT = 2.0
 COLUMNS = 5000

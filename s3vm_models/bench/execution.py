@@ -13,7 +13,7 @@ import time
 from typing import Optional
 
 from s3vm import api
-from s3vm.bench.results import ResultsFiles, SETTING_COLUMNS
+from s3vm.bench.results import SETTING_COLUMNS, ResultsFiles
 from s3vm.bench.spec import Suite
 from s3vm.core.registry import formulation_class, get_formulation
 from s3vm.core.settings import SETTINGS_TABLE

@@ -16,7 +16,6 @@ from typing import Optional
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.files import atomic_output, check_writable
 
-
 #: The settings a run solved with, one column each (empty where the formulation reads none).
 SETTING_COLUMNS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance",
                    "positives", "mu", "nu")

@@ -169,8 +169,8 @@ def _scip_direct_class():
                 except (KeyError, LookupError, TypeError, ValueError) as exc:
                     # SCIP refuses an unknown parameter or a value of the wrong type: the
                     # profile's fault (exit 2), as HiGHS's refusal is, not a failed solve.
-                    raise InputError(f"SCIP rejected option {key} = {option!r} "
-                                     f"({(str(exc).strip() or type(exc).__name__).splitlines()[0]})") from None
+                    why = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+                    raise InputError(f"SCIP rejected option {key} = {option!r} ({why})") from None
             clock = current()
             timer.start("optimize")
             if clock is None:
