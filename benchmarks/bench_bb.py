@@ -24,8 +24,8 @@ and mip, and the changelog, docs/changelog.md, has the earlier runs):
           the true count (they balance the mean output); bb (and bb-sdp with --with-bb-sdp), one
           at a time, --time-limit 600.
 
-    .venv/bin/python benchmarks/bench_bb.py scale --sizes 50 100 150 200 300 --seeds 5 --time-limit
-    120 .venv/bin/python benchmarks/bench_bb.py miqp --sizes 20 30 40 --seeds 3 --time-limit 600
+    .venv/bin/python benchmarks/bench_bb.py scale --sizes 50 100 150 200 300 --seeds 5 --time-limit 120
+    .venv/bin/python benchmarks/bench_bb.py miqp --sizes 20 30 40 --seeds 3 --time-limit 600
     .venv/bin/python benchmarks/bench_bb.py mip --sizes 20 30 40 --seeds 3 --time-limit 120
     .venv/bin/python benchmarks/bench_bb.py sdpbound --sizes 10 20 30 40 --seeds 3 --time-limit 600
     .venv/bin/python benchmarks/bench_bb.py sdp --time-limit 600

@@ -6,10 +6,9 @@ Run by hand from the repository root (not part of the test suite); it prints mar
 writes the raw numbers as JSON. docs/reproductions/de-bie.md quotes them (written by hand: the
 discussion needs the numbers first).
 
-    .venv/bin/python benchmarks/de_bie.py usps --points 100 --dim 4 --runs 10 --json
-    /tmp/usps400.json .venv/bin/python benchmarks/de_bie.py usps --points 250 --dim 3 --runs 10
-    --json /tmp/usps1000.json .venv/bin/python benchmarks/de_bie.py usps ... --spectral-rule book
-    --graph knn \\
+    .venv/bin/python benchmarks/de_bie.py usps --points 100 --dim 4 --runs 10 --json /tmp/usps400.json
+    .venv/bin/python benchmarks/de_bie.py usps --points 250 --dim 3 --runs 10 --json /tmp/usps1000.json
+    .venv/bin/python benchmarks/de_bie.py usps ... --spectral-rule book --graph knn \\
         --threshold-quantile 0.9                     # the ablation's choices
     .venv/bin/python benchmarks/de_bie.py artificial --json /tmp/artificial.json
     .venv/bin/python benchmarks/de_bie.py summary /tmp/usps400.json ...   # tables of saved runs
@@ -30,8 +29,8 @@ margin. Scored by ROC AUC on the unlabeled points:
   stands in for the hard margin: no alpha reaches it) and the hard-margin SVM without bias
   (``svm_dual_value``, the model the SDP transduces).
 
-Artificial (2006, section 7.4.1): the chapter's data are only in its figures, so we build sets of
-the described kind (see :func:`artificial_sets`), rbf with the mean nearest-neighbour width, hard
+Artificial (2006, section 7.4.1): the chapter's data are only in its figures, so we build sets of the
+described kind (see :func:`artificial_sets`), rbf with the mean nearest-neighbour width, hard
 margin, and run ``sdp`` (the full relaxation: the interval [lower_bound, objective] of 7.1.4) with
 Clarabel and SCS, and ``sdp-subspace`` (d = 4) for comparison.
 """

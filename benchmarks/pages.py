@@ -3,12 +3,11 @@
 
 Run by hand from the repository root after a benchmark has written its data file::
 
-    .venv/bin/python benchmarks/pages.py            # rewrite the tables and plots that are out of
-    date .venv/bin/python benchmarks/pages.py --check    # name what is out of date; exit 1 if
-    anything is .venv/bin/python benchmarks/pages.py --print NAME          # one table, as the page
-    holds it .venv/bin/python benchmarks/pages.py --list                # every table and plot, with
-    its page .venv/bin/python benchmarks/pages.py --redraw              # every plot, after a change
-    of style
+    .venv/bin/python benchmarks/pages.py            # rewrite the tables and plots that are out of date
+    .venv/bin/python benchmarks/pages.py --check    # name what is out of date; exit 1 if anything is
+    .venv/bin/python benchmarks/pages.py --print NAME          # one table, as the page holds it
+    .venv/bin/python benchmarks/pages.py --list                # every table and plot, with its page
+    .venv/bin/python benchmarks/pages.py --redraw              # every plot, after a change of style
 
 A page (``docs/benchmarks/*.md``, ``docs/changelog.md``) holds a generated table between two
 markers, which this script rewrites and ``tests/test_docs.py`` compares with what the table's

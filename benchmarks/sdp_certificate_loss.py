@@ -11,8 +11,7 @@ rounds, why its rounds ended).
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/sdp_certificate_loss.py \
         art150 8 0.1 >> benchmarks/sdp_certificate_loss.jsonl
-    .venv/bin/python benchmarks/sdp_certificate_loss.py --table
-    benchmarks/sdp_certificate_loss.jsonl
+    .venv/bin/python benchmarks/sdp_certificate_loss.py --table benchmarks/sdp_certificate_loss.jsonl
 """
 import json
 import resource

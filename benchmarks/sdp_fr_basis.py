@@ -1,5 +1,5 @@
-"""The root SDP of ``bb-sdp`` with the mean balance's product rows under SDPA, per basis of the
-facial reduction (docs/benchmarks/sdp.md, "Product rows, certificates and the stop test").
+"""The root SDP of ``bb-sdp`` with the mean balance's product rows under SDPA, per basis of the facial
+reduction (docs/benchmarks/sdp.md, "Product rows, certificates and the stop test").
 
 Per instance, the starting incumbent's box, no cuts, SDPA at 1e-5 and 1e-7, with
 ``difference`` (the basis of consecutive differences e_k / a_k - e_k' / a_k' used before),

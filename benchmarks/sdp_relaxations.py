@@ -13,8 +13,8 @@ root's first two SDPs of each relaxation:
   v^2 >= y v and the disjunctive products (v - 1)(1 + y) >= 0, (-1 - v)(1 - y) >= 0), no count;
   then one round of RLT cuts;
 - ``lifted+triangle``: ``lifted``, then one round of the RLT cuts and at most 3n of the most
-  violated triangle inequalities on the label block (Y_ij + Y_ik + Y_jk >= -1 and the three sign
-  flips; valid for every +-1 labeling, Barahona and Mahjoub's triangle facets of the cut polytope).
+  violated triangle inequalities on the label block (Y_ij + Y_ik + Y_jk >= -1 and the three sign flips; valid for
+  every +-1 labeling, Barahona and Mahjoub's triangle facets of the cut polytope).
 
 Each line of the output JSONL: the instance, the relaxation, the certified bound of each SDP (the
 node loop's certificate), its CPU and wall seconds, UB and the load average.

@@ -446,8 +446,8 @@ COUNT = {"kernel": "rbf", "sigma": 1.0, "C": 1.0, "C_star": 1.0, "bias": False,
 
 
 def roots_part(args):
-    """The root of ``bb-sdp`` (one node) on ``--instances`` (seed 0, ``--conventions``), by this
-    code and, in the same run and one after the other, by the previous code (``--old``: a PYTHONPATH
+    """The root of ``bb-sdp`` (one node) on ``--instances`` (seed 0, ``--conventions``), by this code
+    and, in the same run and one after the other, by the previous code (``--old``: a PYTHONPATH
     holding its packages as s3vm/), with the same kernel, C, C* and options, ``--root-limit``."""
     from s3vm.data.loaders import load_sdp_instance
     from s3vm.selection import select_parameters

@@ -2,8 +2,7 @@
 
 ``make`` writes the CSV of docs/benchmarks/limits.md, "Time limits on wide data": 300 rows and
 20,000 features (columns ``label``, ``truth``, ``x0`` ... ``x19999``, 4 decimals: 44 MB), 5
-labeled rows per class; the classes differ in the first 10 features (means +1 and -1, unit noise
-everywhere)::
+labeled rows per class; the classes differ in the first 10 features (means +1 and -1, unit noise everywhere)::
 
     .venv/bin/python benchmarks/wide_csv.py make /tmp/wide20k.csv
 
