@@ -19,6 +19,8 @@ from s3vm import api
 from s3vm.data.generators import two_moons
 from s3vm.solvers.runtime.supervisor import abandoned_workers
 
+pytestmark = pytest.mark.slow
+
 LIMIT = 2.0
 #: CPU seconds the process may spend in the 2 s after the call returns: a solve still running
 #: would spend about 2 (one core busy); the margin allows for the garbage collector and a

@@ -66,6 +66,7 @@ def small_instances():
     return cases
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", small_instances())
 def test_bb_matches_enumeration(case):
     instance, settings = case
@@ -107,6 +108,7 @@ def check_node_bounds(objective, positives, rng, trials=20):
             assert info.value <= objective(labels) + 1e-9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bias", [True, False])
 def test_node_bounds_are_lower_bounds(bias):
     instance = two_moons(1, 4, seed=3)
@@ -114,6 +116,7 @@ def test_node_bounds_are_lower_bounds(bias):
     check_node_bounds(objective, None, np.random.default_rng(0))
 
 
+@pytest.mark.slow
 @hsettings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), u=st.integers(2, 7), bias=st.booleans(),
        kernel=st.sampled_from(["linear", "rbf"]), count=st.booleans())
@@ -134,6 +137,7 @@ def test_bb_random_instances(seed, u, bias, kernel, count):
     assert result.objective == pytest.approx(best, rel=1e-7, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_cli_json(tmp_path):
     instance = two_moons(1, 4, seed=1)
     path = tmp_path / "moons.csv"

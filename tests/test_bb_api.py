@@ -89,6 +89,7 @@ def test_optimum_equals_enumeration(name, node_selection):
     assert l2_objective(inst, settings, result.labels) == pytest.approx(best, rel=1e-5, abs=1e-7)
 
 
+@pytest.mark.slow
 def test_agrees_with_the_miqp_solved_by_scip():
     pytest.importorskip("pyscipopt")
     inst, settings = case("moons-rbf-u12")
@@ -98,6 +99,7 @@ def test_agrees_with_the_miqp_solved_by_scip():
     assert bb.objective == pytest.approx(miqp.objective, rel=1e-5)
 
 
+@pytest.mark.slow
 def test_node_limit_gives_an_anytime_result():
     inst, settings = case("moons-rbf-u12")
     best, _, _ = enumerated(inst, settings)

@@ -94,6 +94,7 @@ def reference(name):
 
 # -- the optimum -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_optimum_equals_enumeration_and_labels_attain_it(name):
     instance, settings = case(name)
@@ -150,6 +151,7 @@ def test_primal_and_decision_values_describe_the_returned_labeling():
 
 # Derandomized: the same examples every run, so the file's outcome and time are reproducible
 # (explored with 60-120 random examples per run while writing it).
+@pytest.mark.slow
 @hsettings(max_examples=15, derandomize=True, deadline=None,
            suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
@@ -284,6 +286,7 @@ def test_cli_mu_zero_is_one_error_line(capsys, tmp_path):
     assert err.startswith("s3vm: error:") and err.count("\n") == 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif("scip" not in __import__("s3vm.solvers.registry", fromlist=["x"])
                     .installed_solvers("lp"), reason="SCIP (pyscipopt) is not installed")
 def test_bb_mip_on_scip_keeps_its_incumbent_at_the_limit():
@@ -307,6 +310,7 @@ def test_bb_mip_on_scip_keeps_its_incumbent_at_the_limit():
     assert result.nodes is None or result.nodes >= 1
 
 
+@pytest.mark.slow
 def test_bb_mip_on_a_near_singular_rbf_kernel_with_a_tiny_mu():
     # Issue 29: two moons under rbf with sigma 10 (kernel eigenvalues from 1e-8) and mu = 1e-9
     # ended in "internal error: RuntimeError: the LP of a full labeling did not solve:
@@ -341,6 +345,7 @@ def _enumerated(instance, settings):
     return sorted(values, key=lambda pair: pair[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("big_m_fails", [False, True])
 def test_a_labeling_whose_lp_fails_is_valued_by_the_big_m_lp_never_optimal(monkeypatch,
                                                                             big_m_fails):

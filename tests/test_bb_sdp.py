@@ -156,6 +156,7 @@ def assert_node_bounds_valid(problem, ref):
 
 # -- the optimum -------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,options", [
     ("rbf_u10_mean", {"mean_products": False}), ("linear_u10_mean", {}),
     ("moons_u12_none", {}), ("rbf_u12_count", {}),
@@ -175,6 +176,7 @@ def test_optimum_equals_enumeration_and_every_node_bound_is_valid(name, options)
     assert assert_node_bounds_valid(problem, ref) >= 1
 
 
+@pytest.mark.slow
 def test_api_result_carries_bound_statistics_and_classifier():
     name = "rbf_u10_mean"
     instance, settings = case(name)
@@ -189,6 +191,7 @@ def test_api_result_carries_bound_statistics_and_classifier():
     np.testing.assert_allclose(result.decision_values, f[instance.unlabeled], atol=1e-8)
 
 
+@pytest.mark.slow
 def test_whole_tree_bounded_by_the_sdp_alone():
     """No heuristic and the worst labeling as the incumbent: every labeling is better than it,
     so every node's bound must be below its subtree's optimum, and the tree closes."""
@@ -208,6 +211,7 @@ def test_whole_tree_bounded_by_the_sdp_alone():
     assert assert_node_bounds_valid(problem, ref) >= len(problem.log) - 1
 
 
+@pytest.mark.slow
 def test_lifted_count_bound_is_valid_and_not_weaker_at_the_root():
     name = "moons_u14_count"
     instance, settings = case(name)
@@ -325,6 +329,7 @@ def test_labeling_qp_matches_clarabel():
 
 # -- determinism, limits, input -------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_same_result_bit_identical_across_runs():
     name = "rbf_u12_count"
     instance, settings = case(name)
@@ -335,6 +340,7 @@ def test_same_result_bit_identical_across_runs():
     np.testing.assert_array_equal(runs[0].labels, runs[1].labels)
 
 
+@pytest.mark.slow
 def test_time_limit_is_honoured():
     """A limit shorter than one node: the rounds stop at the clock, the search reports it."""
     from s3vm.data.loaders import load_sdp_instance
@@ -371,6 +377,7 @@ def test_bias_and_unknown_balance_are_rejected(capsys, tmp_path):
     assert status == 2 and len(err.strip().splitlines()) == 1 and "mean" in err
 
 
+@pytest.mark.slow
 def test_cli_solve_json_quiet(capsys, tmp_path):
     name = "moons_u12_none"
     instance, _ = case(name)
@@ -386,6 +393,7 @@ def test_cli_solve_json_quiet(capsys, tmp_path):
     assert result["objective"] == pytest.approx(reference(name).best, rel=RTOL)
 
 
+@pytest.mark.slow
 def test_bb_without_bias_reaches_the_same_optimum():
     name = "rbf_u12_count"
     instance, settings = case(name)
@@ -403,6 +411,7 @@ def test_single_unlabeled_point_mean_balance_is_infeasible():
     assert result.status == "infeasible"
 
 
+@pytest.mark.slow
 def test_no_sdp_is_started_for_a_child_once_the_clock_has_run_out():
     """The driver bounds both children of a node it expands; once the limit has passed, a child
     gets its parent's bound (valid for its subtree) without an SDP, so a run overshoots its limit
@@ -442,6 +451,7 @@ def heuristic_cases():
         yield instance, settings
 
 
+@pytest.mark.slow
 def test_starting_incumbent_is_feasible_exact_and_mostly_optimal():
     """The starting incumbent (the supervised SVM's outputs rounded, then 2-opt and the local
     search whose flips change the number of positive labels, swaps under the count) meets the
@@ -463,6 +473,7 @@ def test_starting_incumbent_is_feasible_exact_and_mostly_optimal():
     assert hits >= 0.75 * total, (hits, total)
 
 
+@pytest.mark.slow
 def test_flip_search_reaches_a_local_optimum_of_single_flips():
     """No single flip of the labeling reached improves its QP value (checked by solving every
     neighbour from scratch), and the swap search keeps the count."""
@@ -510,6 +521,7 @@ def worst_start_search(name, **options):
     return ref, problem, found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,products,tolerance", [
     ("rbf_u10_mean", True, 1e-3), ("rbf_u10_mean", True, 1e-4), ("rbf_u10_mean", True, 1e-8),
     ("rbf_u10_mean", False, 1e-3), ("linear_u10_mean", True, 1e-4),
@@ -528,6 +540,7 @@ def test_every_node_bound_is_valid_at_loose_and_tight_tolerances(name, products,
     assert assert_node_bounds_valid(problem, ref) >= len(problem.log) // 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,within", [("rbf_u10_mean", 1e-3), ("linear_u10_mean", 5e-3)])
 def test_root_bound_survives_a_loose_solve(name, within):
     """With the product rows and SDPA at 1e-3, the root's certified bound (one round, no
@@ -547,6 +560,7 @@ def test_root_bound_survives_a_loose_solve(name, within):
     assert roots[1e-3] >= roots[1e-9] - within * abs(roots[1e-9])
 
 
+@pytest.mark.slow
 def test_incumbent_certificate_holds_for_arbitrary_multipliers():
     """Any multipliers: b'y + (UB + 1) min(0, lambda_min(R^-1 Z R^-T)) stays below the
     relaxation's optimum whenever UB is at least that optimum (the X it speaks of exist)."""
@@ -616,6 +630,7 @@ def test_escalation_only_where_it_decides_and_never_below_finest(answers, expect
     assert problem.sdp.finest == pytest.approx(finest)
 
 
+@pytest.mark.slow
 def test_product_rows_the_solver_fails_on_are_dropped_and_the_bound_stays_valid():
     """SDPA called wdbc's root SDP with the mean balance's product rows infeasible, and every
     later round's an error whose certificate was -3e7 (the search's bound with it); the same SDP
@@ -650,6 +665,7 @@ def test_product_rows_the_solver_fails_on_are_dropped_and_the_bound_stays_valid(
 
 # -- the cut loop's stop test reads the solver's dual value ----------------------------------------
 
+@pytest.mark.slow
 def test_rounds_go_on_when_a_certificate_falls_while_the_dual_value_rises():
     """GunPoint's root stopped after two SDPs: in round 2 the solver's dual value b'y rose (765.0 to
     766.7) while the certificate fell (751.1 to 724.0, a loss the escalation tolerated), and the
@@ -683,6 +699,7 @@ def test_rounds_go_on_when_a_certificate_falls_while_the_dual_value_rises():
     assert node.value <= ref.best + 1e-7 * max(1.0, abs(ref.best))
 
 
+@pytest.mark.slow
 def test_result_info_says_whether_product_rows_were_kept_and_the_root_finished():
     name = "rbf_u10_mean"
     instance, settings = case(name)
@@ -698,6 +715,7 @@ def test_result_info_says_whether_product_rows_were_kept_and_the_root_finished()
 
 # -- the facial reduction's basis ------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("a", [np.r_[71.25, np.zeros(5), np.ones(247)],     # ionosphere's root
                                np.r_[0.0, np.zeros(3), np.ones(10)],        # rhs = 0
                                np.r_[-3.0, np.ones(7)]])
@@ -736,6 +754,7 @@ def ionosphere_subset():
     return instance, settings
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_SDPA, reason="the failure was SDPA's")
 def test_sdpa_solves_a_reduced_root_with_product_rows_it_called_infeasible():
     """On this subset of ionosphere SDPA called the facially reduced root SDP with the product

@@ -13,6 +13,8 @@ from s3vm import api
 
 from test_bb_sdp import RTOL, case, reference
 
+pytestmark = pytest.mark.slow
+
 
 def solve(name, **options):
     instance, settings = case(name)

@@ -317,6 +317,7 @@ def test_heuristic_off_the_count_is_ignored():
     assert result.incumbent_source != "toy heuristic"
 
 
+@pytest.mark.slow
 @hsettings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_property_random_problems(data):
@@ -455,6 +456,7 @@ def test_log_lines_every_n_nodes_with_the_columns():
     assert final[1].startswith("optimal:")
 
 
+@pytest.mark.slow
 def test_default_log_and_progress_go_to_the_logger(caplog):
     problem = random_problem(4, u=14, heuristic=np.ones(14, dtype=int), delay=0.002)
     stamps = []

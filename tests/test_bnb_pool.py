@@ -74,6 +74,7 @@ def test_pool_finds_the_enumerated_optimum(selection, seed, workers):
     assert problem.objective(result.labels) == pytest.approx(best, abs=tol(best))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2, 4])
 def test_same_result_twice_for_a_number_of_workers(workers):
     runs = [quiet(random_problem(3, u=9, greedy=True), node_selection="best",
@@ -81,6 +82,7 @@ def test_same_result_twice_for_a_number_of_workers(workers):
     assert outcome(runs[0]) == outcome(runs[1])
 
 
+@pytest.mark.slow
 def test_worker_reports_reach_the_driver_and_workers_learn_the_incumbent():
     problem = counting(5, greedy=True, heuristic=np.ones(9, dtype=int))
     result = quiet(problem, node_selection="best", pool=ProcessPool(2))
@@ -92,6 +94,7 @@ def test_worker_reports_reach_the_driver_and_workers_learn_the_incumbent():
     assert problem.incumbents[-1] == result.objective
 
 
+@pytest.mark.slow
 def test_time_limit_kills_the_bounds_running():
     problem = counting(1, child_delay=30.0, heuristic=np.ones(9, dtype=int))
     best, _, _ = enumerate_optimum(problem)
@@ -111,6 +114,7 @@ def test_default_workers_are_the_cores_capped_by_memory():
     assert make_pool(1) is None
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_bounds_the_nodes_as_processes_do():
     distributed = pytest.importorskip("distributed")
     from s3vm.solvers.bnb.pool import DaskPool
@@ -144,6 +148,7 @@ def _labeling_qp(seed):
     return value
 
 
+@pytest.mark.slow
 def test_children_solve_with_clarabel_after_the_parent_did():
     """A solver library's thread pool started in the parent has no threads in a forked child:
     bb-sdp's node bounds waited forever on Clarabel in every child once the parent had solved

@@ -177,6 +177,7 @@ def own_registry(monkeypatch):
     return registry
 
 
+@pytest.mark.slow
 def test_a_formulation_registered_from_outside_is_built_and_solved(own_registry, data):
     # A Pyomo family member written outside the package: the Bennett-Demiriz MIP stated with
     # the model builder of s3vm.models; built.py knows nothing of it.
@@ -239,6 +240,7 @@ def test_a_formulation_from_outside_without_a_model_is_a_clean_input_error(own_r
 
 # -- build, change, solve ---------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_bd_mip_as_built_solves_to_the_enumerated_optimum(data):
     instance, settings = data
     best = min(labeling_lp(instance, settings, y) for y in labelings(instance.u))
@@ -248,6 +250,7 @@ def test_bd_mip_as_built_solves_to_the_enumerated_optimum(data):
     assert labeling_lp(instance, settings, result.labels) == pytest.approx(best, abs=1e-7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["highs", "scip"])
 def test_a_side_constraint_forcing_a_label_on_bd_mip(data, solver):
     import pyomo.environ as pyo
@@ -269,6 +272,7 @@ def test_a_side_constraint_forcing_a_label_on_bd_mip(data, solver):
     assert result.objective == pytest.approx(best, rel=1e-6, abs=1e-8)
 
 
+@pytest.mark.slow
 def test_a_cut_on_the_sdp_raises_its_bound_and_stays_below_the_enumerated_optimum(data):
     import cvxpy as cp
 

@@ -49,6 +49,7 @@ def check(document) -> "s3vm.models.certificate_check.CheckReport":
     return check_certificate(document)
 
 
+@pytest.mark.slow
 def test_a_valid_certificate_holds_and_states_the_enumerated_optimum(inst, certified):
     result, document = certified
     report = check(document)
@@ -120,6 +121,7 @@ def test_changed_data_or_a_lower_incumbent_value_fails(certified):
     assert not report.holds and any("incumbent's multipliers" in f for f in report.failures)
 
 
+@pytest.mark.slow
 def test_a_search_stopped_early_proves_nothing(inst, tmp_path):
     path = tmp_path / "stopped.json"
     s3vm.solve(inst, "bb-sdp", balance="count", **KEYWORDS,
@@ -128,6 +130,7 @@ def test_a_search_stopped_early_proves_nothing(inst, tmp_path):
     assert not report.holds and any("open" in f for f in report.failures)
 
 
+@pytest.mark.slow
 def test_with_pairs_and_no_balance_the_certificate_holds(inst, tmp_path):
     unl = [int(r) for r in inst.unlabeled]
     pairs = {"must": [(unl[0], unl[1])], "cannot": [(unl[2], unl[3])]}
@@ -146,6 +149,7 @@ def test_with_pairs_and_no_balance_the_certificate_holds(inst, tmp_path):
     assert not check(document).holds
 
 
+@pytest.mark.slow
 def test_the_command_line_writes_and_checks_a_certificate(inst, tmp_path, capsys):
     data = tmp_path / "data.csv"
     inst.to_csv(str(data))
@@ -201,6 +205,7 @@ def certified_mip(inst, tmp_path_factory):
     return result, json.loads(path.read_text())
 
 
+@pytest.mark.slow
 def test_a_bb_mip_certificate_holds_and_states_the_enumerated_optimum(inst, certified_mip):
     from reference import labelings, problem3_columns, problem3_labeling_lp
 
@@ -219,6 +224,7 @@ def _pruned_lp(document):
                 if node["status"] == "pruned" and (node.get("proof") or {}).get("kind") == "lp")
 
 
+@pytest.mark.slow
 def test_a_tampered_bb_mip_certificate_fails(certified_mip):
     document = copy.deepcopy(certified_mip[1])
     _pruned_lp(document)["proof"]["value"] *= 1.01
@@ -239,6 +245,7 @@ def test_a_tampered_bb_mip_certificate_fails(certified_mip):
     assert not check(document).holds
 
 
+@pytest.mark.slow
 def test_a_bb_mip_certificate_with_pairs_holds(inst, tmp_path):
     unl = [int(r) for r in inst.unlabeled]
     path = tmp_path / "pairs.json"

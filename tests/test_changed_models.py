@@ -163,6 +163,7 @@ def solve_file(path: str, kind: str) -> float:
     return float(highs.getInfo().objective_function_value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("seed,constraint_kind", CASES)
 def test_a_changed_model_and_its_export_solve_to_the_enumerated_optimum(tmp_path, kind, seed,
@@ -194,6 +195,7 @@ def test_a_changed_model_and_its_export_solve_to_the_enumerated_optimum(tmp_path
         assert "c_l_plus_side(0)_" in fh.read()
 
 
+@pytest.mark.slow
 def test_build_prints_nothing_on_stdout():
     code = "import s3vm; s3vm.build('blobs_small', 'bd-mip'); s3vm.build('blobs_small', 'bb-mip')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300)
@@ -395,6 +397,7 @@ def _overlapping(seed: int = 0):
     return X, y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mu", [1e-6, 0.1])
 def test_s3vm_export_warns_where_a_reader_solves_its_file_below_the_optimum(tmp_path, capsys,
                                                                             monkeypatch, mu):
@@ -422,6 +425,7 @@ def test_s3vm_export_warns_where_a_reader_solves_its_file_below_the_optimum(tmp_
         assert "big-M values reach 1.77e+07" in warned[0] and "below the problem's" in warned[0]
 
 
+@pytest.mark.slow
 def test_built_export_warns_where_a_reader_may_solve_the_changed_file_below_its_optimum(
         tmp_path, monkeypatch):
     from s3vm.solvers.errors import InexactFileWarning

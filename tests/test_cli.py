@@ -592,6 +592,7 @@ def _env():
     return env
 
 
+@pytest.mark.slow
 def test_process_solve_json(separated):
     proc = subprocess.run(_command() + ["solve", separated, "--formulation", "svm1", "--json"],
                           capture_output=True, text=True, timeout=60, env=_env())
@@ -605,6 +606,7 @@ def test_process_solve_json(separated):
     assert result["labels"] == truth_of_unlabeled(separated).tolist()
 
 
+@pytest.mark.slow
 def test_process_bad_input(tmp_path, separated):
     missing = subprocess.run(_command() + ["solve", tmp_path / "nope.csv", "-f", "rlp", "--json"],
                              capture_output=True, text=True, timeout=60, env=_env())
@@ -616,6 +618,7 @@ def test_process_bad_input(tmp_path, separated):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_process_stdout_closed_early(separated):
     """`s3vm ... | head -c 10`: the reader goes away. Was a bug: exit 1 with "internal error:
     BrokenPipeError" (or Python's "Exception ignored ... BrokenPipeError" at exit); cli.main now

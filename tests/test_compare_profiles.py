@@ -55,6 +55,7 @@ def solves(monkeypatch):
     return names
 
 
+@pytest.mark.slow
 @needs_scip
 def test_the_profile_goes_to_the_formulations_its_solver_solves(capsys, scip_profile):
     # The command: four rows, the LP and MIP solved by SCIP, the other two by their
@@ -73,6 +74,7 @@ def test_the_profile_goes_to_the_formulations_its_solver_solves(capsys, scip_pro
     assert all(r["seconds"] < 5 * 1.1 + 1 for r in rows if r["formulation"] != "vs3vm"), rows
 
 
+@pytest.mark.slow
 @needs_scip
 def test_the_optimum_under_the_profile_is_the_default_solvers(capsys, scip_profile):
     # bd-mip solved by SCIP through the comparison's profile and by HiGHS (its default), rlp
@@ -93,6 +95,7 @@ def test_the_optimum_under_the_profile_is_the_default_solvers(capsys, scip_profi
                                                            rel=1e-6, abs=1e-7)
 
 
+@pytest.mark.slow
 @needs_scip
 def test_set_gives_one_formulation_its_profile(capsys, scip_profile):
     status, out, err = run(capsys, "compare", BLOBS, "--formulations", "rlp,bd-mip",

@@ -49,6 +49,7 @@ def test_the_table_is_the_mean_over_the_latest_record_of_each_split(bench):
     assert row[7:10] == ["5.3", "6.2", "7.4 |"]
 
 
+@pytest.mark.slow
 def test_an_unreadable_record_file_is_refused_in_one_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{not json\n")

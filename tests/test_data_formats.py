@@ -62,6 +62,7 @@ def test_an_instance_file_may_point_to_a_libsvm_file(tmp_path, blobs):
     assert result.info["seed"] == {"data": 2, "formulation": None}
 
 
+@pytest.mark.slow
 def test_arrays_and_data_frames_everywhere_the_api_takes_data(blobs):
     frame = pd.DataFrame(blobs.X, columns=["a", "b", "c"])
     frame["label"] = blobs.label

@@ -12,10 +12,14 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from s3vm.core.registry import FORMULATIONS
 from s3vm.solvers.registry import installed_solvers
 
 from contract import BLOBS, command, environment
+
+pytestmark = pytest.mark.slow
 
 
 def without_timings(value):

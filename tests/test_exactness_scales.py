@@ -36,6 +36,8 @@ from s3vm.solvers.registry import installed_solvers
 
 from reference import L2Reference, problem3_values
 
+pytestmark = pytest.mark.slow
+
 LONG = os.environ.get("S3VM_EXACT") == "long"
 SEEDS = range(6) if LONG else range(1)
 TOL = 1e-6

@@ -141,6 +141,7 @@ def _through_fifo(tmp_path, name, command):
     return box.get("data"), regular.read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,command", [
     ("model.mps", ["export", "blobs_small", "-f", "bd-mip", "-o", "{out}"]),
     ("data.csv", ["dataset", "heart", "-o", "{out}"]),
@@ -151,6 +152,7 @@ def test_an_output_to_a_fifo_is_written_into_it(tmp_path, capsys, name, command)
     assert through_fifo and through_fifo == regular
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,command", [
     ("model.mps", ["export", "blobs_small", "-f", "bd-mip", "-o", "{out}"]),
     ("data.csv", ["dataset", "heart", "-o", "{out}"]),
@@ -234,6 +236,7 @@ def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, command):
     assert sorted(os.listdir(tmp_path)) == ["d.png", "d.toml"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["/dev/stdout", "/dev/fd/1"])
 def test_an_output_to_dev_stdout_reaches_the_real_standard_output(tmp_path, name):
     # The command line points descriptor 1 elsewhere while a command runs (so that solver

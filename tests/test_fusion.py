@@ -268,6 +268,7 @@ def cvxpy_optima(instance):
     return out
 
 
+@pytest.mark.slow
 def test_every_part_of_the_model_is_active(cvxpy_optima):
     """Otherwise the cross-check below could not see an error in that part."""
     o = cvxpy_optima
@@ -404,6 +405,7 @@ def _cbf_optimum(built, path):
     return problem.value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(SUBSPACE_CASES))
 def test_subspace_and_lowrank_cbf_have_the_cvxpy_optima(tmp_path, instance, subspace_parts, case):
     from s3vm.formulations.sdp_lowrank import LowRankSDP
@@ -632,6 +634,7 @@ def test_mosek_fusion_solves_subspace_and_lowrank(instance, subspace_parts):
 
 # -- bb-sdp: the root of the output-space Shor relaxation -------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("balance,options", [("mean", {"mean_products": False}), ("mean", {}),
                                              ("count", {"count_bound": "lifted"})])
 def test_bb_sdp_root_exports_with_the_cvxpy_optimum(tmp_path, balance, options):

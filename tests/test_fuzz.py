@@ -333,7 +333,16 @@ def prepare(tmp_path, kind, name):
     return BLOBS
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+#: The formulations whose cases take seconds (the SDPs, the MIQP and the exact searches: 0.4 to 5 s
+#: a case on the shared machine, against 0.1 s for the others): their cases are marked slow, so
+#: that `make test-fast` keeps the campaign's other 150.
+SLOW_FORMULATIONS = {"sdp", "sdp-subspace", "sdp-lowrank", "l2-miqp", "bd-mip", "bb", "bb-mip",
+                     "bb-sdp"}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow)
+                                  if c[3] in SLOW_FORMULATIONS else c for c in CASES],
+                         ids=[c[0] for c in CASES])
 def test_command_line_input(capsys, tmp_path, case):
     _, kind, name, form, flags = case
     data = prepare(tmp_path, kind, name)
@@ -506,6 +515,7 @@ def tables(draw):
     return "\n".join([",".join(header)] + rows) + "\n"
 
 
+@pytest.mark.slow
 @hsettings(max_examples=2000 if LONG else 40, deadline=None, derandomize=not LONG,
            suppress_health_check=list(HealthCheck))
 @given(text=tables(), form=st.sampled_from(["rlp", "svm1", "vs3vm", "bb", "sdp-lowrank"]))

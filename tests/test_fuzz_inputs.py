@@ -90,6 +90,7 @@ def test_an_instance_file_nested_3000_deep_is_refused(capsys, tmp_path):
     refused(capsys, "solve", path, "-f", "bb", says="nested too deeply")
 
 
+@pytest.mark.slow
 def test_standard_output_on_a_full_device_is_refused():
     proc = subprocess.run(" ".join(shlex.quote(a) for a in command() + [
         "solve", BLOBS, "-f", "rlp", "--json", "-q"]) + " > /dev/full", shell=True,
@@ -98,6 +99,7 @@ def test_standard_output_on_a_full_device_is_refused():
     assert "cannot write standard output" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_closed_standard_output_is_refused():
     proc = subprocess.run(" ".join(shlex.quote(a) for a in command() + [
         "solve", BLOBS, "-f", "rlp", "--json", "-q"]) + " >&-", shell=True,
@@ -156,6 +158,7 @@ def test_an_option_of_the_builtin_solver_is_refused(capsys, tmp_path):
             says="'node_limit'")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif("scip" not in installed_solvers("mip"), reason="SCIP not installed")
 @pytest.mark.parametrize("option", ['"limits/bogus" = 1', '"limits/time" = -5'],
                          ids=["unknown", "out-of-range"])
@@ -248,6 +251,7 @@ def test_select_writes_an_instance_file_that_reads_back(capsys, tmp_path, stem):
 
 
 # -- a FIFO read late: the write waits for its reader (up to 10 s) ------------------------------
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_dataset_into_a_fifo_waits_for_its_reader_and_writes_it_whole(tmp_path):
     plain = tmp_path / "plain.csv"

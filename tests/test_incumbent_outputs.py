@@ -28,6 +28,8 @@ from s3vm.solvers.runtime.clock import TIME_LIMIT, current
 
 from reference import problem3_columns, problem3_labeling_lp, svm_by_lbfgs
 
+pytestmark = pytest.mark.slow
+
 SEARCHES = ("bb", "bb-mip", "bb-sdp")
 
 

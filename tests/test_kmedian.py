@@ -101,6 +101,7 @@ def uniform_points():
     return np.random.default_rng(5).uniform(0.0, 1.0, (80, 2))
 
 
+@pytest.mark.slow
 def test_best_of_restarts_is_no_worse_than_single_runs():
     X = uniform_points()
     k = 6

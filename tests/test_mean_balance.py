@@ -63,6 +63,7 @@ def case(name):
     return instance, settings, MeanReference(instance, settings)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("formulation,name", [
     ("bb", "rbf_bias"), ("bb", "linear_nobias"), ("bb", "moons_bias"),
     ("bb-sdp", "linear_nobias"), ("l2-miqp", "rbf_bias"), ("l2-miqp", "linear_nobias"),
@@ -113,6 +114,7 @@ def test_stratified_folds_are_scikit_learn_0_17():
     assert penalty_grid()[0] == 0.01 and abs(penalty_grid()[-1] - 100.0) < 1e-8
 
 
+@pytest.mark.slow
 def test_selection_and_the_penalty_convention(capsys, tmp_path):
     from s3vm.data.loaders import load_sdp_instance
 
@@ -158,6 +160,7 @@ def test_select_with_fewer_labeled_points_of_a_class_than_folds(capsys):
     assert select_parameters(instance, folds=2).flags() == result["flags"]
 
 
+@pytest.mark.slow
 def test_select_warns_at_the_edge_of_its_grid_and_says_what_it_wrote(capsys, tmp_path):
     # heart's unscaled features, folds in file order: C = 0.01, the smallest of the grid,
     # chosen without a word.

@@ -13,6 +13,8 @@ import s3vm  # noqa: E402
 from s3vm import plots  # noqa: E402
 from s3vm.cli import main  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 
 def _one_error_line(capsys):
     err = capsys.readouterr().err.strip().splitlines()

@@ -119,6 +119,7 @@ def test_a_solution_with_nan_values_is_a_numerical_failure_never_a_solution():
     assert wrong.status == "error" and wrong.labels is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["sdpa", "scs", "clarabel"])
 def test_sdp_never_reports_a_bound_above_its_objective(solver):
     if solver not in installed_solvers("sdp"):
@@ -132,6 +133,7 @@ def test_sdp_never_reports_a_bound_above_its_objective(solver):
     assert result.status in ("optimal", "feasible")
 
 
+@pytest.mark.slow
 def test_sdp_with_C_1e12_gives_a_result_with_an_objective_or_says_what_to_change():
     # 'feasible' with a null objective: a solution reported without its value.
     for solver in ("scs", "clarabel", "sdpa"):
@@ -169,6 +171,7 @@ def hard_margin_value(X, y) -> float:
     return problem.value if problem.status == "optimal" else math.inf
 
 
+@pytest.mark.slow
 def test_bb_with_C_1e12_is_bad_input_with_advice_or_the_enumerated_optimum(capsys):
     # "Newton did not converge": an internal error (exit 1). Where the arithmetic holds (as on
     # some machines it does), bb may prove the optimum instead: then it must be the optimum of
@@ -239,6 +242,7 @@ def test_no_warning_is_printed_before_the_error_line(capsys, tmp_path):
 
 # -- the deadlock ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @needs_scip
 def test_scip_cannot_block_on_its_log():
     # SCIP wrote its log into Pyomo's capture pipe while holding the GIL: the run never
@@ -306,6 +310,7 @@ def moons3010(tmp_path_factory):
     return str(path)
 
 
+@pytest.mark.slow
 def test_model_building_is_inside_the_time_limit(moons3010):
     # vs3vm --kernel rbf on 3,010 points with --time-limit 3 ran 26-45 s (building the LP of
     # 9 million kernel values) and returned no incumbent.
@@ -321,6 +326,7 @@ def test_model_building_is_inside_the_time_limit(moons3010):
     assert wall < result["seconds"] + 2
 
 
+@pytest.mark.slow
 def test_sdp_subspace_holds_its_time_limit(tmp_path):
     # sdp-subspace ran 17 s for a 3 s limit.
     path = str(tmp_path / "moons.csv")
@@ -333,6 +339,7 @@ def test_sdp_subspace_holds_its_time_limit(tmp_path):
     assert within_limit(result, 3, wall)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, after, signum, status", [
     (["-f", "bb"], 3, signal.SIGTERM, 143), (["-f", "bb"], 3, signal.SIGINT, 130),
     # bb-mip ended with "internal error: RuntimeError" when the signal cancelled a leaf's LP;
@@ -353,6 +360,7 @@ def test_a_signal_prints_the_best_result_so_far(args, after, signum, status):
         f"s3vm: interrupted by {signal.Signals(signum).name}"
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_a_mip_returns_at_once_with_its_incumbent():
     # Ctrl-C on bd-mip (heart) was ignored for over 3 minutes.
     run = Signalled(["solve", "heart", "-f", "bd-mip", "--json", "-q"], signal.SIGINT,
@@ -364,6 +372,7 @@ def test_ctrl_c_on_a_mip_returns_at_once_with_its_incumbent():
     assert "interrupted by SIGINT" in result["message"]
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_an_sdp_solve_is_an_interruption_not_a_solver_failure():
     # Ctrl-C on sdp gave 'status error', "SCS failed", exit 0 (SCS catches SIGINT itself).
     run = Signalled(["solve", "sdp_2moons", "-f", "sdp", "--solver", "scs", "--json", "-q"],
@@ -376,6 +385,7 @@ def test_ctrl_c_on_an_sdp_solve_is_an_interruption_not_a_solver_failure():
     assert "failed" not in result["message"]
 
 
+@pytest.mark.slow
 def test_an_interrupted_export_leaves_no_file(tmp_path):
     # An interrupted export left a partial temporary file beside the target.
     data = str(tmp_path / "moons.csv")
@@ -420,6 +430,7 @@ def test_an_output_that_is_an_input_file_is_refused(capsys, tmp_path, which):
     assert {p: open(p).read() for p in (data, toml)} == before
 
 
+@pytest.mark.slow
 def test_an_infeasible_subspace_says_what_to_change():
     # sdp-lowrank on heart returned 'infeasible' ("its low-rank dual is unbounded") with no
     # advice; the count is met by labelings, so the problem is not infeasible: the subspace is,
@@ -462,6 +473,7 @@ def test_bad_settings_objects_are_input_errors():
         Settings(C=float("nan"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["solve", BLOBS, "-f", "vs3vm", "--profile"], ["bench"]])
 def test_a_non_utf8_profile_or_suite_file_is_one_line(tmp_path, command):
     # Instance files were checked for this; a profile or suite file gave "internal error:
@@ -532,6 +544,7 @@ def _signal_after_line(args, marker: str, signum, delay: float, timeout: float =
     return proc.returncode, out[0] if out else "", after
 
 
+@pytest.mark.slow
 def test_bd_mip_interrupted_in_its_mip_keeps_its_incumbent_within_a_second():
     # SIGINT while HiGHS was in the MIP's root (cuts and heuristics, where it does not check
     # its interrupt for seconds) gave status "error", an objective and "labels": null, 2-2.7 s
@@ -612,6 +625,7 @@ def _interrupt_cases():
             if not (phase == "build" and name in NO_BUILD_PHASE)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, phase", _interrupt_cases())
 def test_an_interrupt_keeps_labels_with_their_objective(name, phase):
     # Interrupted while its model was built (or its SDP solved), l2-miqp and the SDPs answered
@@ -697,6 +711,7 @@ sys.exit(main(["solve", "heart", "-f", "svm1", "--kernel", "linear", "--json"]))
 """
 
 
+@pytest.mark.slow
 def test_a_signal_as_the_step_ends_answers_the_labels_at_hand():
     # switching's answer was lost when SIGINT came after its step had ended and before the
     # answer was taken (exit 130, nothing on stdout; the interrupt test above, twice under
@@ -712,6 +727,7 @@ def test_a_signal_as_the_step_ends_answers_the_labels_at_hand():
     assert "interrupted by SIGINT" in result["message"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["checking", "writing"])
 def test_a_signal_after_the_step_keeps_its_answer(where):
     # SIGINT that came after svm1's LP had ended, while its answer was checked or written, ended
@@ -732,6 +748,7 @@ def test_a_signal_after_the_step_keeps_its_answer(where):
     assert result["labels"] == list(api.solve("heart", "svm1", kernel="linear").labels)
 
 
+@pytest.mark.slow
 def test_a_signal_after_an_infeasible_subspace_still_answers_the_rounded_labels(monkeypatch):
     # sdp-lowrank on heart: the subspace of d = 4 holds no label matrix meeting the count, and
     # the labels are the rounded spectral scores (status feasible). A signal that landed just

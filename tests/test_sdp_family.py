@@ -77,6 +77,7 @@ def rel(a: float, b: float) -> float:
 
 
 # -- sdp: the bound interval of De Bie and Cristianini (2006), section 7.1.4 ---------------
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", SDP_SOLVERS)
 @pytest.mark.parametrize("hard", [False, True], ids=["soft", "hard"])
 @pytest.mark.parametrize("balance", ["none", "count"])
@@ -119,6 +120,7 @@ def test_sdp_eigenvector_rounding(small):
 
 
 # -- sdp-subspace ------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("settings", [
     dict(C=1.0), dict(hard_margin=True), dict(C=1.0, balance="count"),
 ], ids=["soft", "hard", "count"])
@@ -172,6 +174,7 @@ def test_balance_out_of_reach_of_a_small_subspace_is_not_called_infeasible(small
     assert rel(res.objective, svm_dual_value(K, y, np.ones(small.n))[0]) < 1e-6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dim", [1, 2, 4, 8])
 @pytest.mark.parametrize("name", ["sdp-subspace", "sdp-lowrank"])
 def test_a_count_that_fixes_every_label_is_solved_at_every_dim(small, enumerated, name, dim):
@@ -197,6 +200,7 @@ def wide():
     return interleaved(gaussian_blobs(n=14, p=16, separation=3.0, n_labeled_per_class=3, seed=2))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["linear", "rbf", "rbf-count", "linear-hard"])
 def test_lowrank_dual_equals_subspace(small, wide, case):
     inst = wide if case.startswith("linear") else small
@@ -217,6 +221,7 @@ def test_lowrank_dual_equals_subspace(small, wide, case):
     assert rel(low.objective, sub.objective) < 1e-6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_lowrank_M_is_the_dual_of_the_lmi(small, wide, kernel):
     """M from the LMI's dual attains the optimum of the inner SVM: f(M) = value."""
@@ -249,6 +254,7 @@ def test_nystroem_factor_with_all_landmarks_is_exact(small):
     assert not exact and G.shape == (small.n, 5)
 
 
+@pytest.mark.slow
 def test_working_set_reaches_the_full_optimum():
     inst = gaussian_blobs(n=300, p=5, separation=2.5, n_labeled_per_class=4, seed=1)
     settings = dict(kernel="linear", C=1.0)
@@ -262,6 +268,7 @@ def test_working_set_reaches_the_full_optimum():
     assert np.mean(part.labels == full.labels) >= 0.99
 
 
+@pytest.mark.slow
 def test_lowrank_builds_at_scale_without_an_n_by_n_matrix():
     """n = 20,000, 50 features, d = 4: no dense n x n matrix (3.2 GB) is ever allocated."""
     inst = gaussian_blobs(n=20000, p=50, separation=3.0, n_labeled_per_class=10, seed=0)
@@ -382,6 +389,7 @@ def test_cli_bad_input_exits_2_with_one_line(capsys, small_csv, argv):
     assert len(err.strip().splitlines()) == 1 and err.startswith("s3vm: error:")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [
     ["-f", "sdp-lowrank", "--dim", "2", "--kernel", "rbf", "--rank", "13", "--seed", "1"],
     ["-f", "sdp-subspace", "--dim", "2", "--rounding", "eigenvector"],
@@ -401,6 +409,7 @@ def test_cli_solves_the_family(capsys, small_csv, argv):
         assert result["lower_bound"] is None and result["status"] == "feasible"
 
 
+@pytest.mark.slow
 def test_scs_stopped_by_its_time_limit_reports_time_limit():
     # u = 80 takes SCS seconds; a 0.2 s limit stops it with an inaccurate iterate, which must
     # not pass for a converged solve.
@@ -419,6 +428,7 @@ def test_scs_stopped_by_its_time_limit_reports_time_limit():
     assert result.lower_bound is None or result.lower_bound <= optimum * (1 + 1e-7)
 
 
+@pytest.mark.slow
 def test_sdp_subspace_scores_its_labels_where_the_projected_newton_fails():
     # sdp_art100 (rbf, sigma 1, 2 features): the projected Newton's SVM dual returned NaN and
     # the solve ended with status error and no labels; the conic dual scores the same labels.
@@ -447,6 +457,7 @@ def psd_sqrt(K: np.ndarray) -> np.ndarray:
     return V * np.sqrt(np.maximum(w, 0.0))
 
 
+@pytest.mark.slow
 def test_sdp_subspace_answers_on_every_shipped_instance():
     # Its default settings on shipped data: a labeling (or the time limit's fallback), or a
     # subspace that cannot meet the balance said as such; never status error without labels.
@@ -461,6 +472,7 @@ def test_sdp_subspace_answers_on_every_shipped_instance():
             assert result.labels is not None, (name, result.status, result.message)
 
 
+@pytest.mark.slow
 def test_sdp_without_sdpa_says_what_to_install(monkeypatch, capsys):
     # Without the sdpa extra, sdp ran 18 minutes on two_moons with SCS and nothing said why.
     from s3vm.core import formulation as base
@@ -482,6 +494,7 @@ def test_sdp_without_sdpa_says_what_to_install(monkeypatch, capsys):
     assert "pip install s3vm[sdpa]" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_psd_barrier_failing_as_the_limit_comes_answers_time_limit_with_labels(monkeypatch):
     # Found by the whole suite on a loaded machine (sdp_2moons, time_limit=2): psd-barrier gave
     # up on its SVM dual just as the limit came, and with no time left for the conic model the

@@ -103,6 +103,7 @@ def test_contradictory_group_is_an_input_error_naming_rows_from_0():
 
 
 # -- sdp -------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("opposite", [False, True], ids=["equivalence", "inequivalence"])
 def test_group_fixes_the_gamma_entry_and_the_labels(small, opposite):
     unl = small.unlabeled
@@ -124,6 +125,7 @@ def test_group_fixes_the_gamma_entry_and_the_labels(small, opposite):
     assert labels[j] * labels[k] == want
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("settings", [SOFT, HARD], ids=["soft", "hard"])
 def test_group_bound_is_below_the_enumerated_optimum(small, settings):
     """Groups: an equivalence among unlabeled points, an inequivalence, and an unlabeled point
@@ -154,6 +156,7 @@ def test_group_bound_is_below_the_enumerated_optimum(small, settings):
     assert result.lower_bound <= result.objective + 1e-6
 
 
+@pytest.mark.slow
 def test_singleton_groups_change_nothing(small):
     plain, _ = sdp_solution(small, SOFT)
     for group in (np.zeros(small.n, dtype=int), 1 + np.arange(small.n),
@@ -196,6 +199,7 @@ def test_spectral_subspace_meets_the_groups(small):
     assert np.max(subspace_angles(sparse.V, res.V)) < 1e-6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_subspace_and_lowrank_meet_the_groups_and_agree(small, kernel):
     unl, lab = small.unlabeled, small.labeled
@@ -232,6 +236,7 @@ def test_dim_limit_counts_free_groups(small):
 
 
 # -- MOSEK Fusion: build and export only (solving needs a licence) ---------------------------
+@pytest.mark.slow
 def test_fusion_models_honour_the_groups(tmp_path, small, monkeypatch):
     mf = pytest.importorskip("mosek.fusion", reason="the mosek package is not installed")
     import s3vm.models.fusion.sdp as fsdp
@@ -369,6 +374,7 @@ def test_group_ids_beyond_int64_exit_2_with_one_line(capsys, tmp_path, small, fo
     assert f"row {unl[0] + 1}" in lines[0] or f"row {unl[1] + 1}" in lines[0]
 
 
+@pytest.mark.slow
 def test_group_ids_beyond_2_to_the_53_are_read_exactly(capsys, tmp_path, small):
     """2^53 + 1 and 2^53 are one float: read as floats, +(2^53 + 1) and -2^53 were one group
     on two sides; they are two groups, and +-(2^53 + 1) stays one group on two sides."""

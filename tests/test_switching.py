@@ -58,6 +58,7 @@ def tiny_cases():
                                            balance=balance)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(tiny_cases()), ids=lambda c: f"{c[0]}-{c[2].kernel}-"
                                                                   f"{c[2].balance}")
 def test_local_minimum_against_enumeration(case):
@@ -102,6 +103,7 @@ def test_nystroem_expansion_reproduces_the_factor_outputs():
     assert np.count_nonzero(beta) <= landmarks.size
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("balance", ["count", "none"])
 def test_two_moons_2000_points_accurate_in_seconds(balance):
     # 5 labels a moon: 35 s to 47 s on a loaded 2-core machine before (dense Cholesky factors
@@ -118,6 +120,7 @@ def test_two_moons_2000_points_accurate_in_seconds(balance):
     assert seconds < 25.0
 
 
+@pytest.mark.slow
 def test_ten_thousand_points_in_seconds():
     inst = two_moons(5, 4995, seed=1)
     start = time.perf_counter()

@@ -145,6 +145,7 @@ def solve_limited(data, name, options, limit):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_time_limit_holds(instances, isolated, name):
     if name == "l2-miqp" and "scip" not in installed_solvers("miqp"):
@@ -173,6 +174,7 @@ def test_the_time_limit_holds(instances, isolated, name):
         assert trace["nodes"] and trace["nodes"][-1] == result["nodes"] > 0
 
 
+@pytest.mark.slow
 def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(isolated):
     # sdp_2moons (270 points) with one round a node: an SDPA solve of a few seconds is running
     # at the limit. In the command line's solve process SDPA ran in place, holding the GIL
@@ -187,6 +189,7 @@ def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(isolat
     assert trace["nodes"][-1:] == ([result["nodes"]] if result["nodes"] else [])
 
 
+@pytest.mark.slow
 def test_a_highs_session_gets_its_whole_limit_on_every_re_solve():
     # HiGHS compares its time_limit option with the Highs object's total run time: a session
     # that set the time left as the option stopped its later LPs early.
@@ -244,6 +247,7 @@ def test_an_lp_cancelled_by_a_signal_stops_the_search_with_its_incumbent():
         problem.objective(np.array([1, -1, 1]))
 
 
+@pytest.mark.slow
 def test_labels_at_a_limit_before_any_labeling_are_the_supervised_svms(instances, isolated):
     # sdp stopped before its solver had an iterate returned no labels at all.
     import cvxpy as cp
@@ -300,6 +304,7 @@ def test_the_limit_reached_during_the_last_step_does_not_cancel_it():
     assert clock.remaining() < 1e-6  # after the step: stopped
 
 
+@pytest.mark.slow
 def test_an_abortable_step_is_stopped_at_the_stop():
     # Pyomo's model building and its compiling for HiGHS check no clock: rlp on 3,000 labeled
     # rows ran on to the end of the grace period (3.65 s of 3) and was killed there.
@@ -320,6 +325,7 @@ def test_an_abortable_step_is_stopped_at_the_stop():
     assert count > 0 and time.perf_counter() - start < 5
 
 
+@pytest.mark.slow
 def test_a_step_begun_after_the_stop_runs_to_its_end_and_no_stop_lands_after_a_step():
     import threading
 

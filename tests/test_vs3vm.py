@@ -371,6 +371,7 @@ def test_small_cases_are_small_and_nontrivial():
         assert 1 <= inst.u <= 10 and inst.l >= 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", LP_SOLVERS)
 def test_vs3vm_against_the_mip_optimum(solver, mip_optima):
     """VS3VM's point is feasible for the MIP: its value is >= the MIP optimum, >= the LP of
@@ -441,6 +442,7 @@ def test_warm_and_cold_give_the_same_sequence(case, lp_form):
     assert np.array_equal(cold.labels, warm.labels)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lp_form", ["dual"])
 def test_warm_start_reuses_the_basis(lp_form):
     """Warm and cold runs visit the same iterates; the warm re-solves need fewer simplex

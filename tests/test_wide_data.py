@@ -25,6 +25,8 @@ from s3vm.solvers.registry import installed_solvers
 
 from contract import check_result_object
 
+pytestmark = pytest.mark.slow
+
 LIMIT = 2.0
 COLUMNS = 5000
 
