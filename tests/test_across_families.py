@@ -20,6 +20,7 @@ def test_an_option_of_another_formulation_is_refused_by_the_flag_typed(capsys):
     assert "--gap does not apply to formulation 'bd-mip'" in line and "--rel-gap" not in line
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_families_compare_on_a_shipped_instance_with_its_defaults(capsys):
     # blobs_small sets balance = "count" and bias = true: vs3vm has no balance, bb-sdp no bias.

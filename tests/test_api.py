@@ -25,6 +25,7 @@ def blobs():
 
 
 # -- settings and options checks ---------------------------------------------------------
+@pytest.mark.solver
 def test_settings_not_read_by_a_formulation_are_refused(blobs):
     with pytest.raises(InputError, match="C= does not apply to rlp"):
         api.solve(blobs, "rlp", C=3.0)
@@ -80,6 +81,7 @@ def test_profile_file_and_overrides(tmp_path):
         SolverProfile(threads=0)
 
 
+@pytest.mark.solver
 def test_highs_rejects_an_unknown_option(blobs):
     from s3vm.formulations.svm1 import SVM1
 
@@ -144,6 +146,7 @@ def test_instance_views_keep_file_order():
     assert (inst.l, inst.u) == (2, 4)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("formulation", ["rlp", "svm1", "vs3vm"])
 def test_an_all_zero_feature_gets_weight_zero_in_the_dual_form(formulation):
     # Regression: the empty dual row of an all-zero column used to give w_k = NaN.

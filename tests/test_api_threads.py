@@ -37,6 +37,7 @@ def solve_threads() -> list:
     return [t for t in threading.enumerate() if t.name == "s3vm-solve"]
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("formulation", ["bb", "bd-mip"])
 def test_a_time_limited_solve_leaves_nothing_running(formulation):
     import pyomo.environ  # noqa: F401  - imports outside the measured window
@@ -66,6 +67,7 @@ def test_an_abandoned_step_ends_at_its_next_clock_check():
     assert abandoned_workers() == 0 and solve_threads() == []
 
 
+@pytest.mark.solver
 def test_an_sdpa_node_solve_holds_the_limit_in_a_thread():
     # bb-sdp hands each node SDP to SDPA, which holds the GIL for the whole solve and has no
     # time limit: in the caller's thread the supervisor could not run, and a 600-point run

@@ -22,6 +22,7 @@ from s3vm.solvers.bnb.driver import search
 from reference import l2_svm_value
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("bias", [True, False])
 def test_l2_svm_matches_cvxpy(seed, bias):
@@ -137,6 +138,7 @@ def test_bb_random_instances(seed, u, bias, kernel, count):
     assert result.objective == pytest.approx(best, rel=1e-7, abs=1e-9)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_cli_json(tmp_path):
     instance = two_moons(1, 4, seed=1)

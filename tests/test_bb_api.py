@@ -72,6 +72,7 @@ def case(name):
     return inst, Settings(**kw)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("node_selection", ["depth", "best", "best-dive"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_optimum_equals_enumeration(name, node_selection):
@@ -89,6 +90,7 @@ def test_optimum_equals_enumeration(name, node_selection):
     assert l2_objective(inst, settings, result.labels) == pytest.approx(best, rel=1e-5, abs=1e-7)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_agrees_with_the_miqp_solved_by_scip():
     pytest.importorskip("pyscipopt")
@@ -181,6 +183,7 @@ def test_result_reports_the_heuristic_labeling_and_its_objective():
     assert "heuristic" not in none.info and none.objective == pytest.approx(best, rel=RTOL)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("formulation", ["bb", "bb-sdp"])
 def test_a_search_closed_by_its_gap_tolerance_is_optimal_with_its_gap(formulation):
     # As a MIP solver reports it: optimal within the tolerance, the proven gap beside it.

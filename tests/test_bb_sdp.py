@@ -156,6 +156,7 @@ def assert_node_bounds_valid(problem, ref):
 
 # -- the optimum -------------------------------------------------------------------------------
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("name,options", [
     ("rbf_u10_mean", {"mean_products": False}), ("linear_u10_mean", {}),
@@ -176,6 +177,7 @@ def test_optimum_equals_enumeration_and_every_node_bound_is_valid(name, options)
     assert assert_node_bounds_valid(problem, ref) >= 1
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_api_result_carries_bound_statistics_and_classifier():
     name = "rbf_u10_mean"
@@ -191,6 +193,7 @@ def test_api_result_carries_bound_statistics_and_classifier():
     np.testing.assert_allclose(result.decision_values, f[instance.unlabeled], atol=1e-8)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_whole_tree_bounded_by_the_sdp_alone():
     """No heuristic and the worst labeling as the incumbent: every labeling is better than it,
@@ -211,6 +214,7 @@ def test_whole_tree_bounded_by_the_sdp_alone():
     assert assert_node_bounds_valid(problem, ref) >= len(problem.log) - 1
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_lifted_count_bound_is_valid_and_not_weaker_at_the_root():
     name = "moons_u14_count"
@@ -249,6 +253,7 @@ def solve_standard(A, b, eq, Ct, solver, tolerance, **options):
     return problem
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", ["rbf_u10_mean", "rbf_u12_count"])
 def test_loose_scs_certificate_stays_below_the_optimum(name):
     """SCS at eps 1e-2: its primal value may overshoot the relaxation; the certified value (and
@@ -271,6 +276,7 @@ def test_loose_scs_certificate_stays_below_the_optimum(name):
     assert cert.lmin < 0 or cert.value <= primal
 
 
+@pytest.mark.solver
 def test_certificate_holds_for_arbitrary_multipliers():
     """Weak duality: any multipliers (clipped on the inequalities) give a value below the
     relaxation's optimum."""
@@ -308,6 +314,7 @@ def test_box_holds_every_labeling_better_than_the_incumbent(name):
     assert inside >= 1 and np.all(np.isfinite(L)) and np.all(np.isfinite(U))
 
 
+@pytest.mark.solver
 def test_labeling_qp_matches_clarabel():
     from s3vm.models.output_space import _labeling_qp_conic, labeling_qp
 
@@ -329,6 +336,7 @@ def test_labeling_qp_matches_clarabel():
 
 # -- determinism, limits, input -------------------------------------------------------------------
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_same_result_bit_identical_across_runs():
     name = "rbf_u12_count"
@@ -340,6 +348,7 @@ def test_same_result_bit_identical_across_runs():
     np.testing.assert_array_equal(runs[0].labels, runs[1].labels)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_time_limit_is_honoured():
     """A limit shorter than one node: the rounds stop at the clock, the search reports it."""
@@ -377,6 +386,7 @@ def test_bias_and_unknown_balance_are_rejected(capsys, tmp_path):
     assert status == 2 and len(err.strip().splitlines()) == 1 and "mean" in err
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_cli_solve_json_quiet(capsys, tmp_path):
     name = "moons_u12_none"
@@ -393,6 +403,7 @@ def test_cli_solve_json_quiet(capsys, tmp_path):
     assert result["objective"] == pytest.approx(reference(name).best, rel=RTOL)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_bb_without_bias_reaches_the_same_optimum():
     name = "rbf_u12_count"
@@ -411,6 +422,7 @@ def test_single_unlabeled_point_mean_balance_is_infeasible():
     assert result.status == "infeasible"
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_no_sdp_is_started_for_a_child_once_the_clock_has_run_out():
     """The driver bounds both children of a node it expands; once the limit has passed, a child
@@ -451,6 +463,7 @@ def heuristic_cases():
         yield instance, settings
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_starting_incumbent_is_feasible_exact_and_mostly_optimal():
     """The starting incumbent (the supervised SVM's outputs rounded, then 2-opt and the local
@@ -473,6 +486,7 @@ def test_starting_incumbent_is_feasible_exact_and_mostly_optimal():
     assert hits >= 0.75 * total, (hits, total)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_flip_search_reaches_a_local_optimum_of_single_flips():
     """No single flip of the labeling reached improves its QP value (checked by solving every
@@ -521,6 +535,7 @@ def worst_start_search(name, **options):
     return ref, problem, found
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("name,products,tolerance", [
     ("rbf_u10_mean", True, 1e-3), ("rbf_u10_mean", True, 1e-4), ("rbf_u10_mean", True, 1e-8),
@@ -540,6 +555,7 @@ def test_every_node_bound_is_valid_at_loose_and_tight_tolerances(name, products,
     assert assert_node_bounds_valid(problem, ref) >= len(problem.log) // 2
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("name,within", [("rbf_u10_mean", 1e-3), ("linear_u10_mean", 5e-3)])
 def test_root_bound_survives_a_loose_solve(name, within):
@@ -560,6 +576,7 @@ def test_root_bound_survives_a_loose_solve(name, within):
     assert roots[1e-3] >= roots[1e-9] - within * abs(roots[1e-9])
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_incumbent_certificate_holds_for_arbitrary_multipliers():
     """Any multipliers: b'y + (UB + 1) min(0, lambda_min(R^-1 Z R^-T)) stays below the
@@ -630,6 +647,7 @@ def test_escalation_only_where_it_decides_and_never_below_finest(answers, expect
     assert problem.sdp.finest == pytest.approx(finest)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_product_rows_the_solver_fails_on_are_dropped_and_the_bound_stays_valid():
     """SDPA called wdbc's root SDP with the mean balance's product rows infeasible, and every
@@ -665,6 +683,7 @@ def test_product_rows_the_solver_fails_on_are_dropped_and_the_bound_stays_valid(
 
 # -- the cut loop's stop test reads the solver's dual value ----------------------------------------
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_rounds_go_on_when_a_certificate_falls_while_the_dual_value_rises():
     """GunPoint's root stopped after two SDPs: in round 2 the solver's dual value b'y rose (765.0 to
@@ -699,6 +718,7 @@ def test_rounds_go_on_when_a_certificate_falls_while_the_dual_value_rises():
     assert node.value <= ref.best + 1e-7 * max(1.0, abs(ref.best))
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_result_info_says_whether_product_rows_were_kept_and_the_root_finished():
     name = "rbf_u10_mean"
@@ -754,6 +774,7 @@ def ionosphere_subset():
     return instance, settings
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_SDPA, reason="the failure was SDPA's")
 def test_sdpa_solves_a_reduced_root_with_product_rows_it_called_infeasible():

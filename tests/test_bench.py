@@ -127,6 +127,7 @@ def test_time_limits_are_per_run(tmp_path):
     assert record["seconds"] < 1.5 + 1.0
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_dask_local_cluster_runs_the_suite(tmp_path):
     distributed = pytest.importorskip("distributed")

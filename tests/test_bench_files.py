@@ -59,6 +59,7 @@ def _runs(path) -> list:
 
 
 # -- one writer at a time --------------------------------------------------------------------
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_a_second_bench_on_the_same_results_is_refused(tmp_path, capsys):
     path = _write(tmp_path)
@@ -330,6 +331,7 @@ def _bench_at_work(path):
     return bench, workers
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_bench_takes_its_workers_with_it_and_resumes(tmp_path):
@@ -367,6 +369,7 @@ def test_the_example_suite_of_the_docs_runs_heart_with_its_own_kernel(tmp_path):
     assert 0 < record["labels"].count(1) < len(record["labels"])  # not every row on one side
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_terminated_bench_stops_its_runs_at_once(tmp_path):

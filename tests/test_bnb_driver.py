@@ -596,6 +596,7 @@ def test_formulation_time_limit_and_solver_checks(toy_instance):
     assert result.status == "optimal"
 
 
+@pytest.mark.solver
 def test_builtin_solver_is_registered():
     assert unavailable_reason("builtin") is None
     backend = get_backend(None, "svm")

@@ -148,6 +148,7 @@ def _labeling_qp(seed):
     return value
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_children_solve_with_clarabel_after_the_parent_did():
     """A solver library's thread pool started in the parent has no threads in a forked child:

@@ -49,6 +49,7 @@ def check(document) -> "s3vm.models.certificate_check.CheckReport":
     return check_certificate(document)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_a_valid_certificate_holds_and_states_the_enumerated_optimum(inst, certified):
     result, document = certified
@@ -121,6 +122,7 @@ def test_changed_data_or_a_lower_incumbent_value_fails(certified):
     assert not report.holds and any("incumbent's multipliers" in f for f in report.failures)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_a_search_stopped_early_proves_nothing(inst, tmp_path):
     path = tmp_path / "stopped.json"
@@ -130,6 +132,7 @@ def test_a_search_stopped_early_proves_nothing(inst, tmp_path):
     assert not report.holds and any("open" in f for f in report.failures)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_with_pairs_and_no_balance_the_certificate_holds(inst, tmp_path):
     unl = [int(r) for r in inst.unlabeled]
@@ -149,6 +152,7 @@ def test_with_pairs_and_no_balance_the_certificate_holds(inst, tmp_path):
     assert not check(document).holds
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_the_command_line_writes_and_checks_a_certificate(inst, tmp_path, capsys):
     data = tmp_path / "data.csv"
@@ -175,6 +179,7 @@ def test_the_command_line_writes_and_checks_a_certificate(inst, tmp_path, capsys
     assert cli.main(["check-certificate", str(path)]) == 2
 
 
+@pytest.mark.subprocess
 def test_the_checker_needs_no_solver():
     code = ("import sys, json\n"
             "from s3vm.models.certificate_check import check_certificate\n"
@@ -205,6 +210,7 @@ def certified_mip(inst, tmp_path_factory):
     return result, json.loads(path.read_text())
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_a_bb_mip_certificate_holds_and_states_the_enumerated_optimum(inst, certified_mip):
     from reference import labelings, problem3_columns, problem3_labeling_lp
@@ -245,6 +251,7 @@ def test_a_tampered_bb_mip_certificate_fails(certified_mip):
     assert not check(document).holds
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_a_bb_mip_certificate_with_pairs_holds(inst, tmp_path):
     unl = [int(r) for r in inst.unlabeled]

@@ -142,6 +142,7 @@ def missing_solver():
 
 # -- 1. solve --json -------------------------------------------------------------------------
 
+@pytest.mark.solver
 @pytest.mark.parametrize("formulation", ALL_FORMULATIONS)
 def test_solve_json_contract_and_file_order(capsys, separated, formulation):
     result = solve_json(capsys, separated, "--formulation", formulation)
@@ -174,6 +175,7 @@ def test_solve_json_contract_and_file_order(capsys, separated, formulation):
             assert isinstance(result[key], int) and result[key] >= 0
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("path, formulations", [(BLOBS, ALL_FORMULATIONS),
                                                 (MOONS, LP_FORMULATIONS)])
 def test_solve_json_with_instance_file(capsys, path, formulations):
@@ -187,6 +189,7 @@ def test_solve_json_with_instance_file(capsys, path, formulations):
         assert set(result["labels"]) <= {1, -1}
 
 
+@pytest.mark.solver
 def test_command_line_overrides_instance_file(capsys, tmp_path):
     with open(BLOBS) as fh:
         text = fh.read()
@@ -207,6 +210,7 @@ def test_command_line_overrides_instance_file(capsys, tmp_path):
 
 # -- 2. compare ------------------------------------------------------------------------------
 
+@pytest.mark.solver
 def test_compare_table(capsys, overlapping):
     from sklearn.metrics import roc_auc_score
 
@@ -233,6 +237,7 @@ def test_compare_table(capsys, overlapping):
         assert f"{error:.2%}" in cells and f"{auc:.4f}" in cells, line
 
 
+@pytest.mark.solver
 def test_compare_json(capsys, overlapping):
     from sklearn.metrics import roc_auc_score
 
@@ -273,6 +278,7 @@ def read_with_highs(path):
     return lp.num_col_, lp.num_row_, integers
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("formulation, fmt, explicit", [
     ("rlp", "mps", True), ("svm1", "lp", True), ("bd-mip", "mps", False), ("bd-mip", "lp", False),
     ("rlp", "lp", False),
@@ -293,6 +299,7 @@ def test_export(capsys, tmp_path, separated, formulation, fmt, explicit):
     assert integers == (u if formulation == "bd-mip" else 0)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("fmt", ["mps", "lp"])
 def test_export_says_only_what_it_wrote(capsys, caplog, tmp_path, separated, fmt):
     """Regression (fixed in pyomo_formulation.py during this work): with format="lp" passed as a
@@ -333,12 +340,14 @@ def test_list(capsys):
 
 # -- 5. solvers and profiles -----------------------------------------------------------------
 
+@pytest.mark.solver
 def test_solver_option(capsys, separated):
     result = solve_json(capsys, separated, "-f", "bd-mip", "--solver", "highs",
                         "--time-limit", "30")
     assert result["solver"] == "highs" and result["status"] == "optimal"
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("formulation", ["rlp", "bd-mip"])
 def test_every_installed_solver_runs(capsys, separated, formulation):
     """Regression (fixed in solvers/backends/pyomo/scip.py during this work): --solver scip exited 1
@@ -356,6 +365,7 @@ def test_every_installed_solver_runs(capsys, separated, formulation):
         assert result["labels"] == truth.tolist()
 
 
+@pytest.mark.solver
 def test_profile_file(capsys, tmp_path, separated):
     profile = tmp_path / "mine.toml"
     profile.write_text('solver = "highs"\ntime_limit = 30\n')
@@ -592,6 +602,7 @@ def _env():
     return env
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_process_solve_json(separated):
     proc = subprocess.run(_command() + ["solve", separated, "--formulation", "svm1", "--json"],
@@ -606,6 +617,7 @@ def test_process_solve_json(separated):
     assert result["labels"] == truth_of_unlabeled(separated).tolist()
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_process_bad_input(tmp_path, separated):
     missing = subprocess.run(_command() + ["solve", tmp_path / "nope.csv", "-f", "rlp", "--json"],
@@ -618,6 +630,7 @@ def test_process_bad_input(tmp_path, separated):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_process_stdout_closed_early(separated):
     """`s3vm ... | head -c 10`: the reader goes away. Was a bug: exit 1 with "internal error:

@@ -45,6 +45,7 @@ def _heavy_after(code: str, *args: str) -> list:
     return json.loads(line[-1][len("MODULES "):])
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.parametrize("argv", [["--help"], ["solve", "--help"], ["compare", "--help"],
                                   ["--version"]])
@@ -54,6 +55,7 @@ def test_help_imports_no_formulation_nor_solver_library(argv):
     assert _heavy_after(code) == []
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_parsing_a_solve_imports_no_formulation():
     code = ("from s3vm.cli.parser import build_parser\n"
@@ -63,6 +65,7 @@ def test_parsing_a_solve_imports_no_formulation():
     assert _heavy_after(code) == []
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_a_solve_imports_only_its_own_formulation():
     code = ("from s3vm.cli import main\nimport contextlib, io\n"
@@ -75,6 +78,7 @@ def test_a_solve_imports_only_its_own_formulation():
 
 
 # -- the command's clock counts from the process's start ---------------------------------------
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_process_start_is_before_the_package_was_imported():
     code = ("import time; time.sleep(0.5)\n"
@@ -85,6 +89,7 @@ def test_process_start_is_before_the_package_was_imported():
     assert 0.5 <= float(proc.stdout) < 60, proc.stderr
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_a_commands_clock_counts_from_the_process_start():
     # A process that started 100 s ago (as process_start() reads it): its 50 s limit is spent
@@ -116,6 +121,7 @@ def _slow_backend(monkeypatch, seconds: float):
     monkeypatch.setattr(cls, "backend", slow)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_a_charged_import_that_uses_the_limit_up_returns_at_once(monkeypatch):
     _slow_backend(monkeypatch, 0.6)
@@ -129,6 +135,7 @@ def test_a_charged_import_that_uses_the_limit_up_returns_at_once(monkeypatch):
     assert time.perf_counter() - begun < 0.6 + 1.0
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_the_api_clock_skips_the_import_unless_charged(monkeypatch):
     _slow_backend(monkeypatch, 0.6)
@@ -138,6 +145,7 @@ def test_the_api_clock_skips_the_import_unless_charged(monkeypatch):
     assert result.info["seconds_before_step"] < 0.5
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_the_fallback_labels_are_ready_before_the_step(monkeypatch):
     # Computed after the grace period, they took 0.08 to 0.15 s at 20,000 columns (load 6).
@@ -192,6 +200,7 @@ def test_the_writer_replaces_the_file_only_with_a_checked_catalog(tmp_path, monk
     assert sorted(os.listdir(tmp_path)) == ["catalog.py"]  # no temporary file left
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_the_writer_checks_the_shipped_catalog_from_the_command_line():
     proc = subprocess.run([sys.executable, "-m", "s3vm.core.catalog_writer", "--check"],

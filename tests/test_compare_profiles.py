@@ -55,6 +55,7 @@ def solves(monkeypatch):
     return names
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @needs_scip
 def test_the_profile_goes_to_the_formulations_its_solver_solves(capsys, scip_profile):
@@ -74,6 +75,7 @@ def test_the_profile_goes_to_the_formulations_its_solver_solves(capsys, scip_pro
     assert all(r["seconds"] < 5 * 1.1 + 1 for r in rows if r["formulation"] != "vs3vm"), rows
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @needs_scip
 def test_the_optimum_under_the_profile_is_the_default_solvers(capsys, scip_profile):
@@ -95,6 +97,7 @@ def test_the_optimum_under_the_profile_is_the_default_solvers(capsys, scip_profi
                                                            rel=1e-6, abs=1e-7)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @needs_scip
 def test_set_gives_one_formulation_its_profile(capsys, scip_profile):
@@ -131,6 +134,7 @@ def test_every_solver_is_checked_before_anything_is_solved(capsys, solves, scip_
     assert solves == []
 
 
+@pytest.mark.solver
 def test_a_failure_after_a_finished_formulation_keeps_its_row(capsys, monkeypatch):
     # bb fails (as an input its solve finds bad would): rlp's finished row is printed first,
     # then the one error line, exit 2; through the API the error carries the row.

@@ -43,6 +43,7 @@ def test_dataset_bad_input_writes_nothing(tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_dataset_is_semi_supervised_by_default_and_says_how(tmp_path, capsys):
     path = tmp_path / "wdbc.csv"

@@ -253,6 +253,7 @@ def test_a_sparse_instance_writes_the_csv_of_its_dense_rows(tmp_path):
     assert open(path).read().count("label") == 1  # one header
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_the_dataset_command_refuses_standard_scaling_of_text(tmp_path):
     import subprocess

@@ -19,7 +19,7 @@ from s3vm.solvers.registry import installed_solvers
 
 from contract import BLOBS, command, environment
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 
 def without_timings(value):

@@ -36,7 +36,7 @@ from s3vm.solvers.registry import installed_solvers
 
 from reference import L2Reference, problem3_values
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.solver]
 
 LONG = os.environ.get("S3VM_EXACT") == "long"
 SEEDS = range(6) if LONG else range(1)

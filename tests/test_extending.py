@@ -50,6 +50,7 @@ def test_the_page_runs(toy, capsys):
     assert toy["clf"].decision_rule_ == "expansion"  # from problem = 1, no table entry
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("balance", ["count", "none"])
 def test_a_registered_formulation_solves_checks_and_predicts(toy, balance):

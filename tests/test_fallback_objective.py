@@ -26,6 +26,7 @@ def independent_objective(name, instance, settings, labels):
                                         labels)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", [n for n in formulation_names() if n not in SUPERVISED])
 def test_a_stopped_solves_fallback_labels_carry_their_objective(name, monkeypatch):
     cls = formulation_class(name)

@@ -183,6 +183,7 @@ def read_cbf(path):
     return cp.Problem(objective, constraints)
 
 
+@pytest.mark.solver
 def test_cbf_reader_on_a_small_known_problem(tmp_path):
     """The reader itself, on a problem with a known optimum: min t + x s.t. [[t, 1], [1, x]]
     PSD (t x >= 1), 0 <= x <= 0.5. Then t = 1/x and t + x falls on (0, 1]: optimum 2.5 at
@@ -202,6 +203,7 @@ def test_cbf_reader_on_a_small_known_problem(tmp_path):
     assert problem.value == pytest.approx(2.5, rel=1e-6)
 
 
+@pytest.mark.solver
 def test_cbf_reader_on_a_psd_variable(tmp_path):
     """The PSDVAR / FCOORD / OBJFCOORD part of the reader (MOSEK writes those for a Fusion PSD
     variable; the s3vm models have none): min tr X s.t. X PSD (2 x 2), X_01 = 1, X_00 >= 2.
@@ -268,6 +270,7 @@ def cvxpy_optima(instance):
     return out
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_every_part_of_the_model_is_active(cvxpy_optima):
     """Otherwise the cross-check below could not see an error in that part."""
@@ -296,6 +299,7 @@ def test_build_without_licence_gives_scalar_variables_in_two_lmis(instance):
         built.model.dispose()
 
 
+@pytest.mark.solver
 def test_readers_rebuild_gamma_like_the_cvxpy_model(monkeypatch, instance):
     """gamma_u / gamma_full of the Fusion model, fed the CVXPY solution's values (no licence
     needed: the level reader is replaced), give the CVXPY model's gamma_u / gamma_full."""
@@ -319,6 +323,7 @@ def test_readers_rebuild_gamma_like_the_cvxpy_model(monkeypatch, instance):
         built.model.dispose()
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("case", list(CASES))
 def test_exported_cbf_has_the_cvxpy_optimum(tmp_path, instance, cvxpy_optima, case):
     """The cross-check: CBF written by MOSEK, read by read_cbf, solved by Clarabel."""
@@ -405,6 +410,7 @@ def _cbf_optimum(built, path):
     return problem.value
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("case", list(SUBSPACE_CASES))
 def test_subspace_and_lowrank_cbf_have_the_cvxpy_optima(tmp_path, instance, subspace_parts, case):
@@ -433,6 +439,7 @@ def test_subspace_and_lowrank_cbf_have_the_cvxpy_optima(tmp_path, instance, subs
     assert -values["sdp-lowrank"] == pytest.approx(values["sdp-subspace"], rel=1e-5)
 
 
+@pytest.mark.solver
 def test_subspace_readers_rebuild_m_like_the_cvxpy_model(monkeypatch, instance, subspace_parts):
     import s3vm.models.fusion.sdp_subspace as fsub
     from s3vm.formulations.sdp_subspace import SubspaceSDP
@@ -479,6 +486,7 @@ def test_solve_without_licence_exits_2_naming_installed_sdp_solvers(capsys, tmp_
     assert here and all(name in lines[0] for name in here)
 
 
+@pytest.mark.solver
 @pytest.mark.skipif(LICENCE is None, reason="MOSEK is licensed here")
 def test_backend_without_licence_returns_an_error_outcome(instance):
     """Called directly (the registry would refuse first), a solve fails as an Outcome."""
@@ -542,6 +550,7 @@ class FakeSolvedModel:
         return 2.4999
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("problem, primal, response, status, has_solution", [
     ("PrimalAndDualFeasible", "Optimal", "ok", "optimal", True),
     ("PrimalFeasible", "Feasible", "trm_stall", "feasible", True),
@@ -634,6 +643,7 @@ def test_mosek_fusion_solves_subspace_and_lowrank(instance, subspace_parts):
 
 # -- bb-sdp: the root of the output-space Shor relaxation -------------------------------------
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("balance,options", [("mean", {"mean_products": False}), ("mean", {}),
                                              ("count", {"count_bound": "lifted"})])

@@ -340,6 +340,7 @@ SLOW_FORMULATIONS = {"sdp", "sdp-subspace", "sdp-lowrank", "l2-miqp", "bd-mip", 
                      "bb-sdp"}
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow)
                                   if c[3] in SLOW_FORMULATIONS else c for c in CASES],
                          ids=[c[0] for c in CASES])
@@ -457,6 +458,7 @@ API_CALLS = {
 }
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", list(API_INSTANCES))
 def test_api_instance_input(name):
     try:
@@ -471,6 +473,7 @@ def test_api_instance_input(name):
         check_api_result(result, instance.u)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", list(API_CALLS))
 def test_api_call(name):
     try:

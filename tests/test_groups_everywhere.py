@@ -68,6 +68,7 @@ def constrained_optimum(values, pairs, label):
 
 # -- Problem 1: bb, bb-sdp, l2-miqp, switching ------------------------------------------------
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("balance", ["none", "count"])
 def test_problem1_formulations_meet_the_pairs_at_the_enumerated_optimum(inst, balance):
@@ -91,6 +92,7 @@ def test_problem1_formulations_meet_the_pairs_at_the_enumerated_optimum(inst, ba
     assert local.objective >= value - 1e-6
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_bb_with_bias_and_the_group_column(inst):
     # The same constraints given as the signed group column instead of pairs.
@@ -113,6 +115,7 @@ def test_bb_with_bias_and_the_group_column(inst):
 
 # -- Problem 3: bd-mip, bb-mip ----------------------------------------------------------------
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("balance", ["none", "count"])
 def test_problem3_formulations_meet_the_pairs_at_the_enumerated_optimum(inst, balance):
@@ -132,6 +135,7 @@ def test_problem3_formulations_meet_the_pairs_at_the_enumerated_optimum(inst, ba
         assert result.objective == pytest.approx(value, rel=1e-6, abs=1e-7), name
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_the_mip_models_carry_the_pairs_as_rows(inst):
     import pyomo.environ as pyo

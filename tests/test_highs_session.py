@@ -7,6 +7,8 @@ import pytest
 from s3vm.solvers.backends.pyomo.highs import HighsBackend
 from s3vm.solvers.profiles import SolverProfile
 
+pytestmark = pytest.mark.solver
+
 
 def small_lp():
     m = pyo.ConcreteModel()

@@ -28,7 +28,7 @@ from s3vm.solvers.runtime.clock import TIME_LIMIT, current
 
 from reference import problem3_columns, problem3_labeling_lp, svm_by_lbfgs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.solver]
 
 SEARCHES = ("bb", "bb-mip", "bb-sdp")
 

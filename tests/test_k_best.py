@@ -50,6 +50,7 @@ def check_pool(result, values, K, rel=1e-5):
     assert result.objective == pytest.approx(objectives[0], rel=rel, abs=1e-6)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("node_selection", ["depth", "best"])
 def test_bb_returns_the_k_best_labelings_of_the_enumeration(inst, node_selection):
@@ -61,6 +62,7 @@ def test_bb_returns_the_k_best_labelings_of_the_enumeration(inst, node_selection
     check_pool(result, values, 6)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_bb_pool_with_count_and_pairs(inst):
     settings = Settings(kernel="linear", C=1.0, C_star=1.0, balance="count")
@@ -75,6 +77,7 @@ def test_bb_pool_with_count_and_pairs(inst):
     check_pool(result, values, 4)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_bb_mip_returns_the_k_best_labelings_of_the_enumeration(inst):
     A, d, B = problem3_columns(inst, "linear", 1.0)
@@ -86,6 +89,7 @@ def test_bb_mip_returns_the_k_best_labelings_of_the_enumeration(inst):
     check_pool(result, values, 5, rel=1e-6)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_bb_sdp_returns_the_k_best_labelings_of_the_enumeration(inst, workers):
@@ -99,6 +103,7 @@ def test_bb_sdp_returns_the_k_best_labelings_of_the_enumeration(inst, workers):
     check_pool(result, values, 4)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_a_pool_larger_than_the_labelings_holds_them_all(inst):
     settings = Settings(kernel="linear", C=1.0, C_star=1.0, balance="count")
@@ -137,6 +142,7 @@ def test_bb_sdp_refuses_a_pool_under_the_mean_balance(inst):
         s3vm.solve(inst, "bb-sdp", bias=False, balance="mean", options={"k_best": 2})
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_bb_sdp_bounds_hold_for_the_pool_not_only_the_best():
     # With a pool a node's bound (and the box it comes from) must hold for every labeling

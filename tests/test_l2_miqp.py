@@ -165,6 +165,7 @@ def enumeration(name: str):
 # The optimum equals the enumeration's
 # --------------------------------------------------------------------------------------------
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_cases_are_nontrivial():
     """Each case has a unique optimal labeling with a clear margin, and for some cases it is not
@@ -180,6 +181,7 @@ def test_cases_are_nontrivial():
     assert differs >= 1
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
 def test_bigm_optimum_equals_enumeration(name, scip_profile):
@@ -206,6 +208,7 @@ def test_bigm_optimum_equals_enumeration(name, scip_profile):
         assert int((result.labels == 1).sum()) == settings.positive_count(instance)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["linear_bias_count", "rbf_nobias_none", "rbf_bias_none"])
 def test_sos1_form_equals_enumeration(name, scip_profile):

@@ -63,6 +63,7 @@ def case(name):
     return instance, settings, MeanReference(instance, settings)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("formulation,name", [
     ("bb", "rbf_bias"), ("bb", "linear_nobias"), ("bb", "moons_bias"),
@@ -80,6 +81,7 @@ def test_mean_balance_optimum_equals_enumeration(formulation, name):
     assert result.info["settings"]["balance"] == "mean"
 
 
+@pytest.mark.solver
 def test_mean_balance_is_not_the_count():
     """The balance is on the clipped outputs: the optimal labeling's outputs sum to the target,
     and J_mean is at least J without balance at every labeling."""

@@ -69,6 +69,7 @@ def test_check_passes_what_fits_and_refuses_what_does_not(monkeypatch):
         check_dense_memory(10_000, 80, "sdp", "advice")
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_a_dense_formulation_too_big_is_refused_naming_the_lowrank_path(monkeypatch):
     # 400 bytes x 600^2 = 144 MB against a 50 MB limit: refused before anything is built.

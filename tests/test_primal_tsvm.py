@@ -292,6 +292,7 @@ def test_solve_takes_csr_data_and_agrees_with_dense_data():
                                              rel=1e-6)
 
 
+@pytest.mark.solver
 def test_dense_formulations_densify_small_sparse_data_and_refuse_what_does_not_fit(
         monkeypatch):
     X, y = _data(n=40, p=10, seed=6)

@@ -255,6 +255,7 @@ def test_enumeration_makes_the_cases_nontrivial():
     assert unlabeled_loss_active >= 4
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("solver", MIP_SOLVERS)
 @pytest.mark.parametrize("case", MIP_CASES, ids=MIP_CASE_IDS)
@@ -277,6 +278,7 @@ def test_bd_mip_equals_min_over_labelings(case, solver):
     assert_rel(recomputed, result.objective, ENUM_RTOL, "objective from w, b and labels")
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("solver", MIP_SOLVERS)
 @pytest.mark.parametrize("case", MIP_CASES, ids=MIP_CASE_IDS)
@@ -292,6 +294,7 @@ def test_bd_mip_count_balance_equals_min_over_balanced_labelings(case, solver):
                "LP value at the returned balanced labels")
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("solver", MIP_SOLVERS)
 def test_bd_mip_default_count_is_round_u_times_labeled_fraction(solver):
@@ -309,6 +312,7 @@ def test_bd_mip_default_count_is_round_u_times_labeled_fraction(solver):
 # 2. big-M
 # --------------------------------------------------------------------------------------------
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("solver", MIP_SOLVERS)
 @pytest.mark.parametrize("case", MIP_CASES, ids=MIP_CASE_IDS)
@@ -371,6 +375,7 @@ def check_supervised_lp_result(result, inst, mu):
     assert np.array_equal(np.asarray(result.labels), np.where(dv >= 0, 1, -1))
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("solver", LP_SOLVERS)
 @pytest.mark.parametrize("name", LP_INSTANCES)
@@ -384,6 +389,7 @@ def test_rlp_matches_linprog(name, solver):
     check_supervised_lp_result(result, inst, None)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("solver", LP_SOLVERS)
 @pytest.mark.parametrize("mu", [0.05, 1.0])
@@ -414,6 +420,7 @@ def export_instance(name):
     return lp_instance(name) if name in LP_INSTANCES else mip_instance(name)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["mps", "lp"])
 @pytest.mark.parametrize("case", EXPORT_CASES, ids=EXPORT_IDS)
@@ -431,6 +438,7 @@ def test_export_round_trip_through_highspy(case, fmt, tmp_path):
     assert sorted(os.listdir(tmp_path)) == [f"model.{fmt}"]
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_export_of_bd_mip_matches_enumeration(tmp_path):
     """The exported MIP, solved by HiGHS from the file, has the enumerated optimum."""
@@ -517,6 +525,7 @@ def test_separated_instance_truth_is_the_unique_enumerated_optimum():
     assert len(set(inst.truth_U[:4])) == 2 or len(set(inst.truth_U[-4:])) == 2
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("solver", MIP_SOLVERS)
 def test_bd_mip_result_labels_in_file_order(solver, tmp_path):
@@ -548,6 +557,7 @@ def separated_line_instance(seed=22, u=8):
     return Instance(X[perm], label[perm], truth[perm], name="separated_line")
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("solver", LP_SOLVERS)
 @pytest.mark.parametrize("formulation", ["rlp", "svm1"])
 def test_supervised_lp_labels_in_file_order(formulation, solver, tmp_path):
@@ -567,6 +577,7 @@ SOLVER_PER_FORMULATION = [(f, s) for f in ("rlp", "svm1", "bd-mip")
                           for s in installed_solvers(get_formulation(f).problem_class)]
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("formulation, solver", SOLVER_PER_FORMULATION)
 def test_result_serialises_to_json(formulation, solver):
     # Regression: ScipBackend.counts read extra_info.get("NNodes"), which on Pyomo's ConfigDict
@@ -596,6 +607,7 @@ def _value_of(result, instance, sigma, mu, nu=1.0):
             + nu * np.maximum(0.0, 1.0 - result.labels * fU).sum()), fU
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("sigma, mu, singular", [(2e4, 1e-9, True), (1.0, 0.1, False)])
 def test_bd_mip_on_a_singular_kernel_reports_its_point_s_objective_and_says_so(sigma, mu,

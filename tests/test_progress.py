@@ -62,6 +62,7 @@ def big_moons(tmp_path_factory):
     return str(path)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("family", list(CASES))
 def test_a_long_solve_prints_progress_lines(caplog, fast_lines, moons, big_moons, family):
@@ -82,6 +83,7 @@ def test_a_long_solve_prints_progress_lines(caplog, fast_lines, moons, big_moons
     assert elapsed == sorted(elapsed) and elapsed[-1] <= 3
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_a_mip_line_shows_the_solver_s_incumbent_and_bound(caplog, fast_lines):
     caplog.set_level(logging.INFO, logger="s3vm.progress")
@@ -103,6 +105,7 @@ def test_branch_and_bound_prints_its_own_log_instead(caplog, monkeypatch):
     assert any("best bound" in row for row in rows)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_quiet_prints_nothing_and_the_default_prints_lines():
     args = ["solve", "heart", "-f", "bd-mip", "--json"]
@@ -125,6 +128,7 @@ def test_quiet_prints_nothing_and_the_default_prints_lines():
     assert any(LINE.match(line) for line in loud.stderr.splitlines()), loud.stderr
 
 
+@pytest.mark.solver
 def test_a_short_solve_prints_no_progress_line(caplog):
     caplog.set_level(logging.INFO, logger="s3vm.progress")
     api.solve(BLOBS, "vs3vm")

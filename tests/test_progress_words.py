@@ -50,6 +50,7 @@ def test_the_search_summary_counts_one_node_as_one():
     assert ", 2 nodes, " in driver._summary(result)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_the_root_sdp_runs_under_its_own_phase(monkeypatch):
     # The phase the progress line would show while each node's SDP is solved, read inside

@@ -91,6 +91,7 @@ def test_toml_booleans_are_type_checked(capsys, tmp_path, entry, flag):
     assert flag in err and "true or false" in err
 
 
+@pytest.mark.solver
 def test_features_near_1e300_are_refused_with_the_scaling_that_fixes_them(capsys, tmp_path):
     # They gave a NaN solution reported 'optimal' with every label -1.
     path = write(tmp_path / "huge.csv", "x1,x2,label\n1e300,1e300,1\n-1e300,2e300,-1\n"
@@ -119,6 +120,7 @@ def test_a_solution_with_nan_values_is_a_numerical_failure_never_a_solution():
     assert wrong.status == "error" and wrong.labels is None
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("solver", ["sdpa", "scs", "clarabel"])
 def test_sdp_never_reports_a_bound_above_its_objective(solver):
@@ -133,6 +135,7 @@ def test_sdp_never_reports_a_bound_above_its_objective(solver):
     assert result.status in ("optimal", "feasible")
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_sdp_with_C_1e12_gives_a_result_with_an_objective_or_says_what_to_change():
     # 'feasible' with a null objective: a solution reported without its value.
@@ -223,6 +226,7 @@ def test_an_instance_file_naming_itself_as_data_is_bad_input(capsys, tmp_path):
     assert "itself" in err
 
 
+@pytest.mark.solver
 def test_a_solver_option_the_solver_refuses_is_bad_input(capsys, tmp_path):
     # max_iters = -1 for SCS: a ValueError (exit 1); the same mistake for HiGHS exits 2.
     profile = write(tmp_path / "scs.toml", 'solver = "scs"\n[options]\nmax_iters = -1\n')
@@ -242,6 +246,7 @@ def test_no_warning_is_printed_before_the_error_line(capsys, tmp_path):
 
 # -- the deadlock ----------------------------------------------------------------------------
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @needs_scip
 def test_scip_cannot_block_on_its_log():
@@ -310,6 +315,7 @@ def moons3010(tmp_path_factory):
     return str(path)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_model_building_is_inside_the_time_limit(moons3010):
     # vs3vm --kernel rbf on 3,010 points with --time-limit 3 ran 26-45 s (building the LP of
@@ -326,6 +332,7 @@ def test_model_building_is_inside_the_time_limit(moons3010):
     assert wall < result["seconds"] + 2
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_sdp_subspace_holds_its_time_limit(tmp_path):
     # sdp-subspace ran 17 s for a 3 s limit.
@@ -339,6 +346,7 @@ def test_sdp_subspace_holds_its_time_limit(tmp_path):
     assert within_limit(result, 3, wall)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.parametrize("args, after, signum, status", [
     (["-f", "bb"], 3, signal.SIGTERM, 143), (["-f", "bb"], 3, signal.SIGINT, 130),
@@ -360,6 +368,7 @@ def test_a_signal_prints_the_best_result_so_far(args, after, signum, status):
         f"s3vm: interrupted by {signal.Signals(signum).name}"
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_ctrl_c_on_a_mip_returns_at_once_with_its_incumbent():
     # Ctrl-C on bd-mip (heart) was ignored for over 3 minutes.
@@ -372,6 +381,7 @@ def test_ctrl_c_on_a_mip_returns_at_once_with_its_incumbent():
     assert "interrupted by SIGINT" in result["message"]
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_ctrl_c_on_an_sdp_solve_is_an_interruption_not_a_solver_failure():
     # Ctrl-C on sdp gave 'status error', "SCS failed", exit 0 (SCS catches SIGINT itself).
@@ -385,6 +395,7 @@ def test_ctrl_c_on_an_sdp_solve_is_an_interruption_not_a_solver_failure():
     assert "failed" not in result["message"]
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_an_interrupted_export_leaves_no_file(tmp_path):
     # An interrupted export left a partial temporary file beside the target.
@@ -430,6 +441,7 @@ def test_an_output_that_is_an_input_file_is_refused(capsys, tmp_path, which):
     assert {p: open(p).read() for p in (data, toml)} == before
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_an_infeasible_subspace_says_what_to_change():
     # sdp-lowrank on heart returned 'infeasible' ("its low-rank dual is unbounded") with no
@@ -458,6 +470,7 @@ def test_text_features_are_refused():
         Instance(np.array([["1.5"], ["2"], ["3"]]), np.array([1, -1, 0]))
 
 
+@pytest.mark.solver
 def test_float32_settings_and_features_are_accepted_like_float64():
     instance = Instance(np.array([[0.0, 1], [1, 0], [0.2, 0.9], [0.9, 0.1]], dtype=np.float32),
                         np.array([1, -1, 0, 0]))
@@ -473,6 +486,7 @@ def test_bad_settings_objects_are_input_errors():
         Settings(C=float("nan"))
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.parametrize("command", [["solve", BLOBS, "-f", "vs3vm", "--profile"], ["bench"]])
 def test_a_non_utf8_profile_or_suite_file_is_one_line(tmp_path, command):
@@ -544,6 +558,7 @@ def _signal_after_line(args, marker: str, signum, delay: float, timeout: float =
     return proc.returncode, out[0] if out else "", after
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_bd_mip_interrupted_in_its_mip_keeps_its_incumbent_within_a_second():
     # SIGINT while HiGHS was in the MIP's root (cuts and heuristics, where it does not check
@@ -625,6 +640,8 @@ def _interrupt_cases():
             if not (phase == "build" and name in NO_BUILD_PHASE)]
 
 
+@pytest.mark.solver
+@pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.parametrize("name, phase", _interrupt_cases())
 def test_an_interrupt_keeps_labels_with_their_objective(name, phase):
@@ -711,6 +728,7 @@ sys.exit(main(["solve", "heart", "-f", "svm1", "--kernel", "linear", "--json"]))
 """
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_a_signal_as_the_step_ends_answers_the_labels_at_hand():
     # switching's answer was lost when SIGINT came after its step had ended and before the
@@ -727,6 +745,8 @@ def test_a_signal_as_the_step_ends_answers_the_labels_at_hand():
     assert "interrupted by SIGINT" in result["message"]
 
 
+@pytest.mark.solver
+@pytest.mark.subprocess
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["checking", "writing"])
 def test_a_signal_after_the_step_keeps_its_answer(where):
@@ -748,6 +768,7 @@ def test_a_signal_after_the_step_keeps_its_answer(where):
     assert result["labels"] == list(api.solve("heart", "svm1", kernel="linear").labels)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_a_signal_after_an_infeasible_subspace_still_answers_the_rounded_labels(monkeypatch):
     # sdp-lowrank on heart: the subspace of d = 4 holds no label matrix meeting the count, and

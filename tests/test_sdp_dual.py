@@ -81,6 +81,7 @@ def enumerated_minimum(inst: Instance, settings: Settings) -> float:
     return best
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("groups", [False, True], ids=["plain", "groups"])
@@ -102,6 +103,7 @@ def test_dual_form_has_the_primal_optimum_and_a_certified_bound(small, case, gro
     np.testing.assert_allclose(gd, gp, atol=0.1)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
 def test_certificate_of_an_inexact_point_stays_below_the_optimum(small, case):
@@ -134,6 +136,7 @@ def test_certificate_rejects_non_finite_points(small):
     assert certified_value(G, L, a, np.zeros(small.n), 0.0, np.ones(small.n)) == -np.inf
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_solve_reports_the_certified_bound_and_the_interval(small):
     settings = CASES["rbf-soft-count"]

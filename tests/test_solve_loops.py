@@ -34,6 +34,8 @@ for i in range(int(sys.argv[1])):
 """
 
 
+@pytest.mark.solver
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_a_loop_of_scip_miqp_solves_in_one_process_survives():
     pytest.importorskip("pyscipopt")

@@ -72,6 +72,7 @@ CASES = [("rbf", None, False), ("rbf", 1.0, False), ("rbf", None, True), ("rbf",
          ("linear", 1.0, False), ("linear", 1.0, True)]
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("kernel,C,count", CASES,
                          ids=[f"{k}-{'hard' if c is None else 'soft'}{'-count' if b else ''}"
                               for k, c, b in CASES])
@@ -125,6 +126,7 @@ def test_optimum_matches_clarabel_and_certificate_holds(kernel, C, count):
     assert res.rel_gap <= 1e-6
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_one_column_against_a_grid_over_M():
     """d = 1: M is a number m in [0, 1 / max v_i^2]; g(m) on a fine grid (SVM duals solved
@@ -151,6 +153,7 @@ def test_one_column_against_a_grid_over_M():
     assert best - res.primal <= 1e-3 * best   # the grid's resolution (spacing top / 200)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_solve_through_the_api_defaults_to_psd_barrier_and_agrees_with_clarabel():
     inst = problem(seed=3)
@@ -168,6 +171,7 @@ def test_solve_through_the_api_defaults_to_psd_barrier_and_agrees_with_clarabel(
     np.testing.assert_array_equal(new.labels, ref.labels)
 
 
+@pytest.mark.solver
 def test_lowrank_with_a_nystroem_factor_agrees_with_clarabel():
     inst = problem(seed=4, n=40)
     common = dict(kernel="rbf", sigma=SIGMA, C=1.0)
@@ -238,6 +242,7 @@ def test_engine_on_a_known_problem():
     assert np.allclose(smat(svec(res.M), d), res.M)
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_unreachable_balance_is_said_of_the_subspace_not_the_problem():
     """psd-barrier finds no interior M for a count out of the subspace's reach: not an error,
@@ -264,6 +269,7 @@ def test_time_limit_still_certifies():
         assert cert["dual"] <= cert["primal"]
 
 
+@pytest.mark.solver
 def test_profile_options_are_checked():
     inst = problem(seed=1)
     settings = Settings(kernel="rbf", sigma=SIGMA, hard_margin=True)
@@ -362,6 +368,7 @@ def test_bad_threshold_quantile():
     assert "--threshold-quantile must be in (0, 1]" in line
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_an_svm_that_does_not_converge_is_an_error_not_a_value():
     """Linear kernel, p = 2, hard margin: K o V M V' is singular and the SVM dual has no exact
@@ -385,6 +392,7 @@ def test_a_faint_link_is_not_an_isolated_point():
     assert list(isolated_points(sp.csr_matrix(A))) == [2]
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("formulation", ["sdp-subspace", "sdp-lowrank"])
 def test_a_failed_default_solver_falls_back_on_the_conic_model(monkeypatch, formulation):
@@ -409,6 +417,7 @@ def test_a_failed_default_solver_falls_back_on_the_conic_model(monkeypatch, form
     assert named.status == "error" and "solver_fallback" not in named.info
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_a_working_set_beyond_memory_ends_psd_barrier_and_the_conic_model_answers(monkeypatch):
     # A linear kernel with few features makes K o V M V' singular: the working set of the SVM
@@ -428,6 +437,7 @@ def test_a_working_set_beyond_memory_ends_psd_barrier_and_the_conic_model_answer
     assert result.info["solver_fallback"]["from"] == "psd-barrier"
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_an_svm_dual_that_never_converges_is_an_error_result_not_an_exception(monkeypatch):
     # OracleError escaped s3vm.solve from the scoring of the rounded labels (rbf, sigma 3, 10^4
@@ -452,6 +462,7 @@ def test_an_svm_dual_that_never_converges_is_an_error_result_not_an_exception(mo
     assert "did not solve" in result.message
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_sdp_lowrank_passes_over_psd_barrier_for_a_factor_of_low_rank():
     # A linear kernel with 10 features at 10^4 points took psd-barrier 50 s to fail (its SVM
@@ -472,6 +483,7 @@ def test_sdp_lowrank_passes_over_psd_barrier_for_a_factor_of_low_rank():
     assert named.solver == "psd-barrier" and "solver_fallback" not in named.info
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_sdp_lowrank_scores_on_its_factor_when_the_exact_kernel_fails(monkeypatch):
     # rbf with sigma 3 on 10^4 points in 10 dimensions: the exact kernel's SVM dual did not

@@ -17,6 +17,7 @@ from s3vm.models.label_switching import _anneal, label_switching
 from reference import l2_svm_value_factor
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("bias", [True, False])
 def test_primal_l2_svm_matches_cvxpy_from_any_start(seed, bias):
@@ -133,6 +134,7 @@ def test_ten_thousand_points_in_seconds():
     assert seconds < 40.0
 
 
+@pytest.mark.solver
 def test_the_search_returns_the_svm_at_its_labels():
     # switching trained the labels' SVM a second time, cold, after the search: seconds past a
     # time limit at 15,000 points. The search's own last training is that SVM.

@@ -60,6 +60,7 @@ def _tiny():
                                                    balance="count")
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("search", ["gradient", "best"])
 @pytest.mark.parametrize("case", list(_tiny()), ids=lambda c: "moons")

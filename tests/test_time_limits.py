@@ -145,6 +145,7 @@ def solve_limited(data, name, options, limit):
     return out
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_time_limit_holds(instances, isolated, name):
@@ -174,6 +175,7 @@ def test_the_time_limit_holds(instances, isolated, name):
         assert trace["nodes"] and trace["nodes"][-1] == result["nodes"] > 0
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(isolated):
     # sdp_2moons (270 points) with one round a node: an SDPA solve of a few seconds is running
@@ -189,6 +191,7 @@ def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(isolat
     assert trace["nodes"][-1:] == ([result["nodes"]] if result["nodes"] else [])
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_a_highs_session_gets_its_whole_limit_on_every_re_solve():
     # HiGHS compares its time_limit option with the Highs object's total run time: a session
@@ -247,6 +250,7 @@ def test_an_lp_cancelled_by_a_signal_stops_the_search_with_its_incumbent():
         problem.objective(np.array([1, -1, 1]))
 
 
+@pytest.mark.solver
 @pytest.mark.slow
 def test_labels_at_a_limit_before_any_labeling_are_the_supervised_svms(instances, isolated):
     # sdp stopped before its solver had an iterate returned no labels at all.
@@ -392,6 +396,7 @@ def test_l2_miqp_makes_no_kernel_after_the_limit(monkeypatch):
                                atol=1e-8)
 
 
+@pytest.mark.solver
 def test_bd_mip_builds_no_labeling_lp_after_the_limit(monkeypatch):
     # Past the limit the labeling's LP was built and compiled for HiGHS, then given no time:
     # tenths of a second past the limit for nothing. The MIP's own point stands.

@@ -112,6 +112,7 @@ def test_a_bad_value_is_named_by_its_first_column_and_row(tmp_path):
         data.read_csv(path)
 
 
+@pytest.mark.solver
 def test_the_time_limit_counts_reading_the_data(tmp_path, monkeypatch):
     path = write_wide_csv(tmp_path / "small.csv", 30, 3)
     slow = data.read_csv
