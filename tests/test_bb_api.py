@@ -72,6 +72,7 @@ def case(name):
     return inst, Settings(**kw)
 
 
+@pytest.mark.slow
 @pytest.mark.solver
 @pytest.mark.parametrize("node_selection", ["depth", "best", "best-dive"])
 @pytest.mark.parametrize("name", list(CASES))
@@ -170,6 +171,7 @@ def test_heuristic_option_is_validated():
         api.solve(case("moons-rbf-count")[0], "bb", options={"heuristic": "x"})
 
 
+@pytest.mark.slow
 def test_result_reports_the_heuristic_labeling_and_its_objective():
     inst, settings = case("moons-rbf-count")
     best, values, S = enumerated(inst, settings)
@@ -183,6 +185,7 @@ def test_result_reports_the_heuristic_labeling_and_its_objective():
     assert "heuristic" not in none.info and none.objective == pytest.approx(best, rel=RTOL)
 
 
+@pytest.mark.slow
 @pytest.mark.solver
 @pytest.mark.parametrize("formulation", ["bb", "bb-sdp"])
 def test_a_search_closed_by_its_gap_tolerance_is_optimal_with_its_gap(formulation):

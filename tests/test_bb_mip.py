@@ -118,6 +118,7 @@ def test_optimum_equals_enumeration_and_labels_attain_it(name):
     assert tuple(labels) in optimal
 
 
+@pytest.mark.slow
 @pytest.mark.solver
 @pytest.mark.parametrize("name", ["linear_u10_count", "rbf_u7_none"])
 def test_optimum_equals_highs_mip_on_the_same_model(name):
@@ -128,6 +129,7 @@ def test_optimum_equals_highs_mip_on_the_same_model(name):
     assert result.objective == pytest.approx(mip.objective, rel=RTOL, abs=RTOL)
 
 
+@pytest.mark.slow
 @pytest.mark.solver
 @pytest.mark.parametrize("selection", ["best", "best-dive"])
 def test_node_selections_reach_the_same_optimum(selection):
@@ -194,6 +196,7 @@ def relaxation(instance, settings):
     return LPRelaxationProblem(model, get_backend("highs", "lp"), get_profile("highs"), positives)
 
 
+@pytest.mark.slow
 @pytest.mark.solver
 def test_node_bounds_are_below_every_completion_and_exact_at_leaves():
     instance, settings = case("blobs_u8_count_p5")
@@ -228,6 +231,7 @@ def test_node_bounds_are_below_every_completion_and_exact_at_leaves():
         assert problem.objective(leaf) == pytest.approx(leaf_value, rel=1e-7, abs=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.solver
 def test_persistent_session_agrees_with_a_fresh_model_after_fixing_and_freeing():
     """Nodes visited in a jumping order (as best-first does) re-use one session: every bound
@@ -266,6 +270,7 @@ def test_mu_zero_is_rejected():
 
 # -- command line ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.solver
 def test_cli_solve_json_reports_optimal_and_nodes(capsys, tmp_path):
     instance, settings = case("linear_u8_none")

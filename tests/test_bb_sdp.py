@@ -253,6 +253,7 @@ def solve_standard(A, b, eq, Ct, solver, tolerance, **options):
     return problem
 
 
+@pytest.mark.slow
 @pytest.mark.solver
 @pytest.mark.parametrize("name", ["rbf_u10_mean", "rbf_u12_count"])
 def test_loose_scs_certificate_stays_below_the_optimum(name):

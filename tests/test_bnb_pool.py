@@ -58,6 +58,7 @@ def outcome(result):
             result.nodes, result.open_nodes, tree)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("selection", NODE_SELECTIONS)
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("workers", [2, 4])

@@ -70,6 +70,7 @@ def _pruned_sdp(document):
                 if node["status"] == "pruned" and (node.get("proof") or {}).get("kind") == "sdp")
 
 
+@pytest.mark.slow
 def test_a_changed_bound_fails(certified):
     document = copy.deepcopy(certified[1])
     node = _pruned_sdp(document)

@@ -205,6 +205,7 @@ def test_build_prints_nothing_on_stdout():
     assert out.stdout == b""
 
 
+@pytest.mark.slow
 @pytest.mark.solver
 def test_the_big_m_values_are_mutable_params_the_rows_read():
     built = s3vm.build("blobs_small", "bd-mip")

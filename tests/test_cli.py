@@ -189,6 +189,7 @@ def test_solve_json_with_instance_file(capsys, path, formulations):
         assert set(result["labels"]) <= {1, -1}
 
 
+@pytest.mark.slow
 @pytest.mark.solver
 def test_command_line_overrides_instance_file(capsys, tmp_path):
     with open(BLOBS) as fh:
@@ -210,6 +211,7 @@ def test_command_line_overrides_instance_file(capsys, tmp_path):
 
 # -- 2. compare ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.solver
 def test_compare_table(capsys, overlapping):
     from sklearn.metrics import roc_auc_score
@@ -237,6 +239,7 @@ def test_compare_table(capsys, overlapping):
         assert f"{error:.2%}" in cells and f"{auc:.4f}" in cells, line
 
 
+@pytest.mark.slow
 @pytest.mark.solver
 def test_compare_json(capsys, overlapping):
     from sklearn.metrics import roc_auc_score

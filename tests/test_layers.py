@@ -381,6 +381,7 @@ def test_every_module_is_in_a_layer():
         _rank(module, SOLVER_LAYERS if module.startswith("s3vm.solvers") else LAYERS)
 
 
+@pytest.mark.slow
 def test_every_import_goes_down_the_layers(edges):
     bad = [line for edge in edges for line in violations(edge, _source(edge.source))]
     assert not bad, "imports against the layer rule:\n" + "\n".join(bad)
@@ -461,6 +462,7 @@ def test_the_dynamic_importers_are_the_modules_that_compute_their_imports():
     assert computing == set(DYNAMIC_IMPORTERS)
 
 
+@pytest.mark.slow
 def test_nothing_imports_the_command_line(edges):
     bad = [f"{e.source}:{e.line}" for e in edges
            if e.target.startswith("s3vm.cli") and not e.source.startswith("s3vm.cli")]

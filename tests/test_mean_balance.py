@@ -81,6 +81,7 @@ def test_mean_balance_optimum_equals_enumeration(formulation, name):
     assert result.info["settings"]["balance"] == "mean"
 
 
+@pytest.mark.slow
 @pytest.mark.solver
 def test_mean_balance_is_not_the_count():
     """The balance is on the clipped outputs: the optimal labeling's outputs sum to the target,

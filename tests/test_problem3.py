@@ -328,6 +328,7 @@ def test_big_m_relaxed_side_slack_at_mip_optimum(case, solver):
         assert np.all(np.abs(margin) + 1.0 < M), (np.abs(margin) + 1.0, M)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", MIP_CASES, ids=MIP_CASE_IDS)
 def test_big_m_bounds_every_labelings_lp_optimum(case):
     """|B_j w - g| + 1 <= M_j at the LP optimum of every labeling (the bound of big_m's

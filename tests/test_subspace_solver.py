@@ -72,6 +72,7 @@ CASES = [("rbf", None, False), ("rbf", 1.0, False), ("rbf", None, True), ("rbf",
          ("linear", 1.0, False), ("linear", 1.0, True)]
 
 
+@pytest.mark.slow
 @pytest.mark.solver
 @pytest.mark.parametrize("kernel,C,count", CASES,
                          ids=[f"{k}-{'hard' if c is None else 'soft'}{'-count' if b else ''}"
