@@ -13,19 +13,17 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Iterable, Optional, Union
+from typing import TYPE_CHECKING, Iterable, Optional, Union
 
 import numpy as np
 
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.registry import formulation_class, formulation_options, get_formulation
-from s3vm.core.settings import (SETTINGS_TABLE, Settings, instance_files, keyword_hint,
-                                load_instance)
+from s3vm.core.settings import SETTINGS_TABLE, Settings, instance_files, keyword_hint, load_instance
 from s3vm.data.instance import Instance
 from s3vm.data.readers import as_instance
 from s3vm.inductive import blocked_expansion, predictor
-from s3vm.models.certificate_check import CertificateError, CheckReport
-from s3vm.models.certificate_check import check_certificate as _check
+from s3vm.models.certificate_check import CertificateError, CheckReport, check_certificate as _check
 from s3vm.models.l2_svm import squared_hinge_svm
 from s3vm.solvers.errors import InputError, S3VMError
 from s3vm.solvers.profiles import get_profile
@@ -33,6 +31,9 @@ from s3vm.solvers.registry import problem_classes
 from s3vm.solvers.runtime.clock import imports_charged
 from s3vm.solvers.runtime.files import check_not_input
 from s3vm.solvers.runtime.supervisor import Interrupted
+
+if TYPE_CHECKING:
+    import pandas
 
 Data = Union[str, os.PathLike, Instance, tuple, "pandas.DataFrame"]
 

@@ -16,8 +16,7 @@ from s3vm import api
 from s3vm.bench.results import ResultsFiles
 from s3vm.bench.spec import Suite
 from s3vm.core.registry import formulation_class, get_formulation
-from s3vm.core.settings import SETTING_KEYS
-from s3vm.core.settings import SETTINGS_TABLE
+from s3vm.core.settings import SETTING_KEYS, SETTINGS_TABLE
 from s3vm.solvers.errors import InputError
 
 

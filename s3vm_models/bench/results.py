@@ -17,7 +17,6 @@ from s3vm.core.settings import SETTING_KEYS
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.files import atomic_output, check_writable
 
-
 #: The settings a run solved with, one column each (empty where the formulation reads none).
 SETTING_COLUMNS = SETTING_KEYS
 

@@ -34,7 +34,6 @@ from s3vm.solvers.runtime.clock import Clock
 from s3vm.solvers.runtime.files import check_writable
 from s3vm.solvers.runtime.memory import check_array_memory, check_dense_memory
 
-
 #: Bytes a solve with dense matrices needs whatever n, added to the guard's estimate: the
 #: libraries it imports (CVXPY, Pyomo, SCIP, SDPA) and their work space, 120 to 160 MiB for
 #: sdp and about 290 MiB for l2-miqp at the smallest sizes of docs/changelog.md (peak memory).
