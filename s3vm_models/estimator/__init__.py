@@ -29,8 +29,8 @@ their labels withheld, and compares the held-out error with that of the SVM on t
 rows alone (scikit-learn's ``SVC()``, or ``LinearSVC()`` for the linear kernel): the S3VM
 is kept unless it is strictly worse, by at least two held-out rows, and otherwise the model is
 that SVM and an :class:`UnlabeledDataWarning` says so. Every decision is in ``report_``. A
-fit therefore costs six solves, twelve where the estimated count is arbitrated against the labeled ratio's (a
-fold reads at most 5,000 unlabeled rows).
+fit therefore costs six solves, twelve where the estimated count is arbitrated against the
+labeled ratio's (a fold reads at most 5,000 unlabeled rows).
 
 **Why the class prior is estimated.** The labeled rows' ratio (Joachims 1999, the book's
 TSVM) is what a count balance classically copies; labels drawn per class carry no ratio,
