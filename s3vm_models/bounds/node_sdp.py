@@ -64,15 +64,16 @@ class NodeSDP:
     last_status : str or None
         The solver's status of the last SDP.
     clock : s3vm.solvers.runtime.clock.Clock, optional
-        The solve's time limit is what it leaves.
+        The solve's: each SDP's time limit is what it leaves (the backend's option at the
+        call).
     """
 
     def __init__(self, data: OutputSpaceData, lifted: bool, backend, profile, options,
-                 stats: dict):
+                 stats: dict, clock=None):
         self.data, self.lifted = data, bool(lifted)
         self.backend, self.profile = backend, profile
         self.options, self.stats = options, stats
-        self.clock = None
+        self.clock = clock
         d = data
         N = d.n + 1 + (d.u if self.lifted else 0)
         self.Ct = np.zeros((N, N))
@@ -245,12 +246,8 @@ class NodeSDP:
         c, A_std, b_std, nl = standard_form(A, b, eq, Ct)
         problem = StandardConic(c, A_std, b_std, l=nl, s=(Ct.shape[0],), tolerance=tolerance,
                                 hints=self.hints)
-        profile = self.profile
-        remaining = None if self.clock is None else self.clock.remaining()
-        if remaining is not None:
-            profile = profile.updated(time_limit=remaining)
         t0, c0 = time.perf_counter(), time.process_time()
-        outcome = self.backend.solve(problem, profile)
+        outcome = self.backend.solve(problem, self.profile, self.clock)
         self.last_status = outcome.status
         self.stats["sdp"] += 1
         self.stats["sdp_seconds"] += time.perf_counter() - t0

@@ -379,8 +379,11 @@ class Formulation(ABC):
         """The family's step: build, solve with ``backend`` (or drive it), and fill ``result``
         (status, objective, lower bound, labels, decision values, primal, counts, message).
 
-        ``clock`` started before anything was built; solver calls get ``clock.remaining()`` as
-        their time limit.
+        ``clock`` started before anything was built. The step hands it on: to the bound
+        problems when they are built, to the search, and to every backend call
+        (``backend.solve(model, profile, clock)``), which turns the time it has left into the
+        solver's own option; ``profile`` carries the solver's options only (its ``time_limit``
+        is already the clock's).
         """
 
     # -- models and export -----------------------------------------------------------------
@@ -497,8 +500,3 @@ def group_formulations() -> list:
 #: (formulation, solver) pairs whose missing preferred solver was already reported.
 _INSTALL_HINTS_GIVEN: set = set()
 
-
-def remaining_profile(profile, clock: Clock):
-    """``profile`` with the time limit that remains on ``clock`` (unchanged without a limit)."""
-    remaining = clock.remaining()
-    return profile if remaining is None else profile.updated(time_limit=remaining)

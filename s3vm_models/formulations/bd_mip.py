@@ -26,7 +26,6 @@ from s3vm.models.problem3 import (COMPONENTS, MIP_COMPONENTS, NORM_COMPONENTS, S
                                   Problem3Data, build_problem3, exact_result_check, labeling_value,
                                   objective_of_point, primal_values, unlabeled_scores)
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import current
 
 
 class BennettDemirizMIP(PyomoFormulation):
@@ -60,10 +59,9 @@ class BennettDemirizMIP(PyomoFormulation):
         labels = np.where(primal_values(model)["d"] > 0.5, 1, -1).astype(int)
         return {"labels": labels, "decision_values": unlabeled_scores(model)}
 
-    def fill(self, result, model, instance, settings):
+    def fill(self, result, model, instance, settings, clock=None):
         labels = np.where(primal_values(model)["d"] > 0.5, 1, -1).astype(int)
         data = model.problem_data
-        clock = current()
         skipped = clock is not None and clock.expired()
         if skipped:
             # Past the limit the labeling's LP is given no time: it returned at once, after its

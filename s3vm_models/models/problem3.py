@@ -393,7 +393,7 @@ class LabelingLP:
     profile : s3vm.solvers.profiles.SolverProfile
     """
 
-    def __init__(self, data: Problem3Data, mu: float, nu: float, backend, profile):
+    def __init__(self, data: Problem3Data, mu: float, nu: float, backend, profile, clock=None):
         self.model = build_problem3(data, mu=mu, unlabeled="lp", nu=nu)
         self.nu = float(nu)
         if backend.name == "highs":
@@ -401,7 +401,7 @@ class LabelingLP:
             # 1-norm lie below them and a warm re-solve stops up to 20 % above the optimum,
             # where a 1e-10 tolerance agrees with a cold solve to 1e-14.
             profile = profile.updated(options={**HIGHS_TIGHT, **profile.options})
-        self.session = backend.session(self.model, profile)
+        self.session = backend.session(self.model, profile, clock)
 
     def solve(self, labels: np.ndarray):
         """Solve at ``labels`` (+1, -1, or 0 for a point left out); the session's Outcome, with

@@ -6,7 +6,7 @@ where Python runs no signal handler and checks no clock. So :func:`supervise` ru
 daemon thread and waits in the calling thread, which stays responsive:
 
 - at the time limit it stops the solve's :class:`~s3vm.solvers.runtime.clock.Clock` (loops see
-  :meth:`Clock.expired`, model builds :func:`~s3vm.solvers.runtime.clock.checkpoint`, running solver
+  :meth:`Clock.expired`, model builds :meth:`Clock.checkpoint`, running solver
   calls their cancel function), then gives the worker a grace period to return what it has;
 - on SIGINT or SIGTERM (raised in the calling thread as :class:`KeyboardInterrupt` or
   :class:`Interrupted`) it does the same, and a second signal stops waiting at once;
@@ -204,28 +204,32 @@ class _Waiter:
     def timeout(self) -> float:
         """Seconds to wait for the worker before the next check."""
         clock = self.clock
-        wake = self.next_line
+        # The limit and the progress lines are on the clock's time (a test's timer, say); the
+        # grace period is on the wall clock: a worker that cannot return is abandoned whatever
+        # the clock reads.
+        now = clock.now()
+        wait = self.next_line - now
         if clock.stop_reason is None:
-            wake = min(wake, clock.deadline)
+            wait = min(wait, clock.deadline - now)
         elif self.give_up is not None:
-            wake = min(wake, self.give_up)
-        return max(0.0, min(wake - time.perf_counter(), 0.25))
+            wait = min(wait, self.give_up - time.perf_counter())
+        return max(0.0, min(wait, 0.25))
 
     def check(self, stop: Callable[[str, Optional[int]], None]) -> bool:
         """Enforce the limit (``stop(reason, signal)`` asks the worker to stop) and print
         progress; False once the worker's grace period is over."""
         clock = self.clock
-        now = time.perf_counter()
+        now, wall = clock.now(), time.perf_counter()
         if clock.stop_reason is None and now >= clock.deadline:
             clock.stop(TIME_LIMIT)
             stop(TIME_LIMIT, None)
-            self.give_up = now + time_limit_grace(clock.limit)
+            self.give_up = wall + time_limit_grace(clock.limit)
         elif clock.stop_reason is not None and self.give_up is None:
             # The solve stopped itself (a solver that caught the signal, the limit seen first
             # inside): give it the usual time to return.
-            self.give_up = now + (interrupt_grace(clock) if clock.interrupted
-                                  else time_limit_grace(clock.limit or 0.0))
-        if self.give_up is not None and now >= self.give_up:
+            self.give_up = wall + (interrupt_grace(clock) if clock.interrupted
+                                   else time_limit_grace(clock.limit or 0.0))
+        if self.give_up is not None and wall >= self.give_up:
             return False
         if now >= self.next_line:
             if self.emit is not None and self.line is not None \
@@ -261,8 +265,7 @@ class _Worker(threading.Thread):
 
     def run(self) -> None:
         try:
-            with self.clock.active():
-                self.value = self.work()
+            self.value = self.work()
         except BaseException as exc:  # handed to the supervising thread
             self.error = exc
         finally:
