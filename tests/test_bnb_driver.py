@@ -558,7 +558,7 @@ class ToyBB(BranchAndBoundFormulation):
     name = "toy-bb"
     summary = "toy"
 
-    def labeling_problem(self, instance, settings, backend, profile):
+    def labeling_problem(self, instance, settings, backend, profile, clock=None):
         P = settings.positive_count(instance) if settings.balance == "count" else None
         problem = random_problem(0, u=instance.u, positives=P)
         problem.decision_values = lambda labels: np.asarray(labels, dtype=float) / 2

@@ -728,7 +728,7 @@ def test_a_signal_after_an_infeasible_subspace_still_answers_the_rounded_labels(
     # labelings (found by the interrupt test above, once in three runs). The signal is
     # delivered here right after the SDP returns, whatever the load.
     from s3vm.core.registry import formulation_class
-    from s3vm.solvers.runtime.clock import INTERRUPTED, current
+    from s3vm.solvers.runtime.clock import INTERRUPTED
     from s3vm.solvers.runtime.supervisor import Interrupted
 
     cls = formulation_class("sdp-lowrank")
@@ -736,7 +736,7 @@ def test_a_signal_after_an_infeasible_subspace_still_answers_the_rounded_labels(
 
     def then_a_signal(self, instance, settings, backend, profile, clock):
         done = run_model(self, instance, settings, backend, profile, clock)
-        current().stop(INTERRUPTED, signal.SIGINT)
+        clock.stop(INTERRUPTED, signal.SIGINT)
         return done
 
     monkeypatch.setattr(cls, "run_model", then_a_signal)

@@ -192,7 +192,7 @@ def test_a_highs_session_gets_its_whole_limit_on_every_re_solve():
     from s3vm.bounds.lp_relaxation import LPRelaxationProblem
     from s3vm.models.problem3 import Problem3Data, build_problem3
     from s3vm.core.settings import Settings
-    from s3vm.solvers.runtime.clock import Clock
+    from s3vm.solvers.runtime.clock import Clock, ManualTimer
     from s3vm.solvers.profiles import get_profile
     from s3vm.solvers.registry import get_backend
 
@@ -201,18 +201,22 @@ def test_a_highs_session_gets_its_whole_limit_on_every_re_solve():
     model = build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,
                            unlabeled="mip", nu=settings.nu)
     profile = get_profile(None, None, "lp")
-    problem = LPRelaxationProblem(model, get_backend(None, "lp"), profile)
-    clock = Clock(600.0)
-    with clock.active():
-        partial = np.zeros(instance.u, dtype=int)
-        for j in range(4):
-            partial[j] = 1 if j % 2 else -1
-            outcome = problem._solve(partial)
-            assert outcome.status == "optimal", outcome.message
-            spent = problem.session.h.getRunTime()
-            limit = problem.session.h.getOptionValue("time_limit")[1]
-            # The option is the run time so far plus the (about 600 s) left on the clock.
-            assert limit >= spent + 590, (limit, spent)
+    # The solve's clock moves 100 s between the LPs, whatever they take.
+    timer = ManualTimer()
+    problem = LPRelaxationProblem(model, get_backend(None, "lp"), profile,
+                                  clock=Clock(600.0, timer=timer))
+    partial = np.zeros(instance.u, dtype=int)
+    for j in range(4):
+        timer.advance(100.0)
+        left = 600.0 - 100.0 * (j + 1)
+        partial[j] = 1 if j % 2 else -1
+        before = problem.session.h.getRunTime()
+        outcome = problem._solve(partial)
+        assert outcome.status == "optimal", outcome.message
+        after = problem.session.h.getRunTime()
+        limit = problem.session.h.getOptionValue("time_limit")[1]
+        # The option is the session's run time at the call plus what the clock has left.
+        assert before + left - 1e-9 <= limit <= after + left + 1e-9, (limit, before, after)
 
 
 def test_an_lp_cancelled_by_a_signal_stops_the_search_with_its_incumbent():
@@ -237,8 +241,9 @@ def test_an_lp_cancelled_by_a_signal_stops_the_search_with_its_incumbent():
     problem.lp_solves = problem.lp_iterations = 0
     problem._failing = set()  # no labeling whose LP failed before
     problem._apply = lambda partial: None
-    problem.clock = Clock()
-    problem.clock.stop(INTERRUPTED, signal.SIGINT)
+    clock = Clock()
+    clock.stop(INTERRUPTED, signal.SIGINT)
+    problem.clock = clock  # the attribute the constructor sets (bypassed here)
     with pytest.raises(Stopped):
         problem.objective(np.array([1, -1, 1]))
 
@@ -349,10 +354,11 @@ def test_a_step_begun_after_the_stop_runs_to_its_end_and_no_stop_lands_after_a_s
 
 
 def _expired_clock():
-    from s3vm.solvers.runtime.clock import Clock
+    from s3vm.solvers.runtime.clock import Clock, ManualTimer
 
-    clock = Clock(1e-6)
-    time.sleep(0.01)
+    timer = ManualTimer()
+    clock = Clock(1.0, timer=timer)
+    timer.advance(1.0)
     assert clock.expired()
     return clock
 
@@ -376,8 +382,7 @@ def test_l2_miqp_makes_no_kernel_after_the_limit(monkeypatch):
         model.z[j].set_value(float(labels[k] > 0))
     monkeypatch.setattr(l2_miqp, "s3vm_objective", lambda *a: pytest.fail("made after the limit"))
     result = Result(formulation="l2-miqp", solver="scip", status="time_limit")
-    with _expired_clock().active():
-        formulation.fill(result, model, instance, settings)
+    formulation.fill_on_clock(result, model, instance, settings, _expired_clock())
     np.testing.assert_array_equal(result.labels, labels)
     # Its decision values are the SVM's at those labels (a solve of its own, cold).
     reference = S3VMObjective(instance, settings).solve(labels)
@@ -408,8 +413,7 @@ def test_bd_mip_builds_no_labeling_lp_after_the_limit(monkeypatch):
         model.d[j].set_value(float(labels[k] > 0), skip_validation=True)
     monkeypatch.setattr(bd_mip, "labeling_value", lambda *a: pytest.fail("built after the limit"))
     result = Result(formulation="bd-mip", solver="highs", status="time_limit")
-    with _expired_clock().active():
-        formulation.fill(result, model, instance, settings)
+    formulation.fill_on_clock(result, model, instance, settings, _expired_clock())
     np.testing.assert_array_equal(result.labels, labels)
     primal = primal_values(model)
     data = model.problem_data

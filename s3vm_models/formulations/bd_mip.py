@@ -59,7 +59,10 @@ class BennettDemirizMIP(PyomoFormulation):
         labels = np.where(primal_values(model)["d"] > 0.5, 1, -1).astype(int)
         return {"labels": labels, "decision_values": unlabeled_scores(model)}
 
-    def fill(self, result, model, instance, settings, clock=None):
+    def fill(self, result, model, instance, settings):
+        self.fill_on_clock(result, model, instance, settings, None)
+
+    def fill_on_clock(self, result, model, instance, settings, clock):
         labels = np.where(primal_values(model)["d"] > 0.5, 1, -1).astype(int)
         data = model.problem_data
         skipped = clock is not None and clock.expired()
@@ -68,7 +71,7 @@ class BennettDemirizMIP(PyomoFormulation):
             # model had been built and compiled (tenths of a second past the limit, for nothing).
             value = w = g = None
         else:
-            value, w, g = labeling_value(data, labels, settings.mu, settings.nu)
+            value, w, g = labeling_value(data, labels, settings.mu, settings.nu, clock=clock)
         if value is None:  # the labeling's LP did not solve: keep the MIP's own point
             primal = primal_values(model)
             w, g = primal["w"], -primal["b"]

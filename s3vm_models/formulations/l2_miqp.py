@@ -84,7 +84,7 @@ class L2MIQP(PyomoFormulation):
         return {"labels": np.where(z > 0.5, 1, -1).astype(int),
                 "decision_values": model.l2_data.GU @ v + b}
 
-    def fill(self, result, model, instance, settings, clock=None):
+    def fill(self, result, model, instance, settings):
         z = np.array([model.z[j].value for j in model.U], dtype=float)
         labels = np.where(z > 0.5, 1, -1).astype(int)
         # J at the labeling from the exact supervised solve on the instance's kernel, so that

@@ -415,12 +415,13 @@ class LabelingLP:
 
 
 def labeling_value(data: Problem3Data, labels: np.ndarray, mu: float, nu: float,
-                   backend=None, profile=None):
+                   backend=None, profile=None, clock=None):
     """(objective, w, g) of Problem 3 at one full labeling by :class:`LabelingLP` (HiGHS by
-    default); objective is None when the LP does not solve to optimality."""
+    default), under the solve's ``clock`` (None: no limit); objective is None when the LP does
+    not solve to optimality."""
     if backend is None:
         backend, profile = get_backend(None, "lp"), get_profile(problem_class="lp")
-    lp = LabelingLP(data, mu, nu, backend, profile)
+    lp = LabelingLP(data, mu, nu, backend, profile, clock)
     outcome = lp.solve(labels)
     if outcome.status != "optimal" or outcome.objective is None:
         return None, None, None

@@ -71,8 +71,8 @@ def kept_exact(base, given: GivenModel):
                                   f"below {value:.6g}, the model's optimum at its labels")
             return value, bound
 
-        def fill(self, result, model, instance, settings, clock=None):
-            super().fill(result, model, instance, settings, clock)
+        def fill_on_clock(self, result, model, instance, settings, clock):
+            super().fill_on_clock(result, model, instance, settings, clock)
             if self._exact is not None and result.labels is not None:
                 backend, profile = self._exact
                 _value_on_model(result, model, instance,

@@ -62,7 +62,7 @@ class PyomoFormulation(Formulation):
                                                           outcome.nodes)
         result.message = outcome.message
         if outcome.has_solution:
-            self.fill(result, model, instance, settings, clock)
+            self.fill_on_clock(result, model, instance, settings, clock)
             result.objective, result.lower_bound = self.objective_bounds(model, outcome)
         elif outcome.status == "infeasible":
             result.lower_bound = None
@@ -115,11 +115,15 @@ class PyomoFormulation(Formulation):
         """(objective, lower bound) of the formulation from the solver's numbers."""
         return outcome.objective, outcome.bound
 
-    def fill(self, result, model, instance: Instance, settings: Settings,
-             clock: Optional[Clock] = None) -> None:
-        """Put labels, decision values and the primal solution of a solved model into result;
-        ``clock`` is the solve's (a step past its limit spares what it need not compute)."""
+    def fill(self, result, model, instance: Instance, settings: Settings) -> None:
+        """Put labels, decision values and the primal solution of a solved model into result."""
         raise NotImplementedError
+
+    def fill_on_clock(self, result, model, instance: Instance, settings: Settings,
+                      clock: Clock) -> None:
+        """:meth:`fill` under the solve's ``clock``: a formulation that computes more than the
+        model holds (an LP at the labels) overrides this to spare it past the limit."""
+        self.fill(result, model, instance, settings)
 
     def inexact_file_note(self, model) -> Optional[str]:
         return inexact_file_note(model)

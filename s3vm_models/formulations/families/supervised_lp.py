@@ -67,7 +67,7 @@ class SupervisedLinearLP(DualFormLP, PyomoFormulation):
     def build(self, instance: Instance, settings: Settings):
         return build_problem3(Problem3Data.from_instance(instance, settings), mu=self.norm_weight(settings))
 
-    def fill(self, result, model, instance, settings, clock=None):
+    def fill(self, result, model, instance, settings):
         primal = primal_values(model)
         scores = unlabeled_scores(model)
         result.primal = primal
