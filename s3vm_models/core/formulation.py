@@ -340,12 +340,12 @@ class Formulation(ABC):
 
     # -- the pipeline ----------------------------------------------------------------------
     def solve(self, instance: Instance, settings: Settings, profile, *,
-              started: Optional[float] = None) -> Result:
+              started: Optional[float] = None, clock: Optional[Clock] = None) -> Result:
         """Check, resolve the solver, run the family's step on a clock that starts before the
         model is built, and return the completed :class:`~s3vm.solvers.results.Result`: the
-        one pipeline of every formulation, :func:`s3vm.core.pipeline.solve` (``started``, the
-        time limit, progress lines and signals are described there)."""
-        return pipeline.solve(self, instance, settings, profile, started=started)
+        one pipeline of every formulation, :func:`s3vm.core.pipeline.solve` (``started``,
+        ``clock``, the time limit, progress lines and signals are described there)."""
+        return pipeline.solve(self, instance, settings, profile, started=started, clock=clock)
 
 
     def round_fallback(self, scores: np.ndarray, instance: Instance,
