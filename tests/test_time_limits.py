@@ -172,16 +172,67 @@ def test_the_time_limit_holds(instances, isolated, name):
         assert trace["nodes"] and trace["nodes"][-1] == result["nodes"] > 0
 
 
-def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(isolated):
-    # sdp_2moons (270 points) with one round a node: an SDPA solve of a few seconds is running
-    # at the limit. In the command line's solve process SDPA ran in place, holding the GIL
-    # with no limit of its own, so the whole solve was killed at the end of the grace period
-    # (3.66 s of 3) and the result came from its last progress report: "time limit reached
-    # while starting heuristic", no trace, no decision values.
-    result = solve_limited("sdp_2moons", "bb-sdp", {"bias": False, "max_rounds": 1}, LIMIT)
+def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(monkeypatch):
+    # bb-sdp with one round a node: a node SDP is running at the limit (sdp_2moons). In
+    # the command line's solve process SDPA ran in place, holding the GIL with no limit of its
+    # own, so the whole solve was killed at the end of the grace period (3.66 s of 3) and the
+    # result came from its last progress report: "time limit reached while starting
+    # heuristic", no trace, no decision values. (That path, a child process at the wall
+    # clock's limit, is test_the_time_limit_holds's bb-sdp case.)
+    #
+    # The solve's clock runs on a timer that only this test moves: the time stands still
+    # until the third node SDP, which starts with 0.5 s left and takes 1 s, so that the limit
+    # falls while it runs, at the same place on any machine under any load.
+    from s3vm.core.registry import get_formulation
+    from s3vm.core.settings import Settings
+    from s3vm.formulations.bb_sdp import BranchAndBoundSDP
+    from s3vm.solvers.profiles import get_profile
+    from s3vm.solvers.runtime.clock import Clock, ManualTimer
+
+    at_the_limit, left, took = 3, 0.5, 1.0
+    timer = ManualTimer()
+    clock = Clock(LIMIT, timer=timer)
+    calls = []  # (time left, limit passed) at each node SDP's call
+    made = BranchAndBoundSDP.labeling_problem
+
+    def labeling_problem(self, instance, settings, backend, profile, clock=None):
+        problem = made(self, instance, settings, backend, profile, clock)
+        sdp_backend = problem.sdp.backend
+        solve = sdp_backend.solve
+
+        def timed_solve(model, profile, clock=None):
+            if len(calls) + 1 == at_the_limit:
+                timer.advance(LIMIT - left - clock.seconds)
+            calls.append((clock.remaining(), clock.expired()))
+            outcome = solve(model, profile, clock)
+            if len(calls) == at_the_limit:
+                timer.advance(took)
+            return outcome
+
+        monkeypatch.setattr(sdp_backend, "solve", timed_solve)
+        return problem
+
+    monkeypatch.setattr(BranchAndBoundSDP, "labeling_problem", labeling_problem)
+    # moons90 (the bb-sdp case of test_the_time_limit_holds: a search of a minute) with one
+    # worker: the nodes are bounded in this process, on this clock (a forked worker would
+    # move a copy of the timer).
+    instance = two_moons(5, 40, seed=1)
+    form = get_formulation("bb-sdp", max_rounds=1, workers=1)
+    settings = form.settings_for(Settings(), RBF)
+    profile = get_profile(form.default_solver(), None, form.problem_class)
+    result = form.solve(instance, settings, profile, clock=clock).to_dict()
+    check_result_object(result, formulation="bb-sdp")
+    # The SDP at the limit got what was left as its own limit, and none came after it.
+    assert len(calls) == at_the_limit, calls
+    assert calls[-1][0] == pytest.approx(left) and not any(expired for _, expired in calls)
+    # The search's own result at the limit, on the clock's time: the limit and the SDP's
+    # overrun, nothing more (no step after it charged to the clock).
+    assert result["status"] == "time_limit"
     assert result["message"] == "time limit reached", result["message"]
+    assert result["seconds"] == pytest.approx(LIMIT - left + took)
     assert result["info"].get("labels_from") is None
-    assert result["objective"] is not None
+    assert result["objective"] is not None and result["decision_values"] is not None
+    assert result["lower_bound"] <= result["objective"] + 1e-9 * abs(result["objective"])
     trace = result["info"]["trace"]
     assert trace["nodes"][-1:] == ([result["nodes"]] if result["nodes"] else [])
 

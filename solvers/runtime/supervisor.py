@@ -36,7 +36,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
@@ -202,34 +201,34 @@ class _Waiter:
         self.next_line = clock.start + interval
 
     def timeout(self) -> float:
-        """Seconds to wait for the worker before the next check."""
+        """Seconds to wait for the worker before the next check (at most a quarter of a
+        second of the wall clock)."""
+        # The limit, the grace period and the progress lines are all on the clock's time:
+        # under a test's timer (ManualTimer) a worker gets its grace until the test moves the
+        # time on, whatever the load of the machine.
         clock = self.clock
-        # The limit and the progress lines are on the clock's time (a test's timer, say); the
-        # grace period is on the wall clock: a worker that cannot return is abandoned whatever
-        # the clock reads.
-        now = clock.now()
-        wait = self.next_line - now
+        wake = self.next_line
         if clock.stop_reason is None:
-            wait = min(wait, clock.deadline - now)
+            wake = min(wake, clock.deadline)
         elif self.give_up is not None:
-            wait = min(wait, self.give_up - time.perf_counter())
-        return max(0.0, min(wait, 0.25))
+            wake = min(wake, self.give_up)
+        return max(0.0, min(wake - clock.now(), 0.25))
 
     def check(self, stop: Callable[[str, Optional[int]], None]) -> bool:
         """Enforce the limit (``stop(reason, signal)`` asks the worker to stop) and print
         progress; False once the worker's grace period is over."""
         clock = self.clock
-        now, wall = clock.now(), time.perf_counter()
+        now = clock.now()
         if clock.stop_reason is None and now >= clock.deadline:
             clock.stop(TIME_LIMIT)
             stop(TIME_LIMIT, None)
-            self.give_up = wall + time_limit_grace(clock.limit)
+            self.give_up = now + time_limit_grace(clock.limit)
         elif clock.stop_reason is not None and self.give_up is None:
             # The solve stopped itself (a solver that caught the signal, the limit seen first
             # inside): give it the usual time to return.
-            self.give_up = wall + (interrupt_grace(clock) if clock.interrupted
-                                   else time_limit_grace(clock.limit or 0.0))
-        if self.give_up is not None and wall >= self.give_up:
+            self.give_up = now + (interrupt_grace(clock) if clock.interrupted
+                                  else time_limit_grace(clock.limit or 0.0))
+        if self.give_up is not None and now >= self.give_up:
             return False
         if now >= self.next_line:
             if self.emit is not None and self.line is not None \
@@ -249,7 +248,7 @@ class _Waiter:
         signum = signal_of(exc)
         clock.stop(INTERRUPTED, signum)
         stop(INTERRUPTED, signum)
-        self.give_up = time.perf_counter() + interrupt_grace(clock)
+        self.give_up = clock.now() + interrupt_grace(clock)
         return True
 
 
