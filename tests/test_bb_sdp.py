@@ -336,6 +336,7 @@ def test_same_result_bit_identical_across_runs():
     np.testing.assert_array_equal(runs[0].labels, runs[1].labels)
 
 
+@pytest.mark.wallclock
 def test_time_limit_is_honoured():
     """A limit shorter than one node: the rounds stop at the clock, the search reports it."""
     from s3vm.data.loaders import load_sdp_instance

@@ -62,6 +62,7 @@ def test_unreachable_scheduler_is_bad_input():
         solve("rbf_u12_count", scheduler="tcp://127.0.0.1:9")
 
 
+@pytest.mark.wallclock
 def test_time_limit_holds_with_workers(monkeypatch):
     """Node bounds running on the workers at the limit are killed and the search returns."""
     from s3vm.bounds.shor import ShorBoundProblem

@@ -229,6 +229,7 @@ def test_no_warning_is_printed_before_the_error_line(capsys, tmp_path):
 
 # -- the deadlock ----------------------------------------------------------------------------
 
+@pytest.mark.wallclock
 @needs_scip
 def test_scip_cannot_block_on_its_log():
     # SCIP wrote its log into Pyomo's capture pipe while holding the GIL: the run never
@@ -296,6 +297,7 @@ def moons3010(tmp_path_factory):
     return str(path)
 
 
+@pytest.mark.wallclock
 def test_model_building_is_inside_the_time_limit(moons3010):
     # vs3vm --kernel rbf on 3,010 points with --time-limit 3 ran 26-45 s (building the LP of
     # 9 million kernel values) and returned no incumbent.
@@ -311,6 +313,7 @@ def test_model_building_is_inside_the_time_limit(moons3010):
     assert wall < result["seconds"] + 2
 
 
+@pytest.mark.wallclock
 def test_sdp_subspace_holds_its_time_limit(tmp_path):
     # sdp-subspace ran 17 s for a 3 s limit.
     path = str(tmp_path / "moons.csv")

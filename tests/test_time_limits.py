@@ -8,7 +8,13 @@ to solve (docs/reliability.md), through the Python API with each solve in a chil
 the command line runs it (:func:`s3vm.solvers.runtime.supervisor.set_isolation`): a step that cannot
 be cut short is killed with its process instead of running on in the test's. Both the solve's
 own clock (``seconds``, from the call) and the wall clock of the call are held to
-[0.95 T, 1.05 T + 0.5 s]; the command line itself is timed in tests/test_reliability.py.
+[0.95 T, 1.05 T + 0.5 s], with no retry (marked ``wallclock``: ``-m "not wallclock"`` leaves
+them out); the command line itself is timed in tests/test_reliability.py.
+
+The logic of the limits (where a search stops, what a solver call gets, what a step does past
+the limit) is tested on a clock whose timer only the test moves
+(:class:`~s3vm.solvers.runtime.clock.ManualTimer`): the limit falls where the test puts it,
+whatever the load of the machine.
 """
 
 from __future__ import annotations
@@ -144,6 +150,7 @@ def solve_limited(data, name, options, limit):
     return out
 
 
+@pytest.mark.wallclock
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_time_limit_holds(instances, isolated, name):
     if name == "l2-miqp" and "scip" not in installed_solvers("miqp"):
@@ -193,6 +200,7 @@ def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(monkey
     timer = ManualTimer()
     clock = Clock(LIMIT, timer=timer)
     calls = []  # (time left, limit passed) at each node SDP's call
+    bounds = []  # the SDP calls made before each node bound began
     made = BranchAndBoundSDP.labeling_problem
 
     def labeling_problem(self, instance, settings, backend, profile, clock=None):
@@ -209,7 +217,13 @@ def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(monkey
                 timer.advance(took)
             return outcome
 
+        def counted_bound(partial, parent_state=None):
+            bounds.append(len(calls))
+            return bound(partial, parent_state)
+
+        bound = problem.bound
         monkeypatch.setattr(sdp_backend, "solve", timed_solve)
+        monkeypatch.setattr(problem, "bound", counted_bound)
         return problem
 
     monkeypatch.setattr(BranchAndBoundSDP, "labeling_problem", labeling_problem)
@@ -225,6 +239,10 @@ def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(monkey
     # The SDP at the limit got what was left as its own limit, and none came after it.
     assert len(calls) == at_the_limit, calls
     assert calls[-1][0] == pytest.approx(left) and not any(expired for _, expired in calls)
+    # The search stopped at its next check: after the node of that SDP, at most its sibling
+    # was bounded (without an SDP), and every node bounded is counted.
+    assert sum(1 for made in bounds if made >= at_the_limit) <= 1, bounds
+    assert result["nodes"] == len(bounds)
     # The search's own result at the limit, on the clock's time: the limit and the SDP's
     # overrun, nothing more (no step after it charged to the clock).
     assert result["status"] == "time_limit"
@@ -338,16 +356,18 @@ def test_the_limit_reached_during_the_last_step_does_not_cancel_it():
     # the decision values, so the command line's bb-mip results had none.
     import signal
 
-    from s3vm.solvers.runtime.clock import INTERRUPTED, TIME_LIMIT, Clock
+    from s3vm.solvers.runtime.clock import INTERRUPTED, TIME_LIMIT, Clock, ManualTimer
 
     cancelled = []
-    clock = Clock(0.01)
-    time.sleep(0.02)
+    timer = ManualTimer()
+    clock = Clock(0.01, timer=timer)
+    timer.advance(0.02)
     assert clock.expired()
     with clock.finishing(5.0):
+        timer.advance(1.0)
         with clock.cancellable(lambda: cancelled.append("call")):
             assert not cancelled  # a step started after the limit is not cancelled at once
-            assert 4.0 < clock.remaining() <= 5.0
+            assert clock.remaining() == pytest.approx(4.0)
             clock.stop(TIME_LIMIT)
             assert not cancelled and clock.stop_reason == TIME_LIMIT
             clock.stop(INTERRUPTED, signal.SIGINT)
@@ -355,6 +375,7 @@ def test_the_limit_reached_during_the_last_step_does_not_cancel_it():
     assert clock.remaining() < 1e-6  # after the step: stopped
 
 
+@pytest.mark.wallclock
 def test_an_abortable_step_is_stopped_at_the_stop():
     # Pyomo's model building and its compiling for HiGHS check no clock: rlp on 3,000 labeled
     # rows ran on to the end of the grace period (3.65 s of 3) and was killed there.
