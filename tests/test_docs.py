@@ -259,6 +259,7 @@ def test_the_readmes_dependency_table_is_setup_cfgs():
     assert listed <= declared, listed - declared
 
 
+@pytest.mark.wallclock
 def test_the_sdp_cut_example_runs_in_seconds():
     # Issue 25: the cut example of docs/models.md (4 u(u - 1)/2 scalar cuts on the primal
     # form) was the slow way to state it. The section's blocks run here on their own, in a

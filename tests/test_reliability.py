@@ -346,6 +346,7 @@ def test_a_signal_prints_the_best_result_so_far(args, after, signum, status):
         f"s3vm: interrupted by {signal.Signals(signum).name}"
 
 
+@pytest.mark.wallclock
 def test_ctrl_c_on_a_mip_returns_at_once_with_its_incumbent():
     # Ctrl-C on bd-mip (heart) was ignored for over 3 minutes.
     run = Signalled(["solve", "heart", "-f", "bd-mip", "--json", "-q"], signal.SIGINT,
@@ -357,6 +358,7 @@ def test_ctrl_c_on_a_mip_returns_at_once_with_its_incumbent():
     assert "interrupted by SIGINT" in result["message"]
 
 
+@pytest.mark.wallclock
 def test_ctrl_c_on_an_sdp_solve_is_an_interruption_not_a_solver_failure():
     # Ctrl-C on sdp gave 'status error', "SCS failed", exit 0 (SCS catches SIGINT itself).
     run = Signalled(["solve", "sdp_2moons", "-f", "sdp", "--solver", "scs", "--json", "-q"],

@@ -63,6 +63,7 @@ def isolated():
     supervisor.set_isolation(False)
 
 
+@pytest.mark.wallclock
 def test_reading_many_columns_is_not_quadratic(wide_csv):
     start = time.perf_counter()
     instance = data.read_csv(wide_csv)

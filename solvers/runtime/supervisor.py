@@ -281,7 +281,7 @@ def supervise(work: Callable[[], Any], clock: Clock,
     Parameters
     ----------
     work : callable
-        The solve; it runs with ``clock`` as the current clock of its thread. An exception it
+        The solve, which holds ``clock`` itself (passed to it, not looked up). An exception it
         raises is raised here; what it returns is :attr:`Supervised.value`.
     clock : Clock
         Its limit is kept here (see the module notes); a signal stops it with reason
