@@ -2,10 +2,11 @@
 
 A backend is one module in ``solvers/backends``; the registry (``solvers/registry.py``) maps a
 solver name to it. All backends of a problem class take the same arguments: a model built by a
-formulation, a :class:`~s3vm.solvers.profiles.SolverProfile` (the solver's options) and the solve's
-:class:`~s3vm.solvers.runtime.clock.Clock`, whose time left the backend turns into its solver's own
-time-limit option at the call (and whose stop it passes on to the solver's interrupt). Solution values are loaded into the
-model; the returned :class:`Outcome` carries status and the solver's numbers.
+formulation, a :class:`~s3vm.solvers.profiles.SolverProfile` (the solver's options) and the
+solve's :class:`~s3vm.solvers.runtime.clock.Clock`, whose time left the backend turns into its
+solver's own time-limit option at the call (and whose stop it passes on to the solver's
+interrupt). Solution values are loaded into the model; the returned :class:`Outcome` carries
+status and the solver's numbers.
 """
 
 from __future__ import annotations

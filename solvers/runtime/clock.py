@@ -45,8 +45,8 @@ TIME_LIMIT = "time limit"
 INTERRUPTED = "interrupted"
 
 class Stopped(Exception):
-    """Raised by :meth:`Clock.checkpoint` when the solve's clock was stopped (a time limit, a signal):
-    the step gives up, and the solve returns what it reported so far."""
+    """Raised by :meth:`Clock.checkpoint` when the solve's clock was stopped (a time limit, a
+    signal): the step gives up, and the solve returns what it reported so far."""
 
 
 def _raise_in(thread_id: int, exc_type: Optional[type]) -> None:

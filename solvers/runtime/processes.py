@@ -6,7 +6,8 @@ through a pipe and is stopped through another, and is killed at the end of its g
 whatever it is doing; a child killed by the system (out of memory) ends the solve with
 :class:`SolveProcessDied` instead of the whole program. :func:`call_in_child` and
 :func:`calls_in_children` run one library call, or several at once, in children that are killed
-when the clock they are given stops (a library that holds the GIL and has no limit of its own, SDPA).
+when the clock they are given stops (a library that holds the GIL and has no limit of its own,
+SDPA).
 
 The thread half, the waiting loop both modes share and the signals are in
 :mod:`s3vm.solvers.runtime.supervisor`, which calls this module.
@@ -304,9 +305,9 @@ def call_in_child(fn: Callable[..., Any], *args, clock: Optional[Clock] = None) 
 
     For a library call that holds the GIL and has no limit of its own (SDPA): the calling
     thread waits on a pipe, so the supervisor keeps running, and the child is killed when
-    ``clock`` (the solve's; None: none) is stopped (its time limit, a signal) or expires. The arguments need no
-    pickling (the child shares them at the fork). An exception in the child comes back as a
-    RuntimeError with its type and message.
+    ``clock`` (the solve's; None: none) is stopped (its time limit, a signal) or expires. The
+    arguments need no pickling (the child shares them at the fork). An exception in the child
+    comes back as a RuntimeError with its type and message.
 
     Raises
     ------
