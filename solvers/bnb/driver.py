@@ -710,8 +710,9 @@ class BuiltinBackend(Backend):
 
     The ``svm`` problem class (the ``bb`` formulation, its SVM bounds computed in numpy) has this
     one solver; the model it takes is a :class:`LabelingProblem`, and :meth:`solve` searches it
-    with the profile's time limit and relative gap. No solution is loaded anywhere: formulations
-    call :func:`search` themselves for the labeling.
+    on the solve's clock (the profile's time limit from the call when called on its own) with
+    the profile's relative gap. No solution is loaded anywhere: formulations call
+    :func:`search` themselves for the labeling.
     """
 
     name = "builtin"
@@ -724,7 +725,9 @@ class BuiltinBackend(Backend):
         return None
 
     def solve(self, model: LabelingProblem, profile, clock=None) -> Outcome:
-        result = search(model, clock=call_clock(clock, profile.time_limit),
+        # On its own (no solve's clock), the search counts the profile's limit from the call.
+        result = search(model, clock=clock,
+                        time_limit=profile.time_limit if clock is None else None,
                         rel_gap=profile.mip_rel_gap or 0.0, keep_tree=False)
         return Outcome(status=result.status, objective=result.objective,
                        bound=result.lower_bound, nodes=result.nodes, seconds=result.seconds,
