@@ -10,7 +10,7 @@ from s3vm import api
 from s3vm.core.registry import formulation_class, get_formulation
 from s3vm.solvers.profiles import SolverProfile, get_profile
 from s3vm.solvers.runtime.clock import (MIN_CALL_SECONDS, TIME_LIMIT, Clock, ManualTimer, Stopped,
-                                        call_clock)
+                                        call_clock, time_left)
 
 
 def test_a_clock_on_a_manual_timer_reads_only_what_the_test_moved():
@@ -44,6 +44,9 @@ def test_a_backend_called_on_its_own_counts_the_profile_limit_from_the_call():
     own = call_clock(None, 600.0)
     assert own.limit == 600.0 and own.seconds < 1.0
     assert call_clock(None, None).remaining() is None
+    # the solver's option: the clock's time left, or the profile's limit exactly
+    assert time_left(solve_clock, 600.0) == 50.0
+    assert time_left(None, 12.0) == 12.0 and time_left(None, None) is None
 
 
 def test_a_highs_call_gets_the_time_its_clock_has_left():

@@ -101,6 +101,11 @@ class NodeSDP:
             self.hints = {"sdpa": {"lambdaStar": max(1.0, float(np.mean(np.diag(d.Cm))))}}
 
     # -- the rows ------------------------------------------------------------------------------
+    def __getstate__(self) -> dict:
+        # Pickled with its problem for a worker in another process: without the solve's clock
+        # (see LabelingProblem.__getstate__).
+        return {**self.__dict__, "clock": None}
+
     def rows(self, L, U, lmd, umd, cuts, upper=None) -> RowList:
         """The round's rows at the box (L, U), diagonal bounds (lmd, umd), RLT ``cuts`` and
         shown upper rows ``upper`` (None: all)."""

@@ -75,7 +75,7 @@ class Backend(ABC):
         ``clock`` (:class:`~s3vm.solvers.runtime.clock.Clock`) is the solve's: the call gets
         the time it has left, and its stop cancels the call. None for a backend called on its
         own: the call then gets the profile's ``time_limit``, counted from the call
-        (:func:`~s3vm.solvers.runtime.clock.call_clock`).
+        (:func:`~s3vm.solvers.runtime.clock.time_left`).
         """
 
     def session(self, model, profile, clock=None) -> "Session":

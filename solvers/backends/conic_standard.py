@@ -48,7 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from s3vm.solvers.backends.base import Backend, Outcome
-from s3vm.solvers.runtime.clock import call_clock
+from s3vm.solvers.runtime.clock import time_left
 from s3vm.solvers.runtime.processes import (ChildCallStopped, call_in_child, in_solve_process,
                                              native_threads)
 
@@ -157,9 +157,9 @@ class StandardConicBackend(Backend):
     def solve(self, problem: StandardConic, profile, clock=None) -> Outcome:
         start = time.perf_counter()
         problem.x = problem.y = None
-        clock = call_clock(clock, profile.time_limit)
         try:
-            status, message, objective = self._solve(problem, profile, clock)
+            status, message, objective = self._solve(problem, profile, clock,
+                                                     time_left(clock, profile.time_limit))
         except (ValueError, RuntimeError, ArithmeticError, np.linalg.LinAlgError,
                 ChildCallStopped) as exc:
             text = str(exc).strip().splitlines()
@@ -174,10 +174,11 @@ class StandardConicBackend(Backend):
                        iterations=problem.info.get("iterations"),
                        seconds=time.perf_counter() - start, message=message, has_solution=ok)
 
-    def _solve(self, problem: StandardConic, profile,
-               clock) -> tuple[str, str, Optional[float]]:
+    def _solve(self, problem: StandardConic, profile, clock,
+               limit: Optional[float]) -> tuple[str, str, Optional[float]]:
         """(status, message, objective) of one solve of ``problem`` under ``profile``'s
-        options, its time limit what ``clock`` has left (in the solver's own option)."""
+        options and the solve's ``clock`` (None: none), the call's time ``limit`` (what the
+        clock has left) in the solver's own option."""
         raise NotImplementedError
 
 
@@ -215,7 +216,7 @@ class SdpaDirectBackend(StandardConicBackend):
     #: limit).
     DIRECT_MARGIN = 10.0
 
-    def _call(self, solve, clock):
+    def _call(self, solve, clock, left):
         """``solve()``, in a child process or in place.
 
         SDPA holds the GIL for a whole solve and has no time limit: in a thread of the caller's
@@ -227,7 +228,6 @@ class SdpaDirectBackend(StandardConicBackend):
         whole search (its trace, node count and decision values lost): near the limit, and
         before the first call has shown how long one takes, it runs in a child too.
         """
-        left = clock.remaining()
         longest = getattr(self, "_longest", None)
         direct = in_solve_process() and (
             left is None or (longest is not None and left >= self.DIRECT_MARGIN * longest + 1.0))
@@ -237,7 +237,7 @@ class SdpaDirectBackend(StandardConicBackend):
         finally:
             self._longest = max(longest or 0.0, time.perf_counter() - start)
 
-    def _solve(self, problem, profile, clock):
+    def _solve(self, problem, profile, clock, limit):
         from sdpap import SymCone
         from sdpap.param import param
         from sdpap.sdpacall import sdpacall
@@ -258,7 +258,7 @@ class SdpaDirectBackend(StandardConicBackend):
                     problem.A.tocsc(), sp.csc_matrix(problem.b.reshape(-1, 1)),
                     sp.csc_matrix(problem.c.reshape(-1, 1)), cone, opt)
 
-        x, y, _, info = self._call(solve, clock)
+        x, y, _, info = self._call(solve, clock, limit)
         problem.x = np.asarray(x.todense(), dtype=float).ravel()
         problem.y = np.asarray(y.todense(), dtype=float).ravel()
         phase = str(info.get("phasevalue", ""))
@@ -310,14 +310,13 @@ class ScsDirectBackend(StandardConicBackend):
     name = "scs"
     python_module = "scs"
 
-    def _solve(self, problem, profile, clock):
+    def _solve(self, problem, profile, clock, limit):
         import scs
 
         G, h, c, T = _scs_form(problem)
         settings = {"verbose": bool(profile.verbose)}
         if problem.tolerance is not None:
             settings.update(eps_abs=float(problem.tolerance), eps_rel=float(problem.tolerance))
-        limit = clock.remaining()
         if limit is not None:
             settings["time_limit_secs"] = float(limit)
         settings.update(profile.options)
@@ -346,7 +345,7 @@ class ClarabelDirectBackend(StandardConicBackend):
     name = "clarabel"
     python_module = "clarabel"
 
-    def _solve(self, problem, profile, clock):
+    def _solve(self, problem, profile, clock, limit):
         import clarabel
 
         G, h, c, T = _scs_form(problem, upper=True)
@@ -356,7 +355,6 @@ class ClarabelDirectBackend(StandardConicBackend):
         if problem.tolerance is not None:
             settings.tol_gap_abs = settings.tol_gap_rel = float(problem.tolerance)
             settings.tol_feas = float(problem.tolerance)
-        limit = clock.remaining()
         if limit is not None:
             settings.time_limit = float(limit)
         for key, value in profile.options.items():

@@ -13,7 +13,7 @@ import time
 from s3vm.solvers.backends.base import Backend, Outcome
 from s3vm.solvers.backends.pyomo.mosek import NeedsMosekLicence
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import call_clock
+from s3vm.solvers.runtime.clock import time_left
 
 
 def _first_line(exc: BaseException) -> str:
@@ -37,7 +37,7 @@ class MosekFusionBackend(NeedsMosekLicence, Backend):
         import mosek.fusion as mf
 
         params = {}
-        limit = call_clock(clock, profile.time_limit).remaining()
+        limit = time_left(clock, profile.time_limit)
         if limit is not None:
             params["optimizerMaxTime"] = float(limit)
         if profile.threads is not None:

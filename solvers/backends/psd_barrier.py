@@ -20,7 +20,7 @@ from typing import Optional
 from s3vm.solvers.backends.base import Backend, Outcome
 from s3vm.solvers.engines.psd_barrier import PSDProblem, minimize
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import call_clock
+from s3vm.solvers.runtime.clock import time_left
 
 OPTIONS = {"tol": float, "mu_factor": float, "max_iterations": int, "certify": bool,
            "predictor": bool}
@@ -64,7 +64,7 @@ class PsdBarrierBackend(Backend):
 
         options = solver_options(dict(profile.options))
         with threadpool_limits(limits=profile.threads or 1):
-            result = minimize(model, time_limit=call_clock(clock, profile.time_limit).remaining(),
+            result = minimize(model, time_limit=time_left(clock, profile.time_limit),
                               verbose=profile.verbose,
                               **options)
         model.result = result

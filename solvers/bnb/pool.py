@@ -160,11 +160,10 @@ class DaskPool(NodePool):
         self._sent = None
 
     def _scattered(self, problem):
-        """The problem on every worker, sent once (without its clock, which stays here)."""
+        """The problem on every worker, sent once (pickled without its clock, which stays
+        here: :meth:`~.problem.LabelingProblem.__getstate__`)."""
         if self._problem is not problem:
-            shipped = copy.copy(problem)
-            shipped.run_on(None)
-            self._sent = self.client.scatter(shipped, broadcast=True, hash=False)
+            self._sent = self.client.scatter(problem, broadcast=True, hash=False)
             self._problem = problem
         return self._sent
 

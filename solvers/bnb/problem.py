@@ -119,6 +119,15 @@ class LabelingProblem(ABC):
         asked at the end anyway."""
         return None
 
+    def __getstate__(self) -> dict:
+        """The problem as it is sent to a worker in another process (pickled: a Dask cluster),
+        without the solve's clock, which stays in the driver's process (it holds locks); the
+        worker gives its copy a clock of its own (:meth:`run_on`)."""
+        state = dict(self.__dict__)
+        if "clock" in state:
+            state["clock"] = None
+        return state
+
     def run_on(self, clock) -> None:
         """Run this copy's bounds on ``clock`` (None: none) from now on: for a copy sent to a
         worker in another process, where the solve's clock (which stays in the driver's

@@ -314,6 +314,13 @@ def call_clock(clock: Optional[Clock], limit: Optional[float] = None) -> Clock:
     return Clock(limit) if clock is None else clock
 
 
+def time_left(clock: Optional[Clock], limit: Optional[float] = None) -> Optional[float]:
+    """The time limit of one backend call, for the solver's own option: what the solve's
+    ``clock`` has left, or, for a backend called on its own, ``limit`` (a profile's
+    ``time_limit``) as it is; None for no limit."""
+    return limit if clock is None else clock.remaining()
+
+
 # -- a program's clock ---------------------------------------------------------------------------
 _charge_imports = [False]
 

@@ -24,7 +24,7 @@ from typing import ClassVar, Optional
 
 from s3vm.solvers.backends.base import Backend, Outcome
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import INTERRUPTED, call_clock
+from s3vm.solvers.runtime.clock import INTERRUPTED, time_left
 from s3vm.solvers.runtime.processes import ChildCallStopped, call_in_child, native_threads
 from s3vm.solvers.runtime.supervisor import Interrupted
 
@@ -106,7 +106,7 @@ class CvxpyBackend(Backend):
         import cvxpy as cp
 
         start = time.perf_counter()
-        limit = call_clock(clock, profile.time_limit).remaining()
+        limit = time_left(clock, profile.time_limit)
         options = self.solver_options(profile, limit)
         hush_inaccurate_warning()
         try:

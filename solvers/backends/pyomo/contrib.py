@@ -14,7 +14,7 @@ from typing import Optional
 
 from s3vm.solvers.backends.base import Backend, Outcome, Session
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import call_clock
+from s3vm.solvers.runtime.clock import time_left
 
 
 def map_status(termination, solution_status) -> str:
@@ -79,7 +79,7 @@ class PyomoContribBackend(Backend):
             "tee": sys.stderr if profile.verbose else False,
             "solver_options": dict(profile.options),
         }
-        limit = call_clock(clock, profile.time_limit).remaining()
+        limit = time_left(clock, profile.time_limit)
         if limit is not None:
             options["time_limit"] = float(limit)
         if profile.mip_rel_gap is not None:

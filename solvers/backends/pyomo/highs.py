@@ -21,7 +21,7 @@ import numpy as np
 
 from s3vm.solvers.backends.base import Backend, Outcome, Session
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import TIME_LIMIT, call_clock
+from s3vm.solvers.runtime.clock import TIME_LIMIT, time_left
 
 LARGE_LP_ROWS = 5000  # below this, simplex is fast whatever the start
 
@@ -339,7 +339,7 @@ class HighsSession(Session):
             sys.stderr.flush()
         # The limit of this call: what the solve's clock has left (a session re-solves many
         # times under one limit).
-        limit = call_clock(self.clock, self.profile.time_limit).remaining()
+        limit = time_left(self.clock, self.profile.time_limit)
         # HiGHS holds its time limit against the total run time of this Highs object, summed
         # over every run() of the session, not against this call: the limit given is the
         # run time so far plus what this call may use (a bare limit would stop a session's

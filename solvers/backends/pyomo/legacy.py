@@ -10,7 +10,7 @@ import time
 from typing import Optional
 
 from s3vm.solvers.backends.base import Backend, Outcome
-from s3vm.solvers.runtime.clock import call_clock
+from s3vm.solvers.runtime.clock import time_left
 
 
 def map_legacy_status(termination, has_solution: bool) -> str:
@@ -56,7 +56,7 @@ class PyomoLegacyBackend(Backend):
 
     def _options(self, profile, clock=None) -> dict:
         options = dict(profile.options)
-        limit = call_clock(clock, profile.time_limit).remaining()
+        limit = time_left(clock, profile.time_limit)
         if limit is not None:
             options[self.time_limit_option] = float(limit)
         if profile.mip_rel_gap is not None:
