@@ -357,7 +357,6 @@ class Formulation(ABC):
         ``clock``, the time limit, progress lines and signals are described there)."""
         return pipeline.solve(self, instance, settings, profile, started=started, clock=clock)
 
-
     def round_fallback(self, scores: np.ndarray, instance: Instance,
                        settings: Settings) -> tuple[np.ndarray, np.ndarray]:
         """(labels, scores) of the unlabeled rows from real scores: with the count balance the
@@ -389,11 +388,8 @@ class Formulation(ABC):
         """The family's step: build, solve with ``backend`` (or drive it), and fill ``result``
         (status, objective, lower bound, labels, decision values, primal, counts, message).
 
-        ``clock`` started before anything was built. The step hands it on: to the bound
-        problems when they are built, to the search, and to every backend call
-        (``backend.solve(model, profile, clock)``), which turns the time it has left into the
-        solver's own option; ``profile`` carries the solver's options only (its ``time_limit``
-        is already the clock's).
+        ``clock`` started before anything was built; the step hands it on (the bound problems,
+        the search, ``backend.solve(model, profile, clock)``: its solver gets the time left).
         """
 
     # -- models and export -----------------------------------------------------------------
