@@ -9,8 +9,15 @@ import pytest
 from s3vm import api
 from s3vm.core.registry import formulation_class, get_formulation
 from s3vm.solvers.profiles import SolverProfile, get_profile
-from s3vm.solvers.runtime.clock import (MIN_CALL_SECONDS, TIME_LIMIT, Clock, ManualTimer, Stopped,
-                                        call_clock, time_left)
+from s3vm.solvers.runtime.clock import (
+    MIN_CALL_SECONDS,
+    TIME_LIMIT,
+    Clock,
+    ManualTimer,
+    Stopped,
+    call_clock,
+    time_left,
+)
 
 
 def test_a_clock_on_a_manual_timer_reads_only_what_the_test_moved():

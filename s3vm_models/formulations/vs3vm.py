@@ -20,11 +20,17 @@ from typing import ClassVar
 import numpy as np
 
 from s3vm.core.options import Option
-from s3vm.formulations.families.pyomo import (PyomoFormulation, labels_from_scores,
-                                              update_problem3)
-from s3vm.formulations.families.supervised_lp import DualFormLP, LP_FORM
-from s3vm.models.problem3 import (COMPONENTS, NORM_COMPONENTS, SIDES_COMPONENTS, Problem3Data,
-                                  build_problem3, build_problem3_dual, solution_wg)
+from s3vm.formulations.families.pyomo import PyomoFormulation, labels_from_scores, update_problem3
+from s3vm.formulations.families.supervised_lp import LP_FORM, DualFormLP
+from s3vm.models.problem3 import (
+    COMPONENTS,
+    NORM_COMPONENTS,
+    SIDES_COMPONENTS,
+    Problem3Data,
+    build_problem3,
+    build_problem3_dual,
+    solution_wg,
+)
 from s3vm.solvers.engines.slp import successive_lp
 
 TIE_TOL = 1e-9  # r_j and s_j closer than this (relative) count as a tie: lambda = 0.5

@@ -13,9 +13,9 @@ The time it reads is its ``timer``'s (``time.perf_counter`` by default): a test 
 moves by hand (:class:`ManualTimer`), so that the limit falls exactly where the test puts it,
 whatever the machine's load.
 
-The same object carries what a supervisor (:mod:`s3vm.solvers.runtime.supervisor`) needs to stop a solve
-that runs in another thread: :meth:`Clock.stop` records why (the time limit, a signal) and calls
-the cancel functions that solver calls registered with :meth:`Clock.cancellable` (HiGHS's
+The same object carries what a supervisor (:mod:`s3vm.solvers.runtime.supervisor`) needs to stop a
+solve that runs in another thread: :meth:`Clock.stop` records why (the time limit, a signal) and
+calls the cancel functions that solver calls registered with :meth:`Clock.cancellable` (HiGHS's
 ``cancelSolve``, SCIP's ``interruptSolve``, killing a solver process); loops ask
 :meth:`Clock.expired` between steps, and :meth:`Clock.checkpoint` raises :class:`Stopped` inside
 long model builds. A pure-Python step with no place for a checkpoint (Pyomo compiling a model, an

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from s3vm import api
 from s3vm.cli.output import print_solve
-from s3vm.cli.parser import (add_formulation_options, add_problem_options, add_solver_options,
-                             inputs, overrides, read_data, started, typed_options)
+from s3vm.cli.parser import (
+    add_formulation_options,
+    add_problem_options,
+    add_solver_options,
+    inputs,
+    overrides,
+    read_data,
+    started,
+    typed_options,
+)
 from s3vm.solvers.runtime.supervisor import Interrupted, signals_deferred
 
 

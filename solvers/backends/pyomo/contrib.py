@@ -114,9 +114,9 @@ class PyomoContribBackend(Backend):
         return self._solver.solve(model, **options)
 
     def solve(self, model, profile, clock=None) -> Outcome:
-        from pyomo.contrib.solver.common.results import SolutionStatus
-
         import warnings
+
+        from pyomo.contrib.solver.common.results import SolutionStatus
 
         start = time.perf_counter()
         try:
