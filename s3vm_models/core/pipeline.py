@@ -21,7 +21,7 @@ import numpy as np
 
 from s3vm._version import __version__
 from s3vm.core.kernels import kernel_matrix
-from s3vm.core.settings import Settings
+from s3vm.core.settings import SETTING_KEYS, Settings
 from s3vm.core.supervised import l2svm_no_bias
 from s3vm.data.instance import Instance
 from s3vm.solvers.backends.base import check_options
@@ -46,9 +46,6 @@ BOUND_ROUNDING = 1e-6
 
 #: Progress lines of long solves (elapsed time, incumbent, bound), every few seconds.
 PROGRESS_LOG = logging.getLogger("s3vm.progress")
-
-ALL_SETTINGS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance", "positives",
-                "mu", "nu")
 
 #: The most labeled rows for which a solve stopped without labels computes the supervised
 #: SVM's (well under a second at this size, inside the time limit's tolerance).
@@ -325,7 +322,7 @@ def finish(form, result: Result, instance: Instance, settings: Settings, clock: 
         # The advice in a message names keywords under the Python API (scale='standard').
         result.message = translate(result.message)
     result.seconds = clock.seconds
-    used = [k for k in ALL_SETTINGS if k in form.settings_used or k in form.settings_fixed]
+    used = list(form.applicable(dict.fromkeys(SETTING_KEYS), fixed=True))
     options = form.option_values()
     result.info.update({
         "instance": instance.name,
