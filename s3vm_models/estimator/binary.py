@@ -97,19 +97,18 @@ def warn_if_stopped(result, limit) -> None:
 
 
 def adopt(clf, decision) -> None:
-    """Set ``clf``'s decision function: a :class:`~s3vm.inductive.Predictor` or a
-    :class:`~s3vm.estimator.supervised.LinearDecision`."""
+    """Set ``clf``'s decision function from a :class:`~s3vm.inductive.Predictor`."""
     clf._kernel_ = (decision.kernel, decision.sigma)
     clf.intercept_ = decision.intercept
     for attr in ("coef_", "dual_coef_", "X_fit_"):
         clf.__dict__.pop(attr, None)
     if decision.coef is not None:
         clf.coef_ = decision.coef
-        clf.decision_rule_ = getattr(decision, "rule", "linear")
+        clf.decision_rule_ = decision.rule
     else:
         clf.dual_coef_ = decision.dual_coef
         clf.X_fit_ = decision.basis
-        clf.decision_rule_ = getattr(decision, "rule", "expansion")
+        clf.decision_rule_ = decision.rule
 
 
 def fit_binary(clf, X, label: np.ndarray, cls, rule) -> np.ndarray:

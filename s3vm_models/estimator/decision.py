@@ -8,14 +8,8 @@ import warnings
 import numpy as np
 
 from s3vm.estimator import binary, calibration
-from s3vm.estimator.safeguard import UnlabeledDataWarning, held_out, prefers_supervised
+from s3vm.estimator.safeguard import UnlabeledDataWarning, classes_of, held_out, prefers_supervised
 from s3vm.estimator.supervised import labeled_models, stacked
-
-
-def _classes(decisions: np.ndarray) -> np.ndarray:
-    if decisions.shape[1] == 1:
-        return (decisions[:, 0] >= 0).astype(np.intp)
-    return np.argmax(decisions, axis=1)
 
 
 def decide(clf, X, code) -> None:
@@ -30,7 +24,7 @@ def decide(clf, X, code) -> None:
     if unlabeled.size and (clf.safeguard == "cv" or clf.probability):
         held = held_out(clf, X, code, lambda Xl, cl: stacked(labeled_models(
             Xl, cl, k, clf.kernel_, float(clf.supervised_C))), clf.seed)
-    sup_labels = _classes(supervised(X[unlabeled])) if unlabeled.size else unlabeled
+    sup_labels = classes_of(supervised(X[unlabeled])) if unlabeled.size else unlabeled
     own = np.searchsorted(clf.classes_, clf.transduction_[unlabeled])
     decision = {"folds": None, "transductive_error": None, "supervised_error": None}
     if not unlabeled.size:
