@@ -237,6 +237,7 @@ def table(paths) -> str:
     lines = ["| set | labels | l | draws | " + " | ".join(methods) + " | s3vm vs svc |",
              "|---|---|---:|---:|" + "---:|" * len(methods) + "---|"]
     worse = {p: 0 for p in PROTOCOLS}
+    worse_old = {p: 0 for p in PROTOCOLS}
     best = total = 0
     for (name, protocol, l) in sorted(rows, key=lambda k: (SETS.index(k[0]), k[2], k[1])):
         row = rows[(name, protocol, l)]
@@ -246,6 +247,8 @@ def table(paths) -> str:
         if delta is not None:
             flag = f"**worse by {delta:.1f}**" if delta > ALLOWANCE else f"{delta:+.1f}"
             worse[protocol] += delta > ALLOWANCE
+        if "s3vm-old" in row and "svc" in row:
+            worse_old[protocol] += row["s3vm-old"] - row["svc"] > ALLOWANCE
         if "s3vm" in row:
             total += 1
             best += row["s3vm"] <= min(row[m] for m in methods if m in row) + ALLOWANCE
@@ -257,7 +260,8 @@ def table(paths) -> str:
            and r.get("cpu_seconds") is not None]
     summary = (f"Rows where `s3vm` is worse than `svc` by more than {ALLOWANCE} points: "
                f"{worse['equal']} of {sum(1 for k in rows if k[1] == 'equal')} (equal), "
-               f"{worse['uniform']} of {sum(1 for k in rows if k[1] == 'uniform')} (uniform). "
+               f"{worse['uniform']} of {sum(1 for k in rows if k[1] == 'uniform')} (uniform); "
+               f"`s3vm-old`: {worse_old['equal']} (equal), {worse_old['uniform']} (uniform). "
                f"Best or within {ALLOWANCE} points of the best of the five: {best} of {total}. "
                f"`s3vm` fit: median {statistics.median(seconds):.1f} s wall, "
                f"{statistics.median(cpu):.1f} s CPU (n <= 2,000)." if seconds else "")
