@@ -22,7 +22,10 @@ def print_solve(args, out, instance, result) -> None:
     if args.json:
         print(json.dumps(result.to_dict(primal=args.primal)), file=out)
     else:
-        print(summary(result, api.evaluate(instance, result)), file=out)
+        # no instance: a signal before the data was read (an answer without labels)
+        metrics = {"error": None, "auc": None} if instance is None else \
+            api.evaluate(instance, result)
+        print(summary(result, metrics), file=out)
 
 
 def print_compare(args, out, instance, rows) -> None:

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Optional
 import numpy as np
 
 from s3vm.core import pipeline
+from s3vm.core.answers import record_applied
 from s3vm.core.options import flags_of, table
 from s3vm.core.pipeline import ALL_SETTINGS
 from s3vm.core.problems import PROBLEMS, labeling_objective
@@ -34,6 +35,7 @@ from s3vm.solvers.results import Result
 from s3vm.solvers.runtime.clock import Clock
 from s3vm.solvers.runtime.files import check_writable
 from s3vm.solvers.runtime.memory import check_array_memory, check_dense_memory
+from s3vm.solvers.runtime.supervisor import Interrupted
 
 
 #: Bytes a solve with dense matrices needs whatever n, added to the guard's estimate: the
@@ -345,7 +347,13 @@ class Formulation(ABC):
         model is built, and return the completed :class:`~s3vm.solvers.results.Result`: the
         one pipeline of every formulation, :func:`s3vm.core.pipeline.solve` (``started``, the
         time limit, progress lines and signals are described there)."""
-        return pipeline.solve(self, instance, settings, profile, started=started)
+        try:
+            result = pipeline.solve(self, instance, settings, profile, started=started)
+        except Interrupted as exc:
+            record_applied(exc.result, profile)
+            raise
+        record_applied(result, profile)  # what applied: limit, solver, profile, options
+        return result
 
 
     def round_fallback(self, scores: np.ndarray, instance: Instance,

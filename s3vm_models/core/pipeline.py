@@ -20,6 +20,7 @@ from typing import Optional
 import numpy as np
 
 from s3vm._version import __version__
+from s3vm.core.answers import prefer_held
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.settings import Settings
 from s3vm.core.supervised import l2svm_no_bias
@@ -31,7 +32,7 @@ from s3vm.solvers.runtime.clock import Clock, INTERRUPTED, Stopped, imports_char
 from s3vm.solvers.runtime.keys import environment_value
 from s3vm.solvers.runtime.stdio import native_stdout_elsewhere
 from s3vm.solvers.runtime.supervisor import (Interrupted, PROGRESS_SECONDS, received_signal,
-                                             signals_deferred,
+                                             signals_deferred, signals_noted,
                                              signal_of, signals_received, supervise)
 
 #: How far (relative) a solver's bound may lie above the objective and still be read as equal
@@ -98,9 +99,25 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
                         status="time_limit",
                         message="time limit reached while reading the data")
         result.info["seconds_before_step"] = round(clock.seconds, 6)
+        if instance.u:
+            # labels at every limit: the supervised SVM's, scored (a fraction of a second)
+            supervised_labels(form, instance, settings, result)
         return finish(form, result, instance, settings, clock)
+    # The fallback's labels and objective (fallback_answer), before the solver library is
+    # imported: a signal during that import (a second or more under load) is answered with
+    # them, where it found nothing before (stdout empty, exit 130). Held on the solve's clock.
+    early = Clock(limit, start=started)
+    fallback, value = fallback_answer(form, instance, settings, early)
+    if early.interrupted:  # a signal while they were computed: that is the answer
+        return stopped_before_step(form, str(profile.solver or ""), instance, settings, early,
+                                   fallback, value, round(early.seconds, 6))
     importing = time.perf_counter()
-    backend = form.backend(profile)
+    try:
+        backend = form.backend(profile)
+    except KeyboardInterrupt as exc:  # a signal while the solver library was imported
+        early.stop(INTERRUPTED, signal_of(exc))
+        return stopped_before_step(form, str(profile.solver or ""), instance, settings, early,
+                                   fallback, value, round(early.seconds, 6))
     check_options(backend, profile)  # an option this solver ignores would pass silently
     if started is not None and not imports_charged():
         # Importing the solver library is not charged to the solve (a second or two, once
@@ -109,6 +126,8 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
         started += time.perf_counter() - importing
     form.check_memory(instance, settings, backend)  # a solver's own model may cost more
     clock = Clock(limit, start=started)
+    if early.held():
+        clock.hold(**early.held())
     seconds_before_step = round(clock.seconds, 6)
     if started is not None and clock.expired():
         # Starting the command and the imports used the whole limit (seconds on a loaded
@@ -116,7 +135,8 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
         result = Result(formulation=form.name, solver=backend.name, status="time_limit",
                         message="time limit reached while importing the solver library")
         if instance.u:
-            supervised_labels(form, instance, settings, result)
+            supervised_labels(form, instance, settings, result, fallback,
+                              value if fallback is not None else None)
         result.info["seconds_before_step"] = seconds_before_step
         return finish(form, result, instance, settings, clock)
 
@@ -134,18 +154,15 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
 
     # The labels of a solve stopped before it had a labeling (the supervised SVM's) and their
     # objective (the formulation's, up to FALLBACK_SCORED_ROWS rows) are ready before the step
-    # (under a limit always, without one where they are scored: fallback_answer) and held on
-    # the clock: a signal during a model build or an SDP solve, which cannot be cut short at
-    # once, then finds a complete answer and the worker gets the short grace period
-    # (supervisor.INTERRUPT_GRACE_WITH_INCUMBENT), where it waited 2 s and scored the labels
-    # afterwards (bb-mip 7.6 s from the signal to the exit at load 10). Computed after the stop,
-    # J's supervised solve on heart took 1.3-1.9 s past a 3 s limit on a loaded machine. It
-    # costs a supervised SVM on the labeled rows and one labeling's objective (heart, 297 rows:
-    # 0.01-0.03 s for J and D(y), 0.4-0.7 s for the Bennett-Demiriz labeling LP, at load 3).
-    fallback, value = fallback_answer(form, instance, settings, clock)
-    if clock.interrupted:  # a signal while it was computed: that is the answer
-        return stopped_before_step(form, backend, instance, settings, clock, fallback, value,
-                                   seconds_before_step)
+    # (computed above, before the import: under a limit always, without one where they are
+    # scored: fallback_answer) and held on the clock: a signal during a model build or an SDP
+    # solve, which cannot be cut short at once, then finds a complete answer and the worker
+    # gets the short grace period (supervisor.INTERRUPT_GRACE_WITH_INCUMBENT), where it waited
+    # 2 s and scored the labels afterwards (bb-mip 7.6 s from the signal to the exit at load
+    # 10). Computed after the stop, J's supervised solve on heart took 1.3-1.9 s past a 3 s
+    # limit on a loaded machine. It costs a supervised SVM on the labeled rows and one
+    # labeling's objective (heart, 297 rows: 0.01-0.03 s for J and D(y), 0.4-0.7 s for the
+    # Bennett-Demiriz labeling LP, at load 3).
     # A library prints nothing on stdout: what solver libraries write there from C goes to
     # the null device (to stderr under verbose, where the solver's log belongs).
     try:
@@ -183,6 +200,9 @@ def complete_stopped(form, result: Result, instance: Instance, settings: Setting
     """``result`` given the fallback labels where a limit or a signal stopped the solve before
     it had any (see :func:`supervised_labels`), the signal named in its message, and finished
     (:func:`finish`)."""
+    # Never worse than what the run holds: the fallback's labels where they beat a stopped
+    # step's incumbent (s3vm.core.answers).
+    prefer_held(form, result, instance, settings, clock, fallback, value)
     stopped_without_labels = result.status == "time_limit" or (
         clock.interrupted and result.status == "error")
     if stopped_without_labels and result.labels is None and instance.u:
@@ -206,9 +226,11 @@ def fallback_answer(form, instance: Instance, settings: Settings,
     always, without one where their objective is computed too (:func:`scorable`; elsewhere a
     stopped solve computes the labels after the stop).
 
-    A signal while they are computed stops ``clock`` (and is not raised): the caller answers
-    with what is ready, scoring the labels still (a fraction of a second) unless a second
-    signal comes. A signal that a solver library turned into an error of its own, which
+    A signal while they are computed is noted, not raised (in the main thread): they are
+    completed (a fraction of a second; the scoring LP's import of HiGHS, cut by a signal, left
+    the labels without their objective) and ``clock`` is stopped, so that the caller answers
+    with them. A second signal is raised: the labels without their objective, or none. A
+    signal that a solver library turned into an error of its own, which
     :func:`fallback_value` takes for a failure, is found by
     :func:`~s3vm.solvers.runtime.supervisor.signals_received`.
     """
@@ -224,11 +246,15 @@ def fallback_answer(form, instance: Instance, settings: Settings,
         # answer (infeasible, with exit 0): no fallback labeling exists.
         return scores, value
     signals = signals_received()
+    noted: list = []
     try:
-        scores = supervised_scores(instance, settings)
-        value = fallback_value(form, instance, settings, scores)
+        with signals_noted(noted, raise_after=1):
+            scores = supervised_scores(instance, settings)
+            value = fallback_value(form, instance, settings, scores)
     except KeyboardInterrupt as exc:
         clock.stop(INTERRUPTED, signal_of(exc))
+    if noted and not clock.interrupted:
+        clock.stop(INTERRUPTED, noted[0])
     if not clock.interrupted and signals_received() != signals:
         clock.stop(INTERRUPTED, received_signal())
     if clock.interrupted and scores is not None and value[0] is None:
@@ -252,11 +278,11 @@ def count_can_be_met(instance: Instance, settings: Settings) -> bool:
     return True
 
 
-def stopped_before_step(form, backend, instance: Instance, settings: Settings, clock: Clock,
+def stopped_before_step(form, solver: str, instance: Instance, settings: Settings, clock: Clock,
                         fallback: Optional[np.ndarray], value: tuple,
                         seconds_before_step: float) -> Result:
     """The result of a solve a signal stopped before its step began: the fallback labels."""
-    result = Result(formulation=form.name, solver=backend.name, status="error",
+    result = Result(formulation=form.name, solver=solver, status="error",
                     message="stopped before the model was built")
     return complete_stopped(form, result, instance, settings, clock, fallback, value,
                             seconds_before_step)
