@@ -92,6 +92,7 @@ def test_a_signal_at_any_moment_of_the_start_is_answered(index, after):
     time.sleep(after)
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
+    assert out.strip(), f"stdout is empty: the signal {after} s after the start got no answer"
     instance, settings = _heart()
     answer = _answer_checked(out, instance, "bd-mip", Settings(**{
         **settings.to_dict(), **_settings_of(out)}))
