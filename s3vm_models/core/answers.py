@@ -99,10 +99,12 @@ def record_applied(result: Optional[Result], profile) -> None:
 
 def answer_of_signal(form, instance, settings, solver: str, signum: int) -> Optional[Result]:
     """The answer to a signal that came before the solve held one: the supervised fallback's
-    labels and their objective, status ``feasible``, or status ``error`` where there are none
+    labels, status ``feasible``, or status ``error`` where there are none
     (a class without a labeled row, more than
     :data:`~s3vm.core.pipeline.SUPERVISED_FALLBACK_ROWS` labeled rows); None when the instance
-    cannot be checked for the formulation (the signal's answer is then the caller's)."""
+    cannot be checked for the formulation (the signal's answer is then the caller's). The
+    labels are not scored: their objective may need Pyomo and HiGHS imported (the
+    Bennett-Demiriz labeling LP), 2 s and more under load, which the answer would wait for."""
     from s3vm.core import pipeline
     from s3vm.solvers.errors import S3VMError
     from s3vm.solvers.runtime.supervisor import Interrupted
@@ -114,7 +116,8 @@ def answer_of_signal(form, instance, settings, solver: str, signum: int) -> Opti
     try:
         instance = form.dense_instance(instance, settings)
         form.check(instance, settings)
-        pipeline.complete_stopped(form, result, instance, settings, clock, None, (None,), 0.0)
+        scores = pipeline.supervised_scores(instance, settings)
+        pipeline.complete_stopped(form, result, instance, settings, clock, scores, (None,), 0.0)
     except Interrupted as exc:  # finish() raises it with the completed result
         return exc.result
     except S3VMError:
