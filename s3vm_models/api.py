@@ -17,10 +17,11 @@ from typing import Iterable, Optional, Union
 
 import numpy as np
 
-from s3vm.core.answers import answer_of_signal, record_applied
+from s3vm.core.answers import record_applied
 from s3vm.core.registry import formulation_class, formulation_options, get_formulation
 from s3vm.core.settings import (SETTINGS_TABLE, Settings, instance_files, keyword_hint,
                                 load_instance)
+from s3vm.core.signal_answers import answer_of_signal
 from s3vm.data.instance import Instance
 from s3vm.data.readers import as_instance
 from s3vm.models.certificate_check import CertificateError, CheckReport

@@ -29,6 +29,7 @@ for _signum in (signal.SIGINT, signal.SIGTERM):
 
 def main() -> None:
     """The console script: :func:`s3vm.cli.main.console_main`, handed the signals noted so far."""
+    # Imported after the handlers above are in place: that import is the window they cover.
     from s3vm.cli.main import console_main
 
     console_main(noted=NOTED)

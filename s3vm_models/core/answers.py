@@ -8,11 +8,9 @@ and the answer to a signal that came before the pipeline could hold anything.
   against 7.726 for the fallback's labels, which the run had computed).
 - :func:`record_applied`: ``result.info["applied"]``, the time limit, solver, profile and solver
   options in force (the JSON answer and the bench records carry ``info``).
-- :func:`answer_of_signal`: the answer to a signal that came after the data was read but before
-  the solve held an answer (importing the formulation or the solver library, seconds on a
-  loaded machine): the supervised fallback's labels, scored, as a stopped solve's.
 
 The pipeline calls each at one place; this module keeps their rules apart from its stages.
+:mod:`s3vm.core.signal_answers` answers a signal that came before the pipeline held anything.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ import numpy as np
 
 from s3vm.solvers.profiles import shipped_profiles
 from s3vm.solvers.results import Result
-from s3vm.solvers.runtime.clock import INTERRUPTED, Clock
+from s3vm.solvers.runtime.clock import Clock
 
 #: Relative margin by which the held labeling's objective must be below the step's to replace
 #: it: two labelings within the solvers' tolerances are the same answer, and the step's own
@@ -95,31 +93,3 @@ def record_applied(result: Optional[Result], profile) -> None:
     """``result.info["applied"]`` (see :func:`applied`); nothing for no result."""
     if result is not None:
         result.info["applied"] = applied(profile, result.solver)
-
-
-def answer_of_signal(form, instance, settings, solver: str, signum: int) -> Optional[Result]:
-    """The answer to a signal that came before the solve held one: the supervised fallback's
-    labels, status ``feasible``, or status ``error`` where there are none
-    (a class without a labeled row, more than
-    :data:`~s3vm.core.pipeline.SUPERVISED_FALLBACK_ROWS` labeled rows); None when the instance
-    cannot be checked for the formulation (the signal's answer is then the caller's). The
-    labels are not scored: their objective may need Pyomo and HiGHS imported (the
-    Bennett-Demiriz labeling LP), 2 s and more under load, which the answer would wait for."""
-    from s3vm.core import pipeline
-    from s3vm.solvers.errors import S3VMError
-    from s3vm.solvers.runtime.supervisor import Interrupted
-
-    clock = Clock(None)
-    clock.stop(INTERRUPTED, signum)
-    result = Result(formulation=form.name, solver=solver, status="error",
-                    message="stopped before the model was built")
-    try:
-        instance = form.dense_instance(instance, settings)
-        form.check(instance, settings)
-        scores = pipeline.supervised_scores(instance, settings)
-        pipeline.complete_stopped(form, result, instance, settings, clock, scores, (None,), 0.0)
-    except Interrupted as exc:  # finish() raises it with the completed result
-        return exc.result
-    except S3VMError:
-        return None
-    return result
