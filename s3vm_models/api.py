@@ -21,7 +21,6 @@ from s3vm.core.answers import record_applied
 from s3vm.core.registry import formulation_class, formulation_options, get_formulation
 from s3vm.core.settings import (SETTINGS_TABLE, Settings, instance_files, keyword_hint,
                                 load_instance)
-from s3vm.core.signal_answers import answer_of_signal
 from s3vm.data.instance import Instance
 from s3vm.data.readers import as_instance
 from s3vm.models.certificate_check import CertificateError, CheckReport
@@ -197,6 +196,10 @@ def _answer_of_signal(read, pairs, formulation, options, data_settings, settings
     """The answer of a solve a signal stopped before it held one (see
     :func:`s3vm.core.answers.answer_of_signal`), with what applied; None when the call's
     arguments are wrong. ``run``: (solver, profile, time_limit, verbose) of the call."""
+    # Not at the top: it imports the pipeline (scipy.optimize and more), which `s3vm --help`
+    # and parsing a solve must not import (tests/test_cli_startup.py).
+    from s3vm.core.signal_answers import answer_of_signal
+
     try:
         form = get_formulation(formulation, **_options(options))
         effective = form.settings_for(_base_settings(data_settings, settings), overrides)
