@@ -2,8 +2,8 @@
 limits, and against the supervised fallback it holds (docs/reliability.md, "Every run answers").
 
 ``run`` writes one JSON line per command run, each ``s3vm solve heart -f NAME --json -q`` in a
-child process (the console script of this environment), with the commit (``+`` when the
-package's files differ from it), ``--label``, the 1-minute load and the UTC time:
+child process (the console script of this environment), with the last commit that changed the
+package's files (``+`` when they differ from it), ``--label``, the 1-minute load and the UTC time:
 
 - ``signals``: SIGINT and SIGTERM in turn at each offset of ``--offsets``, counted from the
   moment the child's console script has its handler (``SigCgt`` of ``/proc/PID/status`` shows
@@ -50,8 +50,10 @@ def _load() -> float:
 
 
 def _commit() -> str:
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                          capture_output=True, text=True).stdout.strip()
+    """The last commit that changed the package's files (a commit of docs or benchmarks alone
+    runs the same code), with ``+`` when the files differ from it."""
+    head = subprocess.run(["git", "log", "-1", "--format=%h", "--", "s3vm_models", "solvers"],
+                          cwd=ROOT, capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "s3vm_models", "solvers"],
                            cwd=ROOT, capture_output=True, text=True).stdout.strip()
     return head + ("+" if dirty else "")
@@ -231,8 +233,8 @@ def table_limits(path) -> str:
             if r is None:
                 row.append("")
                 continue
-            bound = 1.05 * limit + 0.5
-            wall = f"{r['wall']:.2f} s" + ("" if r["wall"] <= bound else " (over)")
+            wall = f"{r['wall']:.2f} s" + {"within": "", "imports": " (imports past T)",
+                                             "over": " (over)"}[_timing(r)]
             row.append(f"{_cell(r)}; {wall}")
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
@@ -240,12 +242,29 @@ def table_limits(path) -> str:
     for code, limit in columns:
         rs = [r for r in records if (_code(r), r["limit"]) == (code, limit)]
         bound = 1.05 * limit + 0.5
+        timing = [_timing(r) for r in rs]
         notes.append(f"{limit:g} s at {code}: {sum(1 for r in rs if r.get('labels'))} of "
-                     f"{len(rs)} with labels, {sum(1 for r in rs if r['wall'] <= bound)} within "
-                     f"{bound:.3g} s, load {min(r['load'] for r in rs):.1f} to "
+                     f"{len(rs)} with labels, {timing.count('within')} within {bound:.3g} s, "
+                     f"{timing.count('imports')} right after a start and imports that alone "
+                     "outlasted the limit, "
+                     f"{timing.count('over')} over, load {min(r['load'] for r in rs):.1f} to "
                      f"{max(r['load'] for r in rs):.1f}")
     lines.append("; ".join(notes) + ".")
     return "\n".join(lines)
+
+
+#: The messages of a limit spent before anything was built: reading the data, importing the
+#: solver library (docs/reliability.md, "Time limits": no clock cuts an import short).
+BEFORE_THE_STEP = ("time limit reached while reading the data",
+                   "time limit reached while importing the solver library")
+
+
+def _timing(r) -> str:
+    """``within`` the documented 1.05 T + 0.5 s, past it right after the ``imports`` that alone
+    took longer than the limit (the documented exception), or ``over``."""
+    if r["wall"] <= 1.05 * r["limit"] + 0.5:
+        return "within"
+    return "imports" if (r.get("message") or "").startswith(BEFORE_THE_STEP) else "over"
 
 
 def table_never_worse(path) -> str:

@@ -30,7 +30,8 @@ from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import problem_classes
 from s3vm.solvers.runtime.clock import imports_charged
 from s3vm.solvers.runtime.files import check_not_input
-from s3vm.solvers.runtime.supervisor import Interrupted, signal_of
+from s3vm.solvers.runtime.supervisor import (Interrupted, received_signal, signal_of,
+                                             signals_received)
 
 Data = Union[str, os.PathLike, Instance, tuple, "pandas.DataFrame"]
 
@@ -171,6 +172,7 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
     """
     started = time.perf_counter() if started is None else started
     read, data_settings = load(data)
+    signals = signals_received()
     try:
         instance = read.with_pairs(pairs)
         form = get_formulation(formulation, **_options(options))
@@ -186,6 +188,15 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
         # A signal before the solve held an answer (importing the formulation or the solver
         # library, seconds under load): the supervised fallback's labels, as a stopped solve's.
         signum = signal_of(exc)
+        answer = _answer_of_signal(read, pairs, formulation, options, data_settings, settings,
+                                   (solver, profile, time_limit, verbose), overrides, signum)
+        raise Interrupted(signum, result=answer) from None
+    except Exception:
+        if received_signal() is None or signals_received() == signals:
+            raise
+        # A library turned a signal into an error of its own (an import it cut short): the
+        # signal's answer, as above.
+        signum = received_signal()
         answer = _answer_of_signal(read, pairs, formulation, options, data_settings, settings,
                                    (solver, profile, time_limit, verbose), overrides, signum)
         raise Interrupted(signum, result=answer) from None
@@ -208,7 +219,7 @@ def _answer_of_signal(read, pairs, formulation, options, data_settings, settings
                                   str(chosen.solver or ""), signum)
         record_applied(answer, chosen)
         return answer
-    except S3VMError:
+    except Exception:  # noqa: BLE001 - an import the signal broke: the caller's answer then
         return None
 
 

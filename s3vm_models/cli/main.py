@@ -87,10 +87,12 @@ def main(argv: Optional[Sequence[str]] = None, started: Optional[float] = None,
                 with own_stdout(native_to_stderr=getattr(args, "verbose", False)) as real, \
                         quiet_stderr(quiet):
                     out = OutputStream(real)
+                    # The command's module imports the API (a second under load): a signal
+                    # during that import is noted too (raised, it left stdout empty).
+                    command = command_module(args.command)
                     # From here a signal is raised (Interrupted); one noted before is the
                     # command's to answer, or ends it before it runs.
                     stop_noting()
-                    command = command_module(args.command)
                     args.noted_signal = pending[0] if pending else None
                     if pending and not getattr(command, "answers_noted_signals", False):
                         raise Interrupted(pending[0])

@@ -100,8 +100,11 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
                         message="time limit reached while reading the data")
         result.info["seconds_before_step"] = round(clock.seconds, 6)
         if instance.u:
-            # labels at every limit: the supervised SVM's, scored (a fraction of a second)
-            supervised_labels(form, instance, settings, result)
+            # Labels at every limit: the supervised SVM's (milliseconds), not scored: their
+            # objective may need Pyomo and HiGHS imported (the Bennett-Demiriz labeling LP),
+            # a second and more past a limit already spent.
+            supervised_labels(form, instance, settings, result,
+                              supervised_scores(instance, settings), (None,))
         return finish(form, result, instance, settings, clock)
     # The fallback's labels and objective (fallback_answer), before the solver library is
     # imported: a signal during that import (a second or more under load) is answered with

@@ -8,7 +8,8 @@ from s3vm.cli.parser import (add_formulation_options, add_problem_options, add_s
                              inputs, overrides, read_data, started, typed_options)
 from s3vm.solvers.results import Result
 from s3vm.solvers.runtime.clock import signal_name
-from s3vm.solvers.runtime.supervisor import Interrupted, signal_of, signals_deferred
+from s3vm.solvers.runtime.supervisor import (Interrupted, received_signal, signal_of,
+                                             signals_deferred, signals_received)
 
 #: A signal noted before the command ran (the console script's start, the arguments read) is
 #: this command's to answer (s3vm.cli.main): it answers every signal with one result.
@@ -28,6 +29,7 @@ def add_parser(sub) -> None:
 
 def run(args, out) -> int:
     instance = None
+    signals = signals_received()
     try:
         if getattr(args, "noted_signal", None) is not None:
             raise Interrupted(args.noted_signal)  # came before the command could answer it
@@ -45,6 +47,15 @@ def run(args, out) -> int:
         with signals_deferred():
             print_solve(args, out, instance, result)
         raise
+    except Exception:
+        if signals_received() == signals:
+            raise
+        # A library turned the signal into an error of its own (an import it cut short, then
+        # failed): the signal's answer all the same (exit 130 with nothing on stdout before).
+        signum = received_signal()
+        with signals_deferred():
+            print_solve(args, out, instance, unanswered(args, signum, instance))
+        raise Interrupted(signum) from None
     # A signal while the answer is written ends the command after it (exit 130), not halfway.
     with signals_deferred():
         print_solve(args, out, instance, result)
