@@ -38,6 +38,7 @@ _PUBLIC = {
     "load_dataset": "s3vm.data.loaders",
     "load_ssl_split": "s3vm.data.loaders",
     "S3VMClassifier": "s3vm.estimator",
+    "UnlabeledDataWarning": "s3vm.estimator",
     "labeled_scorer": "s3vm.scoring",
     "Instance": "s3vm.data.instance",
     "Settings": "s3vm.core.settings",

@@ -18,13 +18,16 @@ from typing import Iterable, Optional, Union
 import numpy as np
 
 from s3vm.core.answers import record_applied
+from s3vm.core.kernels import kernel_matrix
 from s3vm.core.registry import formulation_class, formulation_options, get_formulation
 from s3vm.core.settings import (SETTINGS_TABLE, Settings, instance_files, keyword_hint,
                                 load_instance)
 from s3vm.data.instance import Instance
 from s3vm.data.readers import as_instance
+from s3vm.inductive import blocked_expansion, predictor
 from s3vm.models.certificate_check import CertificateError, CheckReport
 from s3vm.models.certificate_check import check_certificate as _check
+from s3vm.models.l2_svm import squared_hinge_svm
 from s3vm.solvers.errors import InputError, S3VMError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import problem_classes
@@ -117,7 +120,7 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
           time_limit: Optional[float] = None, options: Optional[dict] = None,
           verbose: bool = False, inputs: Optional[list] = None,
           started: Optional[float] = None, pairs: Optional[dict] = None,
-          start=None, **overrides):
+          start=None, effect: bool = True, **overrides):
     """Solve one formulation on one instance.
 
     Parameters
@@ -157,6 +160,10 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
         A start labeling of the unlabeled rows (file order): bb, bb-mip and bb-sdp take it as
         their first incumbent (a warm start; ``result.info["incumbent_source"]`` is "start"
         while nothing beats it); the others refuse it.
+    effect : bool, default True
+        For a local formulation (switching, primal-tsvm, vs3vm, cvs3vm), report what the
+        unlabeled rows changed (``result.info["unlabeled_effect"]``, :func:`unlabeled_effect`):
+        one more supervised solve on the labeled rows.
     **overrides
         Fields of :class:`Settings` given explicitly (``C=10``, ``kernel="rbf"``, ...); None
         values are ignored. One the formulation does not read is an :class:`InputError`.
@@ -180,8 +187,9 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
         effective = form.settings_for(_base_settings(data_settings, settings), overrides)
         if start is not None:
             form.set_start(instance, effective, start)
-        return form.solve(instance, effective,
-                          _profile(form, solver, profile, time_limit, verbose), started=started)
+        result = form.solve(instance, effective,
+                            _profile(form, solver, profile, time_limit, verbose),
+                            started=started)
     except KeyboardInterrupt as exc:
         if getattr(exc, "result", None) is not None:
             raise
@@ -200,7 +208,13 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
         answer = _answer_of_signal(read, pairs, formulation, options, data_settings, settings,
                                    (solver, profile, time_limit, verbose), overrides, signum)
         raise Interrupted(signum, result=answer) from None
-
+    if effect and type(form).local and result.labels is not None and result.status in ANSWERED:
+        try:
+            result.info["unlabeled_effect"] = unlabeled_effect(type(form), instance, effective,
+                                                               result)
+        except KeyboardInterrupt as exc:  # the solve's answer stands, without the comparison
+            raise Interrupted(signal_of(exc), result=result) from None
+    return result
 
 def _answer_of_signal(read, pairs, formulation, options, data_settings, settings, run,
                       overrides, signum: int):
@@ -221,6 +235,49 @@ def _answer_of_signal(read, pairs, formulation, options, data_settings, settings
         return answer
     except Exception:  # noqa: BLE001 - an import the signal broke: the caller's answer then
         return None
+
+
+#: The statuses of a finished local search, whose labeling :func:`unlabeled_effect` reports.
+ANSWERED = ("optimal", "feasible", "locally_optimal")
+
+
+def unlabeled_effect(cls, instance: Instance, settings: Settings, result) -> Optional[dict]:
+    """What the unlabeled rows changed in a local formulation's answer: how many of them it
+    labels otherwise than the same family's supervised SVM on the labeled rows alone, the
+    balance count it used and where that came from, and both objectives.
+
+    The supervised SVM is the formulation's problem without unlabeled terms (svm1 for the
+    LP family, the squared-hinge SVM for S3VM-L2; :meth:`Formulation.supervised_name`),
+    scored on the unlabeled rows by its inductive rule (:mod:`s3vm.inductive`). None when
+    the instance has no labeled or no unlabeled row.
+    """
+    if instance.u == 0 or instance.l == 0:
+        return None
+    X_L, X_U = instance.X[instance.labeled], instance.X[instance.unlabeled]
+    y_L = instance.label[instance.labeled]
+    name = cls.supervised_name()
+    if name is not None:
+        labeled = Instance(X_L, y_L, name=instance.name)
+        supervised_cls = formulation_class(name)
+        plain = Settings(**dict(settings.to_dict(), balance="none", positives=None))
+        sup = get_formulation(name).solve(labeled, supervised_cls.settings_for(
+            plain, {}, strict=False), _profile(get_formulation(name), None, None, None, False))
+        f = predictor(sup, labeled)(X_U)
+        what, value = f"{name} on the labeled rows", sup.objective
+    else:
+        K = kernel_matrix(X_L, None, settings.kernel, settings.sigma)
+        sol = squared_hinge_svm(K, y_L.astype(float), float(settings.C), bool(settings.bias))
+        f = blocked_expansion(X_U, X_L, settings.kernel, settings.sigma, sol.beta, sol.b)
+        what, value = "the squared-hinge SVM on the labeled rows", float(sol.value)
+    supervised = np.where(f >= 0, 1, -1)
+    count = None
+    if "balance" in cls.settings_used and settings.balance == "count":
+        count = {"positives": int(np.sum(np.asarray(result.labels) > 0)),
+                 "source": ("given" if settings.positives is not None
+                            else "the labeled ratio")}
+    return {"changed": int(np.sum(supervised != np.asarray(result.labels))),
+            "unlabeled": int(instance.u), "supervised": what, "count": count,
+            "objective": result.objective, "supervised_objective": value}
 
 
 #: Keys of ``per_formulation`` that choose how a formulation is run rather than what it solves.

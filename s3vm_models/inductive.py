@@ -47,8 +47,8 @@ class Predictor:
             X = np.asarray(X, dtype=float)
         if self.coef is not None:
             return X @ self.coef + self.intercept
-        return kernel_matrix(X, self.basis, self.kernel, self.sigma) @ self.dual_coef \
-            + self.intercept
+        return blocked_expansion(X, self.basis, self.kernel, self.sigma, self.dual_coef,
+                                 self.intercept)
 
 
 def formulation_rule(name: str) -> Optional[str]:
@@ -93,5 +93,29 @@ def predictor(result, instance, rule: Optional[str] = None) -> Predictor:
         # The LP family's w is in feature space already; an expansion folds into w = X'c.
         return Predictor(rule, kernel, sigma, intercept,
                          coef=coef if rule == "linear" else instance.X.T @ coef)
-    basis = instance.X.copy() if is_sparse(instance.X) else np.array(instance.X)
-    return Predictor(rule, kernel, sigma, intercept, dual_coef=coef, basis=basis)
+    # Rows with a zero coefficient add nothing to f: the basis keeps the others only (the
+    # support vectors of the expansion), so that prediction costs what the solution holds.
+    keep = np.flatnonzero(coef != 0)
+    basis = instance.X[keep]
+    basis = basis.copy() if is_sparse(basis) else np.array(basis)
+    return Predictor(rule, kernel, sigma, intercept, dual_coef=coef[keep], basis=basis)
+
+
+#: Kernel entries one block of a prediction holds at most (4e6 float64: 32 MB): the rows of X
+#: are scored a block at a time, so that memory is bounded whatever the number of new rows.
+PREDICT_BLOCK_ENTRIES = 4_000_000
+
+
+def blocked_expansion(X, basis, kernel: str, sigma: float, dual_coef: np.ndarray,
+                      intercept: float) -> np.ndarray:
+    """f(x) = k(x, basis) dual_coef + intercept for every row of X, a block of rows at a
+    time (at most :data:`PREDICT_BLOCK_ENTRIES` kernel entries held at once)."""
+    n = X.shape[0]
+    if basis.shape[0] == 0:
+        return np.full(n, float(intercept))
+    step = max(1, PREDICT_BLOCK_ENTRIES // basis.shape[0])
+    out = np.empty(n)
+    for start in range(0, n, step):
+        block = X[start:start + step]
+        out[start:start + step] = kernel_matrix(block, basis, kernel, sigma) @ dual_coef
+    return out + intercept

@@ -28,7 +28,8 @@ def _three_blobs(n_per_class=40, labeled=4, seed=0):
 
 def test_three_string_classes_one_vs_rest():
     X, y, truth = _three_blobs()
-    clf = S3VMClassifier(kernel="rbf", sigma=1.5, C=10.0, balance="count").fit(X, y)
+    clf = S3VMClassifier(kernel="rbf", sigma=1.5, C=10.0, balance="count",
+                         safeguard=None).fit(X, y)
     assert clf.classes_.tolist() == ["a", "b", "c"]
     f = clf.decision_function(X)
     assert f.shape == (X.shape[0], 3) and len(clf.estimators_) == 3 and clf.sigma_ == 1.5
@@ -36,6 +37,7 @@ def test_three_string_classes_one_vs_rest():
     for k, name in enumerate(clf.classes_):
         alone = np.where(y == -1, 0, np.where(y == name, 1, -1))
         single = S3VMClassifier(kernel="rbf", sigma=1.5, C=10.0, balance="count",
+                                class_prior="labeled", safeguard=None,
                                 unlabeled=0).fit(X, alone)
         np.testing.assert_allclose(f[:, k], single.decision_function(X), atol=1e-8)
         # ... with its own class's labeled ratio as its count (4 of 12 labeled rows)
@@ -103,19 +105,24 @@ def test_predict_proba_is_calibrated_on_held_out_labeled_rows(blobs2):
     X, y = blobs2
     plain = S3VMClassifier(kernel="rbf", sigma=1.0, C=10.0)
     assert not hasattr(plain, "predict_proba")   # as SVC: only with probability=True
-    clf = S3VMClassifier(kernel="rbf", sigma=1.0, C=10.0, probability=True).fit(X, y)
-    assert clf.probability_cv_ == 5
+    clf = S3VMClassifier(kernel="rbf", sigma=1.0, C=10.0, probability=True,
+                         safeguard=None).fit(X, y)
+    assert clf.probability_cv_ == 5 and clf.safeguard_ == "transductive"
     P = clf.predict_proba(X)
     assert P.shape == (X.shape[0], 2)
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     # The sigmoid is the one fitted to the folds' held-out decision values: refit them here.
+    # Each fold refits the S3VM with the fold's labels withheld, on the labeled rows first
+    # and the unlabeled rows after (the safeguard's row order), without a safeguard of its own.
     labeled = np.flatnonzero(y != -1)
+    rows = np.concatenate([labeled, np.flatnonzero(y == -1)])
     held = np.empty(labeled.size)
     split = StratifiedKFold(5, shuffle=True, random_state=0)
     for train, test in split.split(labeled, y[labeled]):
-        fold_y = y.copy()
-        fold_y[labeled[test]] = -1
-        fold = S3VMClassifier(kernel="rbf", sigma=1.0, C=10.0).fit(X, fold_y)
+        fold_y = y[rows].copy()
+        fold_y[test] = -1
+        fold = S3VMClassifier(kernel="rbf", sigma=1.0, C=10.0, safeguard=None).fit(
+            X[rows], fold_y)
         held[test] = fold.decision_function(X[labeled[test]])
     A, B = fit_sigmoid(held, y[labeled] == 1)
     np.testing.assert_allclose(P[:, 1], sigmoid_probability(clf.decision_function(X), A, B))

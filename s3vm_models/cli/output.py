@@ -20,7 +20,10 @@ def fmt(value, spec=".6g"):
 def print_solve(args, out, instance, result) -> None:
     """One result: JSON with ``--json``, else a summary."""
     if args.json:
-        print(json.dumps(result.to_dict(primal=args.primal)), file=out)
+        answer = result.to_dict(primal=args.primal)
+        if result.info.get("unlabeled_effect") is not None:   # local formulations (issue 34)
+            answer["unlabeled_effect"] = result.info["unlabeled_effect"]
+        print(json.dumps(answer), file=out)
     else:
         # no instance: a signal before the data was read (an answer without labels)
         metrics = {"error": None, "auc": None} if instance is None else \

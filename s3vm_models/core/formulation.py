@@ -142,6 +142,14 @@ class Formulation(ABC):
         of the problem as built (big-M values, variable bounds), which a user's change can
         void: ``Built.solve`` then checks and raises them
         (:mod:`s3vm.formulations.families.kept_exact`, docs/models.md).
+    local : bool
+        A local search (its answer depends on its start): :func:`s3vm.solve` reports what the
+        unlabeled rows changed against the family's supervised SVM
+        (``result.info["unlabeled_effect"]``, in the command line's JSON answer).
+    sparse_linear : str or None
+        The formulation that solves the same problem with the linear kernel in the primal
+        of sparse features, never densifying them, where this one would densify: the
+        estimator fits sparse linear input there (``switching``: ``primal-tsvm``).
     """
 
     name: ClassVar[str]
@@ -167,6 +175,8 @@ class Formulation(ABC):
     derived_constants: ClassVar[bool] = False
     estimator_options: ClassVar[dict] = {}
     accepts_sparse: ClassVar[bool] = False
+    sparse_linear: ClassVar[Optional[str]] = None
+    local: ClassVar[bool] = False
 
     def __init__(self, **values):
         options = self.option_table()

@@ -38,6 +38,7 @@ class CVS3VM(VS3VM):
     """
 
     name: ClassVar[str] = "cvs3vm"
+    local: ClassVar[bool] = True
     modelers: ClassVar[tuple] = ()
     no_model: ClassVar[str] = "a clustering step followed by one MIP per cluster"
     components: ClassVar[dict] = {}

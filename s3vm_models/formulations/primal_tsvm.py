@@ -49,6 +49,7 @@ class PrimalTSVM(Formulation):
                                "label switching or annealing), in numpy")
 
     name: ClassVar[str] = "primal-tsvm"
+    local: ClassVar[bool] = True
     summary: ClassVar[str] = ("linear S3VM-L2 in the primal for sparse data (SVMlin: finite "
                               "Newton with CGLS, multi-switch TSVM or deterministic annealing)")
     problem_class: ClassVar[str] = "svm"

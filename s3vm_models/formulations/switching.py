@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from typing import ClassVar
+from typing import ClassVar, Optional
 
 import numpy as np
 
@@ -55,6 +55,7 @@ class LabelSwitchingS3VM(Formulation):
     problem: ClassVar[int] = 1
 
     name: ClassVar[str] = "switching"
+    local: ClassVar[bool] = True
     no_model: ClassVar[str] = "a local search over labelings (label switching)"
     #: peak bytes per n^2 entry (linear, rbf), measured: K and the active sets' factors (on
     #: the paths that form K; see :meth:`dense_bytes_per_entry`)
@@ -69,6 +70,7 @@ class LabelSwitchingS3VM(Formulation):
     #: S3VMClassifier's default: both searches, the lower J kept (docs/changelog.md, the
     #: SSL book: the gradient start had the lower J on half the fits)
     estimator_options: ClassVar[dict] = {"search": "best"}
+    sparse_linear: ClassVar[Optional[str]] = "primal-tsvm"
     options: ClassVar[tuple] = (
         Option("search", "choice", "anneal", "switching: the starts of the label switching, "
                "kept by their J: anneal (Joachims' annealing of C* from the labeled rows' SVM, "

@@ -105,6 +105,7 @@ class VS3VM(DualFormLP, PyomoFormulation):
     problem: ClassVar[int] = 3
 
     name: ClassVar[str] = "vs3vm"
+    local: ClassVar[bool] = True
     #: peak bytes per n^2 entry (linear, rbf), measured: rbf: the kernel expansion over all points
     dense_bytes: ClassVar[tuple] = (0, 640)
     summary: ClassVar[str] = "concave S3VM by successive LPs with supergradients (Fung-Mangasarian)"
