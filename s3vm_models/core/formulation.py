@@ -59,6 +59,20 @@ MEMORY_ADVICE = {
 }
 
 
+
+def solve_recorded(form, instance: Instance, settings: Settings, profile,
+                   started: Optional[float]) -> Result:
+    """:func:`s3vm.core.pipeline.solve`, with what applied (limit, solver, profile, options)
+    recorded on its result, a signal's too (:func:`s3vm.core.answers.record_applied`)."""
+    try:
+        result = pipeline.solve(form, instance, settings, profile, started=started)
+    except Interrupted as exc:
+        record_applied(exc.result, profile)
+        raise
+    record_applied(result, profile)
+    return result
+
+
 class Formulation(ABC):
     """A named S3VM formulation.
 
@@ -357,13 +371,7 @@ class Formulation(ABC):
         model is built, and return the completed :class:`~s3vm.solvers.results.Result`: the
         one pipeline of every formulation, :func:`s3vm.core.pipeline.solve` (``started``, the
         time limit, progress lines and signals are described there)."""
-        try:
-            result = pipeline.solve(self, instance, settings, profile, started=started)
-        except Interrupted as exc:
-            record_applied(exc.result, profile)
-            raise
-        record_applied(result, profile)  # what applied: limit, solver, profile, options
-        return result
+        return solve_recorded(self, instance, settings, profile, started)
 
 
     def round_fallback(self, scores: np.ndarray, instance: Instance,
