@@ -106,21 +106,8 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
             supervised_labels(form, instance, settings, result,
                               supervised_scores(instance, settings), (None,))
         return finish(form, result, instance, settings, clock)
-    # The fallback's labels and objective (fallback_answer), before the solver library is
-    # imported: a signal during that import (a second or more under load) is answered with
-    # them, where it found nothing before (stdout empty, exit 130). Held on the solve's clock.
-    early = Clock(limit, start=started)
-    fallback, value = fallback_answer(form, instance, settings, early)
-    if early.interrupted:  # a signal while they were computed: that is the answer
-        return stopped_before_step(form, str(profile.solver or ""), instance, settings, early,
-                                   fallback, value, round(early.seconds, 6))
     importing = time.perf_counter()
-    try:
-        backend = form.backend(profile)
-    except KeyboardInterrupt as exc:  # a signal while the solver library was imported
-        early.stop(INTERRUPTED, signal_of(exc))
-        return stopped_before_step(form, str(profile.solver or ""), instance, settings, early,
-                                   fallback, value, round(early.seconds, 6))
+    backend = form.backend(profile)
     check_options(backend, profile)  # an option this solver ignores would pass silently
     if started is not None and not imports_charged():
         # Importing the solver library is not charged to the solve (a second or two, once
@@ -129,8 +116,6 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
         started += time.perf_counter() - importing
     form.check_memory(instance, settings, backend)  # a solver's own model may cost more
     clock = Clock(limit, start=started)
-    if early.held():
-        clock.hold(**early.held())
     seconds_before_step = round(clock.seconds, 6)
     if started is not None and clock.expired():
         # Starting the command and the imports used the whole limit (seconds on a loaded
@@ -138,8 +123,7 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
         result = Result(formulation=form.name, solver=backend.name, status="time_limit",
                         message="time limit reached while importing the solver library")
         if instance.u:
-            supervised_labels(form, instance, settings, result, fallback,
-                              value if fallback is not None else None)
+            supervised_labels(form, instance, settings, result)
         result.info["seconds_before_step"] = seconds_before_step
         return finish(form, result, instance, settings, clock)
 
@@ -157,15 +141,20 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
 
     # The labels of a solve stopped before it had a labeling (the supervised SVM's) and their
     # objective (the formulation's, up to FALLBACK_SCORED_ROWS rows) are ready before the step
-    # (computed above, before the import: under a limit always, without one where they are
-    # scored: fallback_answer) and held on the clock: a signal during a model build or an SDP
-    # solve, which cannot be cut short at once, then finds a complete answer and the worker
-    # gets the short grace period (supervisor.INTERRUPT_GRACE_WITH_INCUMBENT), where it waited
-    # 2 s and scored the labels afterwards (bb-mip 7.6 s from the signal to the exit at load
-    # 10). Computed after the stop, J's supervised solve on heart took 1.3-1.9 s past a 3 s
-    # limit on a loaded machine. It costs a supervised SVM on the labeled rows and one
-    # labeling's objective (heart, 297 rows: 0.01-0.03 s for J and D(y), 0.4-0.7 s for the
-    # Bennett-Demiriz labeling LP, at load 3).
+    # (under a limit always, without one where they are scored: fallback_answer) and held on
+    # the clock: a signal during a model build or an SDP solve, which cannot be cut short at
+    # once, then finds a complete answer and the worker gets the short grace period
+    # (supervisor.INTERRUPT_GRACE_WITH_INCUMBENT), where it waited 2 s and scored the labels
+    # afterwards (bb-mip 7.6 s from the signal to the exit at load 10). Computed after the stop,
+    # J's supervised solve on heart took 1.3-1.9 s past a 3 s limit on a loaded machine. It
+    # costs a supervised SVM on the labeled rows and one labeling's objective (heart, 297 rows:
+    # 0.01-0.03 s for J and D(y), 0.4-0.7 s for the Bennett-Demiriz labeling LP, at load 3).
+    # A signal while the solver library is imported (before this) is answered by the API with
+    # the same labels, unscored (s3vm.core.signal_answers).
+    fallback, value = fallback_answer(form, instance, settings, clock)
+    if clock.interrupted:  # a signal while it was computed: that is the answer
+        return stopped_before_step(form, backend, instance, settings, clock, fallback, value,
+                                   seconds_before_step)
     # A library prints nothing on stdout: what solver libraries write there from C goes to
     # the null device (to stderr under verbose, where the solver's log belongs).
     try:
@@ -277,11 +266,11 @@ def count_can_be_met(instance: Instance, settings: Settings) -> bool:
     return True
 
 
-def stopped_before_step(form, solver: str, instance: Instance, settings: Settings, clock: Clock,
+def stopped_before_step(form, backend, instance: Instance, settings: Settings, clock: Clock,
                         fallback: Optional[np.ndarray], value: tuple,
                         seconds_before_step: float) -> Result:
     """The result of a solve a signal stopped before its step began: the fallback labels."""
-    result = Result(formulation=form.name, solver=solver, status="error",
+    result = Result(formulation=form.name, solver=backend.name, status="error",
                     message="stopped before the model was built")
     return complete_stopped(form, result, instance, settings, clock, fallback, value,
                             seconds_before_step)
