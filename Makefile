@@ -18,7 +18,7 @@ PIN    := --constraint constraints.txt
 # message. `pip install .` prints no warning and needs no filter (tests/test_packaging.py).
 EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
-.PHONY: demo test venv clean test-latest test-oldest constraints docs catalog
+.PHONY: demo test test-fast lint venv clean test-latest test-oldest constraints docs catalog
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,8 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	touch $@
 
 # The test environment: every extra whose code the tests exercise (pictures, Dask, Parquet, the
-# docs build) besides the solvers.
-TEST_EXTRAS := test,scip,sdpa,plot,dask,parquet,docs
+# docs build) besides the solvers, and the linter.
+TEST_EXTRAS := test,scip,sdpa,plot,dask,parquet,docs,lint
 
 $(TEST_STAMP): $(STAMP)
 	$(EDITABLE) $(BIN)/python -m pip install --quiet $(PIN) -e '.[$(TEST_EXTRAS)]'
@@ -56,6 +56,19 @@ catalog: $(STAMP)
 
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests
+
+# The quick loop while changing code (docs/contributing.md): the suite less the tests marked
+# slow (a minute or more), subprocess (starts the command line or a Python of its own) and
+# wallclock (measures elapsed time). `make test` runs them all.
+# Byte code is cached (PYTHONDONTWRITEBYTECODE emptied: where the environment sets it, every run
+# compiles each module and rewrites each test file's asserts again, a third of the minute).
+FAST := not slow and not subprocess and not wallclock and not packaging
+test-fast: $(TEST_STAMP)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 2 -m "$(FAST)" tests
+
+# The linter (ruff, configured in pyproject.toml): 0 findings, as .ci/run checks.
+lint: $(TEST_STAMP)
+	$(BIN)/python -m ruff check .
 
 # The newest releases within setup.cfg's bounds, in a venv of their own made anew each time.
 test-latest:

@@ -38,9 +38,9 @@ import json
 import statistics
 import time
 
+from s3vm.api import evaluate, solve
 
 import benchmd
-from s3vm.api import evaluate, solve
 
 MOONS = dict(kernel="rbf", sigma=0.5, C=10.0, C_star=10.0, balance="count", positives="truth")
 

@@ -231,8 +231,8 @@ def check_layout(n=300, seed=1):
 
 
 def make_instance(n, seed, separation=2.0):
-    from s3vm.data.instance import Instance
     from s3vm.data.generators import gaussian_blobs
+    from s3vm.data.instance import Instance
 
     blobs = gaussian_blobs(n=n, p=P, separation=separation, seed=seed)
     return Instance(blobs.X, blobs.truth, blobs.truth, feature_names=blobs.feature_names,
@@ -289,9 +289,9 @@ def main():
                     help="do not write the section (build/benchmark-sections.md)")
     args = ap.parse_args()
 
-    from s3vm.core.settings import Settings
-
     import pyomo.environ  # noqa: F401  (imports outside every clock)
+
+    from s3vm.core.settings import Settings
     from s3vm.solvers.registry import get_backend
 
     get_backend("highs", "lp")

@@ -29,15 +29,15 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import benchmd  # noqa: E402
-from benchmd import fmt, median, table  # noqa: E402
-
-from s3vm.formulations import sdp_lowrank  # noqa: E402
-from s3vm.data.generators import gaussian_blobs  # noqa: E402
 from s3vm.core.registry import get_formulation  # noqa: E402
 from s3vm.core.settings import Settings  # noqa: E402
+from s3vm.data.generators import gaussian_blobs  # noqa: E402
+from s3vm.formulations import sdp_lowrank  # noqa: E402
 from s3vm.models.spectral import nearest_neighbour_sigma  # noqa: E402
 from s3vm.solvers.profiles import SolverProfile  # noqa: E402
+
+import benchmd  # noqa: E402
+from benchmd import fmt, median, table  # noqa: E402
 
 REC: dict = {}
 

@@ -61,9 +61,10 @@ def large_instance(n: int, seed: int):
     """The generated set (see the module docstring) as an Instance with its truth."""
     import scipy.io
 
-    from de_bie import DIGITS_NEG, DIGITS_POS
     from s3vm.data.instance import Instance
     from s3vm.data.loaders import data_dir
+
+    from de_bie import DIGITS_NEG, DIGITS_POS
 
     m = scipy.io.loadmat(str(data_dir() / "usps" / "usps.mat"))
     parts = [(m["train_X"], m["train_Y"]), (m["test_x"], m["test_y"])]
@@ -91,11 +92,12 @@ def large_instance(n: int, seed: int):
 
 def one(args) -> dict:
     """One solve in this process; prints its JSON row."""
-    from de_bie import auc, usps_digits, usps_instance
     from s3vm.core.registry import get_formulation
     from s3vm.core.settings import Settings
-    from s3vm.solvers.profiles import SolverProfile
     from s3vm.models.spectral import nearest_neighbour_sigma
+    from s3vm.solvers.profiles import SolverProfile
+
+    from de_bie import auc, usps_digits, usps_instance
 
     if args.experiment == "usps":
         X, digit = usps_digits()

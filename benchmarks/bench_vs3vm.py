@@ -162,6 +162,7 @@ def main():
     args = ap.parse_args()
 
     import pyomo.environ  # noqa: F401
+
     from s3vm.solvers.registry import get_backend
 
     get_backend("highs", "lp")

@@ -36,7 +36,6 @@ def median(values):
 
 def machine() -> dict:
     """nproc, CPU model, python, highspy and pyomo versions, and `date`."""
-    import highspy
     import numpy
     import pyomo
     import scipy

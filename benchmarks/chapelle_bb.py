@@ -37,8 +37,8 @@ import time
 import numpy as np
 
 from s3vm.api import evaluate, solve
-from s3vm.models.l2_svm import S3VMObjective
 from s3vm.core.settings import Settings
+from s3vm.models.l2_svm import S3VMObjective
 
 
 def J_of(instance, settings):

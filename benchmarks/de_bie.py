@@ -46,11 +46,11 @@ import time
 
 import numpy as np
 
-from s3vm.data.instance import Instance
 from s3vm.core.kernels import kernel_matrix
-from s3vm.data.loaders import data_dir
 from s3vm.core.registry import get_formulation
 from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.data.loaders import data_dir
 from s3vm.models.spectral import nearest_neighbour_sigma
 from s3vm.models.svm_dual import svm_dual_value
 from s3vm.solvers.profiles import SolverProfile

@@ -24,7 +24,6 @@ Every solve goes through the project API (``get_formulation(...).solve``), HiGHS
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import math
 import os
@@ -33,16 +32,16 @@ import shlex
 import subprocess
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from importlib import metadata
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from s3vm.data.instance import Instance
-from s3vm.data.loaders import load_dataset
 from s3vm.core.registry import get_formulation
 from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.data.loaders import load_dataset
 from s3vm.solvers.profiles import get_profile
 
 # (label in the slides' table, our loader name, the slides' dimension, points, CVS3VM, 10% RLP,
@@ -671,7 +670,10 @@ def k_sentence(extras, cv, label_of) -> str:
     at10 = {n: extras["ks"][n][10]["acc"] * 100 for n in extras["ks"]}
     up = [n for n in at10 if at10[n] > base[n] + 1]
     down = [n for n in at10 if at10[n] < base[n] - 1]
-    fmt = lambda ns: ", ".join(f"{label_of[n]} {base[n]:.1f} to {at10[n]:.1f}" for n in ns) or "none"
+
+    def fmt(ns):
+        return ", ".join(f"{label_of[n]} {base[n]:.1f} to {at10[n]:.1f}" for n in ns) or "none"
+
     return ("The post-hoc k table (seed 0) shows that k = 10, which spreads the labeled points over "
             f"the data, raises CVS3VM by more than a point on {fmt(up)} and lowers it on {fmt(down)}; "
             "we did not switch k, since that table looks at test labels.")

@@ -68,8 +68,9 @@ def coil(n_labeled: int, split: int):
 
 def fit(method: str, X, y):
     """Labels of every row by ``method``, and the estimator's width (for svc-same)."""
-    import s3vm
     from sklearn.svm import SVC
+
+    import s3vm
 
     L = y != -1
     if method == "defaults":

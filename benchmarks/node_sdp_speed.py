@@ -40,10 +40,10 @@ import numpy as np
 def capture(name: str, nodes: int, max_rounds: int = 30) -> tuple:
     """(problem factory, list of captured rounds) from a short search on ``name``."""
     from s3vm.api import load
-    from s3vm.data.loaders import load_sdp_instance
     from s3vm.core.registry import get_formulation
-    from s3vm.selection import select_parameters
     from s3vm.core.settings import Settings
+    from s3vm.data.loaders import load_sdp_instance
+    from s3vm.selection import select_parameters
     from s3vm.solvers.bnb.driver import search
     from s3vm.solvers.profiles import get_profile
     from s3vm.solvers.registry import get_backend
@@ -114,10 +114,10 @@ def incumbents(names) -> None:
     by the heuristic) on each instance in the same setting: one JSON line each, with the
     number of positive labels and the CPU seconds."""
     from s3vm.api import load
-    from s3vm.data.loaders import load_sdp_instance
     from s3vm.core.registry import get_formulation
-    from s3vm.selection import select_parameters
     from s3vm.core.settings import Settings
+    from s3vm.data.loaders import load_sdp_instance
+    from s3vm.selection import select_parameters
     from s3vm.solvers.profiles import get_profile
     from s3vm.solvers.registry import get_backend
 

@@ -59,6 +59,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 IMG = DOCS / "img"
@@ -336,6 +338,16 @@ def ssl_book_defaults(data="benchmarks/ssl_book_defaults.jsonl") -> str:
 #: the sets and methods of the table "ssl-book defaults and peers" and of its plot
 PEER_SETS = ("g241c", "g241d", "digit1", "usps-ssl", "bci", "text")
 PEERS = ("defaults", "qn-s3vm", "label-spreading", "self-training", "svmlight-tsvm")
+
+
+@table(PRACTICE, "safe estimator")
+def safe_estimator(data="benchmarks/practitioner.jsonl") -> str:
+    return printed("benchmarks/practitioner.py", "table", data)
+
+
+@table(PRACTICE, "ssl-book safe defaults")
+def ssl_book_safe(data="benchmarks/ssl_book_safe.jsonl") -> str:
+    return printed("benchmarks/ssl_book.py", "--versus-book", "defaults", "--summary", data)
 
 
 @table(PRACTICE, "ssl-book defaults and peers")
@@ -625,6 +637,32 @@ def _latest(paths: list[str], key) -> dict:
         for r in records(path):
             latest[key(r)] = r
     return latest
+
+
+@plot("safe-estimator-vs-svc", PRACTICE, INDEX, size=(7.6, 3.8))
+def safe_estimator_vs_svc(data="benchmarks/practitioner.jsonl"):
+    from practitioner import rows_of
+
+    numbers = {}
+    for (name, protocol, l), row in sorted(rows_of(records(data)).items()):
+        if all(m in row for m in ("svc", "s3vm", "s3vm-old")):
+            numbers.setdefault(protocol, []).append(
+                [name, l, round(row["svc"], 3), round(row["s3vm"], 3), round(row["s3vm-old"], 3)])
+
+    def draw(figure):
+        axes = figure.subplots(1, len(numbers), sharey=True)
+        for ax, (protocol, rows) in zip(np.atleast_1d(axes), sorted(numbers.items())):
+            svc = [r[2] for r in rows]
+            top = max(max(svc), max(max(r[3], r[4]) for r in rows)) + 2
+            ax.plot([0, top], [0, top], color="0.6", lw=0.8)
+            ax.scatter(svc, [r[4] for r in rows], s=14, facecolors="none", edgecolors="C1",
+                       label="s3vm before (labeled ratio, no safeguard)")
+            ax.scatter(svc, [r[3] for r in rows], s=14, color="C0", label="S3VMClassifier()")
+            ax.set_title(f"labels drawn {protocol}")
+            ax.set_xlabel("SVC on the labeled rows: error (%)")
+        np.atleast_1d(axes)[0].set_ylabel("error on the unlabeled rows (%)")
+        np.atleast_1d(axes)[0].legend(fontsize=7, loc="upper left")
+    return numbers, draw
 
 
 @plot("error-vs-labeled", PRACTICE, INDEX, size=(7.2, 4.6))

@@ -74,8 +74,8 @@ def table(path: str) -> str:
     by = {(r["mode"], r["C"]): r for r in rows}
     Cs = sorted({r["C"] for r in rows})
     first = rows[0]
-    lines = [f"| C | rebuild (s) | re-solve (s) | relaxation value, rebuild | re-solve | "
-             f"same labels |",
+    lines = ["| C | rebuild (s) | re-solve (s) | relaxation value, rebuild | re-solve | "
+             "same labels |",
              "|---|---|---|---|---|---|"]
     totals = [0.0, 0.0]
     for C in Cs:

@@ -13,15 +13,21 @@ rounds, why its rounds ended).
         art150 8 0.1 >> benchmarks/sdp_certificate_loss.jsonl
     .venv/bin/python benchmarks/sdp_certificate_loss.py --table benchmarks/sdp_certificate_loss.jsonl
 """
-import json, sys, time, resource
+import json
+import resource
+import sys
+import time
+
 from s3vm.api import load
-from s3vm.data.loaders import load_sdp_instance
 from s3vm.core.registry import get_formulation
-from s3vm.selection import select_parameters
 from s3vm.core.settings import Settings
+from s3vm.data.loaders import load_sdp_instance
+from s3vm.selection import select_parameters
 from s3vm.solvers.bnb.driver import search
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import get_backend
+
+
 def cpu():
     o, k = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return o.ru_utime + o.ru_stime + k.ru_utime + k.ru_stime
@@ -32,7 +38,10 @@ if sys.argv[1] == "--table":
     for line in open(sys.argv[2]):
         r = json.loads(line)
         loss = r["loss"]
-        pct = lambda x: "-" if x is None else f"{100 * x:.2f}%"
+
+        def pct(x):
+            return "-" if x is None else f"{100 * x:.2f}%"
+
         print(f"| {r['instance']} | {r['nodes']} | {r['cert_gap_share']} | {r['sdp']} "
               f"| {r['escalations']} | {r['cpu']:.1f} | {loss['nodes']} | {pct(loss['median'])} "
               f"| {pct(loss['max'])} | {loss['over_1pct']} |")

@@ -180,9 +180,10 @@ def one(method: str, n: int, seed: int, C: float, C_star: float) -> dict:
     made = time.perf_counter() - t0
     # Imported before tracemalloc starts, which would slow the imports down many times over
     # and count them in the fit.
+    import sklearn.svm  # noqa: F401
+
     import s3vm.estimator  # noqa: F401
     import s3vm.formulations.primal_tsvm  # noqa: F401
-    import sklearn.svm  # noqa: F401
     tracemalloc.start()
     t0 = time.perf_counter()
     if method == "primal-tsvm-defaults":

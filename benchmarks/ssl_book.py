@@ -209,10 +209,9 @@ def self_training(X, y_sk: np.ndarray, **svc) -> np.ndarray:
     """The ``self-training`` peer: the label of every row (any number of classes) by
     ``SelfTrainingClassifier(SVC(**svc, probability=True))`` (see the module's notes; a set of
     density under :data:`SPARSE_BELOW` is handed to the SVC as CSR)."""
+    import scipy.sparse as sp
     from sklearn.semi_supervised import SelfTrainingClassifier
     from sklearn.svm import SVC
-
-    import scipy.sparse as sp
 
     if not sp.issparse(X) and np.count_nonzero(X) < SPARSE_BELOW * X.size:
         X = sp.csr_matrix(X)

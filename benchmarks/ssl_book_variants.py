@@ -96,12 +96,12 @@ def balance_estimates(sets=("usps-ssl", "digit1", "bci", "g241c", "g241d"), n_la
     share, mean over the 12 splits: the labeled rows' ratio (the count balance's default), and
     the share of the unlabeled rows an rbf SVC on the labeled rows (median width, C = 10) puts
     in the positive class."""
-    import s3vm
     from sklearn.svm import SVC
 
+    import s3vm
     from s3vm.estimator import median_sigma
 
-    lines = [f"| set | l | true share | labeled ratio: mean distance | labeled SVM's share: mean "
+    lines = ["| set | l | true share | labeled ratio: mean distance | labeled SVM's share: mean "
              "distance |", "|---|---|---|---|---|"]
     for name in sets:
         far = []

@@ -19,9 +19,10 @@ import argparse
 import json
 import time
 
-import benchmd
 from s3vm.api import evaluate, solve
 from s3vm.data.generators import two_moons
+
+import benchmd
 
 SETTING = dict(kernel="rbf", sigma=0.5, C=10.0, C_star=10.0, balance="count")
 

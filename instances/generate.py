@@ -15,8 +15,8 @@ import pandas as pd
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from s3vm.data.instance import Instance  # noqa: E402
 from s3vm.data.generators import gaussian_blobs, two_moons  # noqa: E402
+from s3vm.data.instance import Instance  # noqa: E402
 from s3vm.data.loaders import load_dataset, load_sdp_instance, sdp_rbf_sigma  # noqa: E402
 
 SEED = 0
@@ -92,8 +92,9 @@ def main() -> None:
         write_csv(inst, os.path.join(data, f"{stem}_30pct.csv"))
         write_toml(os.path.join(HERE, f"{stem}.toml"), {
             "name": f"{stem}_30pct",
-            "description": f"SDP-S3VM standardized instance {name}: {inst.n} x {inst.p}, 30% of each "
-                           f"class labeled (l = {inst.l}, our seeded draw: loaders.load_sdp_instance "
+            "description": f"SDP-S3VM standardized instance {name}: {inst.n} x {inst.p}, 30% of "
+                           f"each class labeled (l = {inst.l}, our seeded draw: "
+                           f"loaders.load_sdp_instance "
                            f"seed {SEED}); rbf with their default width gamma = 1/p (sigma = "
                            f"{sdp_rbf_sigma(inst.p):g}); see data/sdp-s3vm-instances/SOURCE.md",
             "data": f"data/{stem}_30pct.csv",

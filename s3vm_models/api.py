@@ -13,20 +13,18 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Iterable, Optional, Union
+from typing import TYPE_CHECKING, Iterable, Optional, Union
 
 import numpy as np
 
 from s3vm.core.answers import record_applied
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.registry import formulation_class, formulation_options, get_formulation
-from s3vm.core.settings import (SETTINGS_TABLE, Settings, instance_files, keyword_hint,
-                                load_instance)
+from s3vm.core.settings import SETTINGS_TABLE, Settings, instance_files, keyword_hint, load_instance
 from s3vm.data.instance import Instance
 from s3vm.data.readers import as_instance
 from s3vm.inductive import blocked_expansion, predictor
-from s3vm.models.certificate_check import CertificateError, CheckReport
-from s3vm.models.certificate_check import check_certificate as _check
+from s3vm.models.certificate_check import CertificateError, CheckReport, check_certificate as _check
 from s3vm.models.l2_svm import squared_hinge_svm
 from s3vm.solvers.errors import InputError, S3VMError
 from s3vm.solvers.profiles import get_profile
@@ -35,6 +33,9 @@ from s3vm.solvers.runtime.clock import imports_charged
 from s3vm.solvers.runtime.files import check_not_input
 from s3vm.solvers.runtime.supervisor import (Interrupted, received_signal, signal_of,
                                              signals_received)
+
+if TYPE_CHECKING:
+    import pandas
 
 Data = Union[str, os.PathLike, Instance, tuple, "pandas.DataFrame"]
 
@@ -335,7 +336,7 @@ def prepare_comparison(data: Data, formulations: Iterable[str],
         if key not in SETTINGS_TABLE:
             raise InputError(f"unknown setting {key!r}{keyword_hint(key)}: the settings are "
                              f"{', '.join(SETTINGS_TABLE)}")
-        if not any(key in cls.settings_used for cls in classes):
+        if not any(cls.applicable({key: None}) for cls in classes):
             flag = SETTINGS_TABLE[key].flag_name if key in SETTINGS_TABLE else key
             raise InputError(f"{flag} does not apply to {', '.join(names)}")
     prepared = []
@@ -344,7 +345,7 @@ def prepare_comparison(data: Data, formulations: Iterable[str],
         form = get_formulation(name, **{**{k: v for k, v in options.items()
                                            if k in cls.option_table()}, **own_options})
         cls.settings_for(base, own_settings)  # the formulation's own entries must apply
-        shared = {k: v for k, v in overrides.items() if k in cls.settings_used}
+        shared = cls.applicable(overrides)
         effective = cls.settings_for(base, {**shared, **own_settings}, strict=False)
         form.check(instance, effective)
         prepared.append((form, effective, run))

@@ -28,8 +28,8 @@ reproduced here:
   --mean-products``).
 
 Their split (a seeded Julia shuffle, then the first floor(0.3 n_c) points of each class) cannot
-be reproduced in numpy; :func:`s3vm.data.loaders.load_sdp_instance` draws ours (``per_class="floor"``
-for their count per class).
+be reproduced in numpy; :func:`s3vm.data.loaders.load_sdp_instance` draws ours
+(``per_class="floor"`` for their count per class).
 """
 
 from __future__ import annotations
@@ -261,8 +261,9 @@ def select_parameters(instance, folds: int = 10, cmin: float = 0.01, cmax: float
 
 
 def sdp_s3vm_settings(instance, base=None, **kwargs):
-    """The :class:`~s3vm.core.settings.Settings` of SDP-S3VM's problem for ``instance``: the selected
-    kernel, sigma, C and C* = C l / u, no bias, the mean balance (other fields from ``base``)."""
+    """The :class:`~s3vm.core.settings.Settings` of SDP-S3VM's problem for ``instance``: the
+    selected kernel, sigma, C and C* = C l / u, no bias, the mean balance (other fields from
+    ``base``)."""
 
     chosen = select_parameters(instance, **kwargs).settings()
     return (base or Settings()).updated(**chosen) if base is not None else Settings(**chosen)

@@ -36,8 +36,9 @@ class SolverProfile:
     Parameters
     ----------
     solver : str, optional
-        Backend name (``highs``, ``scip``, ``cbc``, ``glpk``, ``gurobi``, ``cplex``, ``mosek``, ...);
-        None means the default solver of the problem class (:data:`s3vm.solvers.registry.DEFAULT_SOLVERS`).
+        Backend name (``highs``, ``scip``, ``cbc``, ``glpk``, ``gurobi``, ``cplex``, ``mosek``,
+        ...); None means the default solver of the problem class
+        (:data:`s3vm.solvers.registry.DEFAULT_SOLVERS`).
     time_limit : float, optional
         Seconds; None for no limit.
     mip_rel_gap : float, optional

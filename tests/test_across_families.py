@@ -3,6 +3,8 @@ and named as typed, and results record what was used."""
 
 import json
 
+import pytest
+
 from s3vm.cli import main
 
 
@@ -18,6 +20,8 @@ def test_an_option_of_another_formulation_is_refused_by_the_flag_typed(capsys):
     assert "--gap does not apply to formulation 'bd-mip'" in line and "--rel-gap" not in line
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_families_compare_on_a_shipped_instance_with_its_defaults(capsys):
     # blobs_small sets balance = "count" and bias = true: vs3vm has no balance, bb-sdp no bias.
     assert main(["compare", "blobs_small", "--formulations", "bb,vs3vm,bb-sdp",

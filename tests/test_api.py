@@ -8,12 +8,12 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 from s3vm import api
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError, SolverUnavailableError
-from s3vm.data.generators import gaussian_blobs
 from s3vm.core.kernels import kernel_matrix
-from s3vm.data.scaling import scale_features
 from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs
+from s3vm.data.instance import Instance
+from s3vm.data.scaling import scale_features
+from s3vm.solvers.errors import InputError, SolverUnavailableError
 from s3vm.solvers.profiles import SolverProfile, get_profile, read_profile, shipped_profiles
 from s3vm.solvers.registry import BACKENDS, get_backend, installed_solvers, unavailable_reason
 from s3vm.solvers.results import Result
@@ -25,6 +25,7 @@ def blobs():
 
 
 # -- settings and options checks ---------------------------------------------------------
+@pytest.mark.solver
 def test_settings_not_read_by_a_formulation_are_refused(blobs):
     with pytest.raises(InputError, match="C= does not apply to rlp"):
         api.solve(blobs, "rlp", C=3.0)
@@ -67,7 +68,8 @@ def test_profile_file_and_overrides(tmp_path):
     path = tmp_path / "p.toml"
     path.write_text('solver = "highs"\ntime_limit = 5\n[options]\npresolve = "off"\n')
     profile = get_profile(profile_path=str(path))
-    assert (profile.solver, profile.time_limit, profile.options) == ("highs", 5, {"presolve": "off"})
+    assert (profile.solver, profile.time_limit, profile.options) == \
+        ("highs", 5, {"presolve": "off"})
     # Another solver than the profile's would run with options meant for HiGHS: refused.
     with pytest.raises(InputError, match="two solvers"):
         get_profile("scip", str(path))
@@ -79,6 +81,7 @@ def test_profile_file_and_overrides(tmp_path):
         SolverProfile(threads=0)
 
 
+@pytest.mark.solver
 def test_highs_rejects_an_unknown_option(blobs):
     from s3vm.formulations.svm1 import SVM1
 
@@ -143,6 +146,7 @@ def test_instance_views_keep_file_order():
     assert (inst.l, inst.u) == (2, 4)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("formulation", ["rlp", "svm1", "vs3vm"])
 def test_an_all_zero_feature_gets_weight_zero_in_the_dual_form(formulation):
     # Regression: the empty dual row of an all-zero column used to give w_k = NaN.

@@ -68,6 +68,8 @@ def test_result_repr_is_a_short_summary(blobs):
     assert "array" not in text and "info" not in text
 
 
+@pytest.mark.slow
+@pytest.mark.solver
 def test_the_documented_loggers_carry_progress(blobs, monkeypatch):
     import logging
     import re

@@ -19,6 +19,8 @@ from s3vm import api
 from s3vm.data.generators import two_moons
 from s3vm.solvers.runtime.supervisor import abandoned_workers
 
+pytestmark = pytest.mark.slow
+
 LIMIT = 2.0
 #: CPU seconds the process may spend in the 2 s after the call returns: a solve still running
 #: would spend about 2 (one core busy); the margin allows for the garbage collector and a
@@ -35,6 +37,7 @@ def solve_threads() -> list:
     return [t for t in threading.enumerate() if t.name == "s3vm-solve"]
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("formulation", ["bb", "bd-mip"])
 def test_a_time_limited_solve_leaves_nothing_running(formulation):
     import pyomo.environ  # noqa: F401  - imports outside the measured window
@@ -64,6 +67,7 @@ def test_an_abandoned_step_ends_at_its_next_clock_check():
     assert abandoned_workers() == 0 and solve_threads() == []
 
 
+@pytest.mark.solver
 def test_an_sdpa_node_solve_holds_the_limit_in_a_thread():
     # bb-sdp hands each node SDP to SDPA, which holds the GIL for the whole solve and has no
     # time limit: in the caller's thread the supervisor could not run, and a 600-point run
@@ -71,6 +75,7 @@ def test_an_sdpa_node_solve_holds_the_limit_in_a_thread():
     # kills.
     pytest.importorskip("sdpap", reason="needs SDPA (pip install s3vm[sdpa])")
     import cvxpy  # noqa: F401  - imports outside the measured window
+
     from s3vm.data.generators import gaussian_blobs
 
     data = gaussian_blobs(n=600, p=10, separation=2.0, labeled_fraction=0.1, seed=0)

@@ -9,19 +9,20 @@ import numpy as np
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from s3vm.data.instance import Instance
-from s3vm.data.generators import gaussian_blobs, two_moons
+from s3vm.bounds.svm import SVMBoundProblem
 from s3vm.core.kernels import kernel_matrix
-from s3vm.models.l2_svm import S3VMObjective, squared_hinge_svm
 from s3vm.core.registry import get_formulation
 from s3vm.core.settings import Settings
-from s3vm.solvers.bnb.driver import search
+from s3vm.data.generators import gaussian_blobs, two_moons
+from s3vm.data.instance import Instance
+from s3vm.models.l2_svm import S3VMObjective, squared_hinge_svm
 from s3vm.models.label_switching import LabelSwitching
-from s3vm.bounds.svm import SVMBoundProblem
+from s3vm.solvers.bnb.driver import search
 
 from reference import l2_svm_value
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("bias", [True, False])
 def test_l2_svm_matches_cvxpy(seed, bias):
@@ -60,12 +61,13 @@ def small_instances():
         for inst, kernel in ((moons, "rbf"), (blobs, "linear"), (blobs, "rbf")):
             for bias in (True, False):
                 for balance in ("count", "none"):
+                    positives = "truth" if balance == "count" else None
                     cases.append((inst, Settings(kernel=kernel, sigma=0.5, C=10.0, C_star=5.0,
-                                                 bias=bias, balance=balance,
-                                                 positives="truth" if balance == "count" else None)))
+                                                 bias=bias, balance=balance, positives=positives)))
     return cases
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", small_instances())
 def test_bb_matches_enumeration(case):
     instance, settings = case
@@ -107,6 +109,7 @@ def check_node_bounds(objective, positives, rng, trials=20):
             assert info.value <= objective(labels) + 1e-9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bias", [True, False])
 def test_node_bounds_are_lower_bounds(bias):
     instance = two_moons(1, 4, seed=3)
@@ -114,6 +117,7 @@ def test_node_bounds_are_lower_bounds(bias):
     check_node_bounds(objective, None, np.random.default_rng(0))
 
 
+@pytest.mark.slow
 @hsettings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), u=st.integers(2, 7), bias=st.booleans(),
        kernel=st.sampled_from(["linear", "rbf"]), count=st.booleans())
@@ -134,6 +138,8 @@ def test_bb_random_instances(seed, u, bias, kernel, count):
     assert result.objective == pytest.approx(best, rel=1e-7, abs=1e-9)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_cli_json(tmp_path):
     instance = two_moons(1, 4, seed=1)
     path = tmp_path / "moons.csv"

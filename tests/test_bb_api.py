@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from s3vm import api, cli
-from s3vm.solvers.errors import InputError
+from s3vm.core.settings import Settings
 from s3vm.data.generators import gaussian_blobs, noisy_linear, two_moons
 from s3vm.models.l2_svm import S3VMObjective
-from s3vm.core.settings import Settings
+from s3vm.solvers.errors import InputError
 
 from reference import l2_objective
 
@@ -72,6 +72,8 @@ def case(name):
     return inst, Settings(**kw)
 
 
+@pytest.mark.slow
+@pytest.mark.solver
 @pytest.mark.parametrize("node_selection", ["depth", "best", "best-dive"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_optimum_equals_enumeration(name, node_selection):
@@ -89,6 +91,8 @@ def test_optimum_equals_enumeration(name, node_selection):
     assert l2_objective(inst, settings, result.labels) == pytest.approx(best, rel=1e-5, abs=1e-7)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_agrees_with_the_miqp_solved_by_scip():
     pytest.importorskip("pyscipopt")
     inst, settings = case("moons-rbf-u12")
@@ -98,13 +102,15 @@ def test_agrees_with_the_miqp_solved_by_scip():
     assert bb.objective == pytest.approx(miqp.objective, rel=1e-5)
 
 
+@pytest.mark.slow
 def test_node_limit_gives_an_anytime_result():
     inst, settings = case("moons-rbf-u12")
     best, _, _ = enumerated(inst, settings)
     result = api.solve(inst, "bb", settings, options={"node_limit": 3, "log_every": 0,
                                                       "heuristic": "switching"})
     assert result.status in ("feasible", "optimal")
-    assert result.lower_bound <= best * (1 + RTOL) + 1e-9 <= result.objective * (1 + 2 * RTOL) + 2e-9
+    assert result.lower_bound <= best * (1 + RTOL) + 1e-9 \
+        <= result.objective * (1 + 2 * RTOL) + 2e-9
 
 
 @pytest.mark.parametrize("formulation", ["bb", "bb-mip", "bb-sdp"])
@@ -165,6 +171,7 @@ def test_heuristic_option_is_validated():
         api.solve(case("moons-rbf-count")[0], "bb", options={"heuristic": "x"})
 
 
+@pytest.mark.slow
 def test_result_reports_the_heuristic_labeling_and_its_objective():
     inst, settings = case("moons-rbf-count")
     best, values, S = enumerated(inst, settings)
@@ -178,6 +185,8 @@ def test_result_reports_the_heuristic_labeling_and_its_objective():
     assert "heuristic" not in none.info and none.objective == pytest.approx(best, rel=RTOL)
 
 
+@pytest.mark.slow
+@pytest.mark.solver
 @pytest.mark.parametrize("formulation", ["bb", "bb-sdp"])
 def test_a_search_closed_by_its_gap_tolerance_is_optimal_with_its_gap(formulation):
     # As a MIP solver reports it: optimal within the tolerance, the proven gap beside it.

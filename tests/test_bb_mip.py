@@ -21,16 +21,17 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from reference import problem3_columns, problem3_labeling_lp
 from s3vm import api, cli
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.data.generators import gaussian_blobs, noisy_linear
-from s3vm.models.problem3 import Problem3Data, build_problem3
-from s3vm.core.settings import Settings
 from s3vm.bounds.lp_relaxation import LPRelaxationProblem
+from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs, noisy_linear
+from s3vm.data.instance import Instance
+from s3vm.models.problem3 import Problem3Data, build_problem3
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import get_backend
+
+from reference import problem3_columns, problem3_labeling_lp
 
 RTOL = 1e-6
 
@@ -93,6 +94,8 @@ def reference(name):
 
 # -- the optimum -----------------------------------------------------------------------------
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_optimum_equals_enumeration_and_labels_attain_it(name):
     instance, settings = case(name)
@@ -115,6 +118,8 @@ def test_optimum_equals_enumeration_and_labels_attain_it(name):
     assert tuple(labels) in optimal
 
 
+@pytest.mark.slow
+@pytest.mark.solver
 @pytest.mark.parametrize("name", ["linear_u10_count", "rbf_u7_none"])
 def test_optimum_equals_highs_mip_on_the_same_model(name):
     instance, settings = case(name)
@@ -124,6 +129,8 @@ def test_optimum_equals_highs_mip_on_the_same_model(name):
     assert result.objective == pytest.approx(mip.objective, rel=RTOL, abs=RTOL)
 
 
+@pytest.mark.slow
+@pytest.mark.solver
 @pytest.mark.parametrize("selection", ["best", "best-dive"])
 def test_node_selections_reach_the_same_optimum(selection):
     instance, settings = case("linear_u10_count")
@@ -133,6 +140,7 @@ def test_node_selections_reach_the_same_optimum(selection):
     assert result.objective == pytest.approx(best, rel=RTOL, abs=RTOL)
 
 
+@pytest.mark.solver
 def test_primal_and_decision_values_describe_the_returned_labeling():
     instance, settings = case("linear_u8_none")
     result = api.solve(instance, "bb-mip", settings)
@@ -149,6 +157,8 @@ def test_primal_and_decision_values_describe_the_returned_labeling():
 
 # Derandomized: the same examples every run, so the file's outcome and time are reproducible
 # (explored with 60-120 random examples per run while writing it).
+@pytest.mark.solver
+@pytest.mark.slow
 @hsettings(max_examples=15, derandomize=True, deadline=None,
            suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
@@ -186,6 +196,8 @@ def relaxation(instance, settings):
     return LPRelaxationProblem(model, get_backend("highs", "lp"), get_profile("highs"), positives)
 
 
+@pytest.mark.slow
+@pytest.mark.solver
 def test_node_bounds_are_below_every_completion_and_exact_at_leaves():
     instance, settings = case("blobs_u8_count_p5")
     A, B = columns(instance, settings.kernel, settings.sigma)
@@ -219,6 +231,8 @@ def test_node_bounds_are_below_every_completion_and_exact_at_leaves():
         assert problem.objective(leaf) == pytest.approx(leaf_value, rel=1e-7, abs=1e-9)
 
 
+@pytest.mark.slow
+@pytest.mark.solver
 def test_persistent_session_agrees_with_a_fresh_model_after_fixing_and_freeing():
     """Nodes visited in a jumping order (as best-first does) re-use one session: every bound
     must equal the bound of a freshly built model solved from scratch."""
@@ -232,6 +246,7 @@ def test_persistent_session_agrees_with_a_fresh_model_after_fixing_and_freeing()
     assert shared.lp_solves == 8
 
 
+@pytest.mark.solver
 def test_integral_relaxation_offers_its_labeling():
     """With every binary fixed the LP is the labeling's: its bound is its objective and the
     labeling comes back as a candidate incumbent."""
@@ -255,6 +270,8 @@ def test_mu_zero_is_rejected():
 
 # -- command line ----------------------------------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.solver
 def test_cli_solve_json_reports_optimal_and_nodes(capsys, tmp_path):
     instance, settings = case("linear_u8_none")
     path = tmp_path / "small.csv"
@@ -283,6 +300,8 @@ def test_cli_mu_zero_is_one_error_line(capsys, tmp_path):
     assert err.startswith("s3vm: error:") and err.count("\n") == 1
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.skipif("scip" not in __import__("s3vm.solvers.registry", fromlist=["x"])
                     .installed_solvers("lp"), reason="SCIP (pyscipopt) is not installed")
 def test_bb_mip_on_scip_keeps_its_incumbent_at_the_limit():
@@ -306,6 +325,8 @@ def test_bb_mip_on_scip_keeps_its_incumbent_at_the_limit():
     assert result.nodes is None or result.nodes >= 1
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_bb_mip_on_a_near_singular_rbf_kernel_with_a_tiny_mu():
     # Issue 29: two moons under rbf with sigma 10 (kernel eigenvalues from 1e-8) and mu = 1e-9
     # ended in "internal error: RuntimeError: the LP of a full labeling did not solve:
@@ -340,6 +361,8 @@ def _enumerated(instance, settings):
     return sorted(values, key=lambda pair: pair[0])
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("big_m_fails", [False, True])
 def test_a_labeling_whose_lp_fails_is_valued_by_the_big_m_lp_never_optimal(monkeypatch,
                                                                             big_m_fails):

@@ -30,17 +30,17 @@ from scipy.linalg import cholesky, solve_triangular
 from scipy.optimize import nnls
 
 from s3vm import api, cli
-from s3vm.data.instance import Instance
-from s3vm.data.generators import noisy_linear, two_moons
 from s3vm.core.registry import get_formulation
 from s3vm.core.settings import Settings
+from s3vm.data.generators import noisy_linear, two_moons
+from s3vm.data.instance import Instance
 from s3vm.models.shor_relaxation import certified_value, repair_diagonal, standard_form
-from s3vm.bounds.shor import ShorOptions
 from s3vm.solvers.backends.conic_standard import StandardConic
 from s3vm.solvers.bnb.driver import search
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import get_backend, installed_solvers
+
 from reference import dense_kernel
 
 cp = pytest.importorskip("cvxpy")
@@ -156,6 +156,8 @@ def assert_node_bounds_valid(problem, ref):
 
 # -- the optimum -------------------------------------------------------------------------------
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("name,options", [
     ("rbf_u10_mean", {"mean_products": False}), ("linear_u10_mean", {}),
     ("moons_u12_none", {}), ("rbf_u12_count", {}),
@@ -175,6 +177,8 @@ def test_optimum_equals_enumeration_and_every_node_bound_is_valid(name, options)
     assert assert_node_bounds_valid(problem, ref) >= 1
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_api_result_carries_bound_statistics_and_classifier():
     name = "rbf_u10_mean"
     instance, settings = case(name)
@@ -189,6 +193,8 @@ def test_api_result_carries_bound_statistics_and_classifier():
     np.testing.assert_allclose(result.decision_values, f[instance.unlabeled], atol=1e-8)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_whole_tree_bounded_by_the_sdp_alone():
     """No heuristic and the worst labeling as the incumbent: every labeling is better than it,
     so every node's bound must be below its subtree's optimum, and the tree closes."""
@@ -208,6 +214,8 @@ def test_whole_tree_bounded_by_the_sdp_alone():
     assert assert_node_bounds_valid(problem, ref) >= len(problem.log) - 1
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_lifted_count_bound_is_valid_and_not_weaker_at_the_root():
     name = "moons_u14_count"
     instance, settings = case(name)
@@ -245,6 +253,8 @@ def solve_standard(A, b, eq, Ct, solver, tolerance, **options):
     return problem
 
 
+@pytest.mark.slow
+@pytest.mark.solver
 @pytest.mark.parametrize("name", ["rbf_u10_mean", "rbf_u12_count"])
 def test_loose_scs_certificate_stays_below_the_optimum(name):
     """SCS at eps 1e-2: its primal value may overshoot the relaxation; the certified value (and
@@ -267,6 +277,7 @@ def test_loose_scs_certificate_stays_below_the_optimum(name):
     assert cert.lmin < 0 or cert.value <= primal
 
 
+@pytest.mark.solver
 def test_certificate_holds_for_arbitrary_multipliers():
     """Weak duality: any multipliers (clipped on the inequalities) give a value below the
     relaxation's optimum."""
@@ -304,6 +315,7 @@ def test_box_holds_every_labeling_better_than_the_incumbent(name):
     assert inside >= 1 and np.all(np.isfinite(L)) and np.all(np.isfinite(U))
 
 
+@pytest.mark.solver
 def test_labeling_qp_matches_clarabel():
     from s3vm.models.output_space import _labeling_qp_conic, labeling_qp
 
@@ -325,6 +337,8 @@ def test_labeling_qp_matches_clarabel():
 
 # -- determinism, limits, input -------------------------------------------------------------------
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_same_result_bit_identical_across_runs():
     name = "rbf_u12_count"
     instance, settings = case(name)
@@ -335,6 +349,8 @@ def test_same_result_bit_identical_across_runs():
     np.testing.assert_array_equal(runs[0].labels, runs[1].labels)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_time_limit_is_honoured():
     """A limit shorter than one node: the rounds stop at the clock, the search reports it."""
     from s3vm.data.loaders import load_sdp_instance
@@ -371,6 +387,8 @@ def test_bias_and_unknown_balance_are_rejected(capsys, tmp_path):
     assert status == 2 and len(err.strip().splitlines()) == 1 and "mean" in err
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_cli_solve_json_quiet(capsys, tmp_path):
     name = "moons_u12_none"
     instance, _ = case(name)
@@ -386,6 +404,8 @@ def test_cli_solve_json_quiet(capsys, tmp_path):
     assert result["objective"] == pytest.approx(reference(name).best, rel=RTOL)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_bb_without_bias_reaches_the_same_optimum():
     name = "rbf_u12_count"
     instance, settings = case(name)
@@ -403,6 +423,8 @@ def test_single_unlabeled_point_mean_balance_is_infeasible():
     assert result.status == "infeasible"
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_no_sdp_is_started_for_a_child_once_the_clock_has_run_out():
     """The driver bounds both children of a node it expands; once the limit has passed, a child
     gets its parent's bound (valid for its subtree) without an SDP, so a run overshoots its limit
@@ -425,7 +447,7 @@ def test_no_sdp_is_started_for_a_child_once_the_clock_has_run_out():
     assert_node_bounds_valid(problem, reference("rbf_u10_mean"))
 
 
-# -- the incumbent heuristic ------------------------------------------------------------------------
+# -- the incumbent heuristic -----------------------------------------------------------------------
 
 def heuristic_cases():
     """Twelve small instances, a third under each balance, linear-ish and moon-shaped data."""
@@ -442,6 +464,8 @@ def heuristic_cases():
         yield instance, settings
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_starting_incumbent_is_feasible_exact_and_mostly_optimal():
     """The starting incumbent (the supervised SVM's outputs rounded, then 2-opt and the local
     search whose flips change the number of positive labels, swaps under the count) meets the
@@ -463,6 +487,8 @@ def test_starting_incumbent_is_feasible_exact_and_mostly_optimal():
     assert hits >= 0.75 * total, (hits, total)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_flip_search_reaches_a_local_optimum_of_single_flips():
     """No single flip of the labeling reached improves its QP value (checked by solving every
     neighbour from scratch), and the swap search keeps the count."""
@@ -490,7 +516,7 @@ def test_flip_search_reaches_a_local_optimum_of_single_flips():
         assert np.sum(y3 > 0) == np.sum(y > 0)
 
 
-# -- the incumbent-relative certificate -------------------------------------------------------------
+# -- the incumbent-relative certificate ------------------------------------------------------------
 
 def worst_start_search(name, **options):
     """A whole tree with no heuristic and the worst labeling as the incumbent (so every
@@ -510,6 +536,8 @@ def worst_start_search(name, **options):
     return ref, problem, found
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("name,products,tolerance", [
     ("rbf_u10_mean", True, 1e-3), ("rbf_u10_mean", True, 1e-4), ("rbf_u10_mean", True, 1e-8),
     ("rbf_u10_mean", False, 1e-3), ("linear_u10_mean", True, 1e-4),
@@ -528,6 +556,8 @@ def test_every_node_bound_is_valid_at_loose_and_tight_tolerances(name, products,
     assert assert_node_bounds_valid(problem, ref) >= len(problem.log) // 2
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("name,within", [("rbf_u10_mean", 1e-3), ("linear_u10_mean", 5e-3)])
 def test_root_bound_survives_a_loose_solve(name, within):
     """With the product rows and SDPA at 1e-3, the root's certified bound (one round, no
@@ -547,6 +577,8 @@ def test_root_bound_survives_a_loose_solve(name, within):
     assert roots[1e-3] >= roots[1e-9] - within * abs(roots[1e-9])
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_incumbent_certificate_holds_for_arbitrary_multipliers():
     """Any multipliers: b'y + (UB + 1) min(0, lambda_min(R^-1 Z R^-T)) stays below the
     relaxation's optimum whenever UB is at least that optimum (the X it speaks of exist)."""
@@ -565,7 +597,7 @@ def test_incumbent_certificate_holds_for_arbitrary_multipliers():
                 <= optimum + 1e-6 * max(1.0, abs(optimum))
 
 
-# -- the accuracy escalation of a node's SDP --------------------------------------------------------
+# -- the accuracy escalation of a node's SDP -------------------------------------------------------
 
 def scripted_solves(problem, answers):
     """Replace the node loop's SDP solve by ``answers``: (value, dual, status) per call, in order;
@@ -616,6 +648,8 @@ def test_escalation_only_where_it_decides_and_never_below_finest(answers, expect
     assert problem.sdp.finest == pytest.approx(finest)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_product_rows_the_solver_fails_on_are_dropped_and_the_bound_stays_valid():
     """SDPA called wdbc's root SDP with the mean balance's product rows infeasible, and every
     later round's an error whose certificate was -3e7 (the search's bound with it); the same SDP
@@ -648,8 +682,10 @@ def test_product_rows_the_solver_fails_on_are_dropped_and_the_bound_stays_valid(
     assert bound == pytest.approx(expected, rel=1e-4)
 
 
-# -- the cut loop's stop test reads the solver's dual value ------------------------------------------
+# -- the cut loop's stop test reads the solver's dual value ----------------------------------------
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_rounds_go_on_when_a_certificate_falls_while_the_dual_value_rises():
     """GunPoint's root stopped after two SDPs: in round 2 the solver's dual value b'y rose (765.0 to
     766.7) while the certificate fell (751.1 to 724.0, a loss the escalation tolerated), and the
@@ -683,6 +719,8 @@ def test_rounds_go_on_when_a_certificate_falls_while_the_dual_value_rises():
     assert node.value <= ref.best + 1e-7 * max(1.0, abs(ref.best))
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_result_info_says_whether_product_rows_were_kept_and_the_root_finished():
     name = "rbf_u10_mean"
     instance, settings = case(name)
@@ -696,8 +734,9 @@ def test_result_info_says_whether_product_rows_were_kept_and_the_root_finished()
         assert loss["nodes"] >= 0 and loss["over_1pct"] <= loss["nodes"]
 
 
-# -- the facial reduction's basis --------------------------------------------------------------------
+# -- the facial reduction's basis ------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("a", [np.r_[71.25, np.zeros(5), np.ones(247)],     # ionosphere's root
                                np.r_[0.0, np.zeros(3), np.ones(10)],        # rhs = 0
                                np.r_[-3.0, np.ones(7)]])
@@ -736,6 +775,8 @@ def ionosphere_subset():
     return instance, settings
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_SDPA, reason="the failure was SDPA's")
 def test_sdpa_solves_a_reduced_root_with_product_rows_it_called_infeasible():
     """On this subset of ionosphere SDPA called the facially reduced root SDP with the product

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from s3vm import api
-from s3vm.core.settings import Settings
 
 from test_bb_sdp import RTOL, case, reference
+
+pytestmark = pytest.mark.slow
 
 
 def solve(name, **options):
@@ -26,6 +27,7 @@ def same(a, b):
             and np.array_equal(a.labels, b.labels))
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", ["rbf_u12_count"])
 def test_two_workers_find_the_enumerated_optimum_the_same_way_twice(name):
     ref = reference(name)
@@ -42,6 +44,7 @@ def test_two_workers_find_the_enumerated_optimum_the_same_way_twice(name):
     assert runs[0].info["sdp_solves"] >= runs[0].nodes - 1
 
 
+@pytest.mark.solver
 def test_a_dask_cluster_bounds_the_nodes_as_two_processes_do():
     distributed = pytest.importorskip("distributed")
     name = "rbf_u12_count"
@@ -62,6 +65,7 @@ def test_unreachable_scheduler_is_bad_input():
         solve("rbf_u12_count", scheduler="tcp://127.0.0.1:9")
 
 
+@pytest.mark.solver
 def test_time_limit_holds_with_workers(monkeypatch):
     """Node bounds running on the workers at the limit are killed and the search returns."""
     from s3vm.bounds.shor import ShorBoundProblem
@@ -122,6 +126,7 @@ def alive_children() -> list:
     return alive
 
 
+@pytest.mark.solver
 def test_cli_gap_tolerance_closed_reports_optimal_with_its_gap(capsys):
     # SDP-S3VM's art100 at C = 1.5 (their file-order choice) closes 2% at the root: optimal, the
     # proven gap beside it (the status was feasible, "gap tolerance reached").

@@ -8,10 +8,10 @@ import textwrap
 
 import pytest
 
-from s3vm.cli import main
 from s3vm.bench.execution import run_suite
 from s3vm.bench.results import read_records
 from s3vm.bench.spec import read_suite
+from s3vm.cli import main
 
 SUITE = """\
 name = "tiny"
@@ -63,6 +63,7 @@ def test_a_suite_expands_to_its_runs(tmp_path):
     assert suite.output == str(tmp_path / "suite-results")
 
 
+@pytest.mark.slow
 def test_bench_runs_records_failures_and_resumes(tmp_path, capsys):
     path = _write(tmp_path)
     assert main(["bench", str(path), "--jobs", "2"]) == 0
@@ -107,6 +108,7 @@ def _has(module):
     return True
 
 
+@pytest.mark.slow
 def test_time_limits_are_per_run(tmp_path):
     text = """\
     name = "limits"
@@ -125,6 +127,8 @@ def test_time_limits_are_per_run(tmp_path):
     assert record["seconds"] < 1.5 + 1.0
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_dask_local_cluster_runs_the_suite(tmp_path):
     distributed = pytest.importorskip("distributed")
     suite = read_suite(str(_write(tmp_path)), output=str(tmp_path / "dask"))
@@ -136,6 +140,7 @@ def test_dask_local_cluster_runs_the_suite(tmp_path):
     assert {r["status"] for r in records} == {"feasible", "optimal", "error"}
 
 
+@pytest.mark.slow
 def test_bad_address_is_one_line(tmp_path, capsys):
     pytest.importorskip("distributed")
     assert main(["bench", str(_write(tmp_path)), "--scheduler", "tcp://127.0.0.1:9"]) == 2

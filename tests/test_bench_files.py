@@ -16,11 +16,11 @@ import time
 import pytest
 
 import s3vm
-from s3vm.cli import main
-from s3vm.data.generators import gaussian_blobs
 from s3vm.bench.execution import run_suite
 from s3vm.bench.results import read_records, records_frame
 from s3vm.bench.spec import read_suite
+from s3vm.cli import main
+from s3vm.data.generators import gaussian_blobs
 
 SUITE = """\
 name = "files"
@@ -59,6 +59,8 @@ def _runs(path) -> list:
 
 
 # -- one writer at a time --------------------------------------------------------------------
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_a_second_bench_on_the_same_results_is_refused(tmp_path, capsys):
     path = _write(tmp_path)
     assert main(["bench", str(path), "--jobs", "1", "--quiet"]) == 0
@@ -91,6 +93,7 @@ def test_a_first_run_cut_short_resumes(tmp_path):
     assert jsonl.read_text().endswith("}\n") and jsonl.read_text().count("\n") == 2
 
 
+@pytest.mark.slow
 def test_a_whole_last_record_without_its_newline_is_kept(tmp_path):
     path = _write(tmp_path)
     jsonl = tmp_path / "suite-results.jsonl"
@@ -106,6 +109,7 @@ def test_a_whole_last_record_without_its_newline_is_kept(tmp_path):
         assert len(list(csv.DictReader(fh))) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field,value,message", [
     ("status", None, "(no 'status' field)"),
     ("instance", 3, "(its 'instance' is 3)"),
@@ -229,6 +233,7 @@ def _precedence_files(tmp_path, extra=""):
     return _write(tmp_path, PRECEDENCE.replace("[[instances]]", extra + "[[instances]]", 1))
 
 
+@pytest.mark.slow
 def test_an_instances_own_settings_win_over_the_suite_defaults(tmp_path):
     path = _precedence_files(tmp_path)
     records = {r["instance"]: r for r in run_suite(read_suite(str(path)), jobs=1)}
@@ -250,6 +255,7 @@ def test_an_instances_own_settings_win_over_the_suite_defaults(tmp_path):
     assert rows["own"]["kernel"] == "linear" and float(rows["own"]["C"]) == 5.0
 
 
+@pytest.mark.slow
 def test_an_override_table_wins_over_an_instances_settings(tmp_path, capsys):
     path = _precedence_files(tmp_path, "[override]\nkernel = \"rbf\"\n\n")
     text = path.read_text().replace('kernel = "rbf"\nsigma', "sigma", 1)  # not in both tables
@@ -325,6 +331,8 @@ def _bench_at_work(path):
     return bench, workers
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_bench_takes_its_workers_with_it_and_resumes(tmp_path):
     """SIGKILL, which no handler sees: the workers go with the bench, and the resumed suite
@@ -343,6 +351,7 @@ def test_a_killed_bench_takes_its_workers_with_it_and_resumes(tmp_path):
     assert len(runs) == len(set(runs)) == 2
 
 
+@pytest.mark.slow
 def test_the_example_suite_of_the_docs_runs_heart_with_its_own_kernel(tmp_path):
     import re
 
@@ -360,6 +369,8 @@ def test_the_example_suite_of_the_docs_runs_heart_with_its_own_kernel(tmp_path):
     assert 0 < record["labels"].count(1) < len(record["labels"])  # not every row on one side
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_terminated_bench_stops_its_runs_at_once(tmp_path):
     # SIGTERM, like Ctrl-C: the bench ends now (before, it waited for every run in progress to

@@ -24,12 +24,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from s3vm.formulations.families.branch_and_bound import BranchAndBoundFormulation
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
 from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.formulations.families.branch_and_bound import BranchAndBoundFormulation
 from s3vm.solvers.bnb.driver import NODE_SELECTIONS, search, validate_search_options, write_graphml
 from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import SolverProfile, get_profile
 from s3vm.solvers.registry import get_backend, unavailable_reason
 
@@ -317,6 +317,7 @@ def test_heuristic_off_the_count_is_ignored():
     assert result.incumbent_source != "toy heuristic"
 
 
+@pytest.mark.slow
 @hsettings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_property_random_problems(data):
@@ -455,6 +456,7 @@ def test_log_lines_every_n_nodes_with_the_columns():
     assert final[1].startswith("optimal:")
 
 
+@pytest.mark.slow
 def test_default_log_and_progress_go_to_the_logger(caplog):
     problem = random_problem(4, u=14, heuristic=np.ones(14, dtype=int), delay=0.002)
     stamps = []
@@ -563,7 +565,8 @@ def test_formulation_solves_and_reports(toy_instance, tmp_path):
     assert (result.formulation, result.solver, result.status) == ("toy-bb", "builtin", "optimal")
     assert result.objective == pytest.approx(best) and result.lower_bound == result.objective
     assert np.array_equal(result.decision_values, result.labels / 2)
-    assert result.info["options"]["node_selection"] == "best-dive" and result.info["open_nodes"] == 0
+    assert result.info["options"]["node_selection"] == "best-dive"
+    assert result.info["open_nodes"] == 0
     assert result.nodes > 0 and result.seconds >= result.info["search_seconds"]
     assert nx.read_graphml(str(tree_file)).graph["formulation"] == "toy-bb"
     counted = form.solve(toy_instance, Settings(balance="count", positives=2), SolverProfile())
@@ -593,6 +596,7 @@ def test_formulation_time_limit_and_solver_checks(toy_instance):
     assert result.status == "optimal"
 
 
+@pytest.mark.solver
 def test_builtin_solver_is_registered():
     assert unavailable_reason("builtin") is None
     backend = get_backend(None, "svm")

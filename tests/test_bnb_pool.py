@@ -52,11 +52,13 @@ def counting(seed, u=9, **kwargs):
 
 def outcome(result):
     """What must not change between two runs of the same search."""
-    tree = sorted((node, tuple(sorted(attrs.items()))) for node, attrs in result.tree.nodes(data=True))
+    tree = sorted((node, tuple(sorted(attrs.items())))
+                  for node, attrs in result.tree.nodes(data=True))
     return (result.status, tuple(result.labels), result.objective, result.lower_bound,
             result.nodes, result.open_nodes, tree)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("selection", NODE_SELECTIONS)
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("workers", [2, 4])
@@ -73,6 +75,7 @@ def test_pool_finds_the_enumerated_optimum(selection, seed, workers):
     assert problem.objective(result.labels) == pytest.approx(best, abs=tol(best))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2, 4])
 def test_same_result_twice_for_a_number_of_workers(workers):
     runs = [quiet(random_problem(3, u=9, greedy=True), node_selection="best",
@@ -80,6 +83,7 @@ def test_same_result_twice_for_a_number_of_workers(workers):
     assert outcome(runs[0]) == outcome(runs[1])
 
 
+@pytest.mark.slow
 def test_worker_reports_reach_the_driver_and_workers_learn_the_incumbent():
     problem = counting(5, greedy=True, heuristic=np.ones(9, dtype=int))
     result = quiet(problem, node_selection="best", pool=ProcessPool(2))
@@ -91,6 +95,7 @@ def test_worker_reports_reach_the_driver_and_workers_learn_the_incumbent():
     assert problem.incumbents[-1] == result.objective
 
 
+@pytest.mark.slow
 def test_time_limit_kills_the_bounds_running():
     problem = counting(1, child_delay=30.0, heuristic=np.ones(9, dtype=int))
     best, _, _ = enumerate_optimum(problem)
@@ -110,6 +115,7 @@ def test_default_workers_are_the_cores_capped_by_memory():
     assert make_pool(1) is None
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_bounds_the_nodes_as_processes_do():
     distributed = pytest.importorskip("distributed")
     from s3vm.solvers.bnb.pool import DaskPool
@@ -143,6 +149,8 @@ def _labeling_qp(seed):
     return value
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_children_solve_with_clarabel_after_the_parent_did():
     """A solver library's thread pool started in the parent has no threads in a forked child:
     bb-sdp's node bounds waited forever on Clarabel in every child once the parent had solved

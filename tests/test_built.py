@@ -87,6 +87,7 @@ def labelings(u, fixed=None):
 
 # -- what build returns ------------------------------------------------------------------------
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", PYOMO + CVXPY)
 def test_build_returns_the_declarative_model_with_its_documented_components(name):
     import cvxpy as cp
@@ -177,12 +178,13 @@ def own_registry(monkeypatch):
     return registry
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_a_formulation_registered_from_outside_is_built_and_solved(own_registry, data):
     # A Pyomo family member written outside the package: the Bennett-Demiriz MIP stated with
     # the model builder of s3vm.models; built.py knows nothing of it.
     from s3vm.formulations.families.pyomo import PyomoFormulation
-    from s3vm.models.problem3 import (Problem3Data, build_problem3, primal_values,
-                                      unlabeled_scores)
+    from s3vm.models.problem3 import Problem3Data, build_problem3, primal_values, unlabeled_scores
 
     class ToyMIP(PyomoFormulation):
         name = "toy-mip"
@@ -240,6 +242,8 @@ def test_a_formulation_from_outside_without_a_model_is_a_clean_input_error(own_r
 
 # -- build, change, solve ---------------------------------------------------------------------
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_bd_mip_as_built_solves_to_the_enumerated_optimum(data):
     instance, settings = data
     best = min(labeling_lp(instance, settings, y) for y in labelings(instance.u))
@@ -249,6 +253,8 @@ def test_bd_mip_as_built_solves_to_the_enumerated_optimum(data):
     assert labeling_lp(instance, settings, result.labels) == pytest.approx(best, abs=1e-7)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["highs", "scip"])
 def test_a_side_constraint_forcing_a_label_on_bd_mip(data, solver):
     import pyomo.environ as pyo
@@ -270,6 +276,8 @@ def test_a_side_constraint_forcing_a_label_on_bd_mip(data, solver):
     assert result.objective == pytest.approx(best, rel=1e-6, abs=1e-8)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_a_cut_on_the_sdp_raises_its_bound_and_stays_below_the_enumerated_optimum(data):
     import cvxpy as cp
 
@@ -311,6 +319,7 @@ def test_a_cut_on_the_sdp_raises_its_bound_and_stays_below_the_enumerated_optimu
     assert result.objective == pytest.approx(D(result.labels)[0], rel=1e-5)
 
 
+@pytest.mark.solver
 def test_a_model_is_solved_only_by_a_solver_of_its_kind():
     built = s3vm.build(BLOBS, "sdp")
     with pytest.raises(s3vm.InputError, match="does not solve SDP models"):

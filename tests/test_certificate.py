@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 import s3vm
@@ -50,6 +49,8 @@ def check(document) -> "s3vm.models.certificate_check.CheckReport":
     return check_certificate(document)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_a_valid_certificate_holds_and_states_the_enumerated_optimum(inst, certified):
     result, document = certified
     report = check(document)
@@ -69,6 +70,7 @@ def _pruned_sdp(document):
                 if node["status"] == "pruned" and (node.get("proof") or {}).get("kind") == "sdp")
 
 
+@pytest.mark.slow
 def test_a_changed_bound_fails(certified):
     document = copy.deepcopy(certified[1])
     node = _pruned_sdp(document)
@@ -121,6 +123,8 @@ def test_changed_data_or_a_lower_incumbent_value_fails(certified):
     assert not report.holds and any("incumbent's multipliers" in f for f in report.failures)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_a_search_stopped_early_proves_nothing(inst, tmp_path):
     path = tmp_path / "stopped.json"
     s3vm.solve(inst, "bb-sdp", balance="count", **KEYWORDS,
@@ -129,6 +133,8 @@ def test_a_search_stopped_early_proves_nothing(inst, tmp_path):
     assert not report.holds and any("open" in f for f in report.failures)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_with_pairs_and_no_balance_the_certificate_holds(inst, tmp_path):
     unl = [int(r) for r in inst.unlabeled]
     pairs = {"must": [(unl[0], unl[1])], "cannot": [(unl[2], unl[3])]}
@@ -147,6 +153,8 @@ def test_with_pairs_and_no_balance_the_certificate_holds(inst, tmp_path):
     assert not check(document).holds
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_the_command_line_writes_and_checks_a_certificate(inst, tmp_path, capsys):
     data = tmp_path / "data.csv"
     inst.to_csv(str(data))
@@ -172,6 +180,7 @@ def test_the_command_line_writes_and_checks_a_certificate(inst, tmp_path, capsys
     assert cli.main(["check-certificate", str(path)]) == 2
 
 
+@pytest.mark.subprocess
 def test_the_checker_needs_no_solver():
     code = ("import sys, json\n"
             "from s3vm.models.certificate_check import check_certificate\n"
@@ -202,6 +211,8 @@ def certified_mip(inst, tmp_path_factory):
     return result, json.loads(path.read_text())
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_a_bb_mip_certificate_holds_and_states_the_enumerated_optimum(inst, certified_mip):
     from reference import labelings, problem3_columns, problem3_labeling_lp
 
@@ -220,6 +231,7 @@ def _pruned_lp(document):
                 if node["status"] == "pruned" and (node.get("proof") or {}).get("kind") == "lp")
 
 
+@pytest.mark.slow
 def test_a_tampered_bb_mip_certificate_fails(certified_mip):
     document = copy.deepcopy(certified_mip[1])
     _pruned_lp(document)["proof"]["value"] *= 1.01
@@ -240,6 +252,8 @@ def test_a_tampered_bb_mip_certificate_fails(certified_mip):
     assert not check(document).holds
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_a_bb_mip_certificate_with_pairs_holds(inst, tmp_path):
     unl = [int(r) for r in inst.unlabeled]
     path = tmp_path / "pairs.json"

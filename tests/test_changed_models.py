@@ -163,6 +163,8 @@ def solve_file(path: str, kind: str) -> float:
     return float(highs.getInfo().objective_function_value)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("seed,constraint_kind", CASES)
 def test_a_changed_model_and_its_export_solve_to_the_enumerated_optimum(tmp_path, kind, seed,
@@ -194,6 +196,8 @@ def test_a_changed_model_and_its_export_solve_to_the_enumerated_optimum(tmp_path
         assert "c_l_plus_side(0)_" in fh.read()
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_build_prints_nothing_on_stdout():
     code = "import s3vm; s3vm.build('blobs_small', 'bd-mip'); s3vm.build('blobs_small', 'bb-mip')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300)
@@ -201,6 +205,8 @@ def test_build_prints_nothing_on_stdout():
     assert out.stdout == b""
 
 
+@pytest.mark.slow
+@pytest.mark.solver
 def test_the_big_m_values_are_mutable_params_the_rows_read():
     built = s3vm.build("blobs_small", "bd-mip")
     m = built.model
@@ -224,6 +230,7 @@ def test_the_big_m_values_are_mutable_params_the_rows_read():
     assert other != 123.0 and d_coefficients(m.plus_side[1]) == {"d[1]": pytest.approx(-other)}
 
 
+@pytest.mark.solver
 def test_a_changed_objective_is_not_reported_optimal():
     """The derivation of big-M needs the objective as built: another one is only 'feasible'."""
     needs("bd-mip")
@@ -301,6 +308,7 @@ def read_cbf(path: str):
     return cp.Problem(sense(objective), constraints)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name,options,variable", [("sdp", {}, "a"),
                                                    ("sdp", {"sdp_form": "primal"}, "gamma_u"),
                                                    ("bb-sdp", {}, "X")])
@@ -340,6 +348,7 @@ def test_a_fusion_model_is_exported_without_being_disposed(tmp_path):
     assert built.export(str(tmp_path / "again.cbf")) == "cbf"  # the model is still usable
 
 
+@pytest.mark.solver
 def test_export_refuses_a_format_its_model_is_not_written_in(tmp_path):
     from s3vm.solvers.errors import InputError
 
@@ -349,6 +358,7 @@ def test_export_refuses_a_format_its_model_is_not_written_in(tmp_path):
     assert not (tmp_path / "model.cbf").exists()
 
 
+@pytest.mark.solver
 def test_a_changed_bb_sdp_root_claims_no_bound_for_the_changed_problem():
     import cvxpy as cp
 
@@ -366,6 +376,7 @@ def test_a_changed_bb_sdp_root_claims_no_bound_for_the_changed_problem():
     assert "box" in result.info["lower_bound_note"]
 
 
+@pytest.mark.solver
 def test_exporting_a_changed_big_m_model_before_its_check_warns(tmp_path):
     import warnings
 
@@ -395,6 +406,8 @@ def _overlapping(seed: int = 0):
     return X, y
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("mu", [1e-6, 0.1])
 def test_s3vm_export_warns_where_a_reader_solves_its_file_below_the_optimum(tmp_path, capsys,
                                                                             monkeypatch, mu):
@@ -422,6 +435,8 @@ def test_s3vm_export_warns_where_a_reader_solves_its_file_below_the_optimum(tmp_
         assert "big-M values reach 1.77e+07" in warned[0] and "below the problem's" in warned[0]
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_built_export_warns_where_a_reader_may_solve_the_changed_file_below_its_optimum(
         tmp_path, monkeypatch):
     from s3vm.solvers.errors import InexactFileWarning

@@ -18,11 +18,12 @@ import sys
 import numpy as np
 import pytest
 
-from contract import without_progress
 from s3vm import cli
 from s3vm.core.registry import FORMULATIONS
 from s3vm.core.settings import load_instance
 from s3vm.solvers.registry import BACKENDS, installed_solvers, unavailable_reason
+
+from contract import without_progress
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOBS = os.path.join(ROOT, "instances", "blobs_small.toml")
@@ -141,6 +142,7 @@ def missing_solver():
 
 # -- 1. solve --json -------------------------------------------------------------------------
 
+@pytest.mark.solver
 @pytest.mark.parametrize("formulation", ALL_FORMULATIONS)
 def test_solve_json_contract_and_file_order(capsys, separated, formulation):
     result = solve_json(capsys, separated, "--formulation", formulation)
@@ -173,6 +175,7 @@ def test_solve_json_contract_and_file_order(capsys, separated, formulation):
             assert isinstance(result[key], int) and result[key] >= 0
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("path, formulations", [(BLOBS, ALL_FORMULATIONS),
                                                 (MOONS, LP_FORMULATIONS)])
 def test_solve_json_with_instance_file(capsys, path, formulations):
@@ -186,6 +189,8 @@ def test_solve_json_with_instance_file(capsys, path, formulations):
         assert set(result["labels"]) <= {1, -1}
 
 
+@pytest.mark.slow
+@pytest.mark.solver
 def test_command_line_overrides_instance_file(capsys, tmp_path):
     with open(BLOBS) as fh:
         text = fh.read()
@@ -206,6 +211,8 @@ def test_command_line_overrides_instance_file(capsys, tmp_path):
 
 # -- 2. compare ------------------------------------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.solver
 def test_compare_table(capsys, overlapping):
     from sklearn.metrics import roc_auc_score
 
@@ -232,6 +239,8 @@ def test_compare_table(capsys, overlapping):
         assert f"{error:.2%}" in cells and f"{auc:.4f}" in cells, line
 
 
+@pytest.mark.slow
+@pytest.mark.solver
 def test_compare_json(capsys, overlapping):
     from sklearn.metrics import roc_auc_score
 
@@ -272,6 +281,7 @@ def read_with_highs(path):
     return lp.num_col_, lp.num_row_, integers
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("formulation, fmt, explicit", [
     ("rlp", "mps", True), ("svm1", "lp", True), ("bd-mip", "mps", False), ("bd-mip", "lp", False),
     ("rlp", "lp", False),
@@ -292,6 +302,7 @@ def test_export(capsys, tmp_path, separated, formulation, fmt, explicit):
     assert integers == (u if formulation == "bd-mip" else 0)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("fmt", ["mps", "lp"])
 def test_export_says_only_what_it_wrote(capsys, caplog, tmp_path, separated, fmt):
     """Regression (fixed in pyomo_formulation.py during this work): with format="lp" passed as a
@@ -332,12 +343,14 @@ def test_list(capsys):
 
 # -- 5. solvers and profiles -----------------------------------------------------------------
 
+@pytest.mark.solver
 def test_solver_option(capsys, separated):
     result = solve_json(capsys, separated, "-f", "bd-mip", "--solver", "highs",
                         "--time-limit", "30")
     assert result["solver"] == "highs" and result["status"] == "optimal"
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("formulation", ["rlp", "bd-mip"])
 def test_every_installed_solver_runs(capsys, separated, formulation):
     """Regression (fixed in solvers/backends/pyomo/scip.py during this work): --solver scip exited 1
@@ -355,6 +368,7 @@ def test_every_installed_solver_runs(capsys, separated, formulation):
         assert result["labels"] == truth.tolist()
 
 
+@pytest.mark.solver
 def test_profile_file(capsys, tmp_path, separated):
     profile = tmp_path / "mine.toml"
     profile.write_text('solver = "highs"\ntime_limit = 30\n')
@@ -548,7 +562,8 @@ def test_compare_checks_every_name_before_solving(capsys, separated):
 
 def test_export_to_missing_directory(capsys, tmp_path, separated):
     """Was a bug: exit 1 "internal error: FileNotFoundError" from tempfile.mkstemp in
-    PyomoFormulation._write; the export command (s3vm.cli.commands.export) now checks the directory first."""
+    PyomoFormulation._write; the export command (s3vm.cli.commands.export) now checks the directory
+    first."""
     target = tmp_path / "no-such-dir" / "model.mps"
     line = assert_one_error_line(*run(capsys, "export", separated, "-f", "rlp", "-o", target))
     assert "no-such-dir" in line
@@ -590,6 +605,8 @@ def _env():
     return env
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_process_solve_json(separated):
     proc = subprocess.run(_command() + ["solve", separated, "--formulation", "svm1", "--json"],
                           capture_output=True, text=True, timeout=60, env=_env())
@@ -603,6 +620,8 @@ def test_process_solve_json(separated):
     assert result["labels"] == truth_of_unlabeled(separated).tolist()
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_process_bad_input(tmp_path, separated):
     missing = subprocess.run(_command() + ["solve", tmp_path / "nope.csv", "-f", "rlp", "--json"],
                              capture_output=True, text=True, timeout=60, env=_env())
@@ -614,6 +633,8 @@ def test_process_bad_input(tmp_path, separated):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_process_stdout_closed_early(separated):
     """`s3vm ... | head -c 10`: the reader goes away. Was a bug: exit 1 with "internal error:
     BrokenPipeError" (or Python's "Exception ignored ... BrokenPipeError" at exit); cli.main now

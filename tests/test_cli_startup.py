@@ -45,6 +45,8 @@ def _heavy_after(code: str, *args: str) -> list:
     return json.loads(line[-1][len("MODULES "):])
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [["--help"], ["solve", "--help"], ["compare", "--help"],
                                   ["--version"]])
 def test_help_imports_no_formulation_nor_solver_library(argv):
@@ -53,6 +55,8 @@ def test_help_imports_no_formulation_nor_solver_library(argv):
     assert _heavy_after(code) == []
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_parsing_a_solve_imports_no_formulation():
     code = ("from s3vm.cli.parser import build_parser\n"
             "args = build_parser().parse_args(['solve', 'x.csv', '-f', 'bb-sdp', '--gap', "
@@ -61,6 +65,8 @@ def test_parsing_a_solve_imports_no_formulation():
     assert _heavy_after(code) == []
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_a_solve_imports_only_its_own_formulation():
     code = ("from s3vm.cli import main\nimport contextlib, io\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
@@ -72,6 +78,8 @@ def test_a_solve_imports_only_its_own_formulation():
 
 
 # -- the command's clock counts from the process's start ---------------------------------------
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_process_start_is_before_the_package_was_imported():
     code = ("import time; time.sleep(0.5)\n"
             "from s3vm.solvers.runtime.clock import process_start\n"
@@ -81,6 +89,8 @@ def test_process_start_is_before_the_package_was_imported():
     assert 0.5 <= float(proc.stdout) < 60, proc.stderr
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_a_commands_clock_counts_from_the_process_start():
     # A process that started 100 s ago (as process_start() reads it): its 50 s limit is spent
     # before the data is read (it counted from after the parsing before).
@@ -113,6 +123,8 @@ def _slow_backend(monkeypatch, seconds: float):
     monkeypatch.setattr(cls, "backend", slow)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_a_charged_import_that_uses_the_limit_up_returns_at_once(monkeypatch):
     _slow_backend(monkeypatch, 0.6)
     monkeypatch.setattr(clock, "_charge_imports", [True])
@@ -125,6 +137,8 @@ def test_a_charged_import_that_uses_the_limit_up_returns_at_once(monkeypatch):
     assert time.perf_counter() - begun < 0.6 + 1.0
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_the_api_clock_skips_the_import_unless_charged(monkeypatch):
     _slow_backend(monkeypatch, 0.6)
     assert not clock.imports_charged()
@@ -133,6 +147,8 @@ def test_the_api_clock_skips_the_import_unless_charged(monkeypatch):
     assert result.info["seconds_before_step"] < 0.5
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_the_fallback_labels_are_ready_before_the_step(monkeypatch):
     # Computed after the grace period, they took 0.08 to 0.15 s at 20,000 columns (load 6).
     from s3vm.core import pipeline
@@ -186,6 +202,8 @@ def test_the_writer_replaces_the_file_only_with_a_checked_catalog(tmp_path, monk
     assert sorted(os.listdir(tmp_path)) == ["catalog.py"]  # no temporary file left
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_the_writer_checks_the_shipped_catalog_from_the_command_line():
     proc = subprocess.run([sys.executable, "-m", "s3vm.core.catalog_writer", "--check"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)

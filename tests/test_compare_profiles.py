@@ -15,12 +15,13 @@ import json
 
 import pytest
 
-from contract import BLOBS, check_error_line, without_progress
 from s3vm import api, cli
 from s3vm.core.formulation import Formulation
 from s3vm.core.registry import formulation_class
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.registry import installed_solvers
+
+from contract import BLOBS, check_error_line, without_progress
 
 needs_scip = pytest.mark.skipif("scip" not in installed_solvers("mip"),
                                 reason="needs SCIP (pip install s3vm[scip])")
@@ -54,6 +55,8 @@ def solves(monkeypatch):
     return names
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @needs_scip
 def test_the_profile_goes_to_the_formulations_its_solver_solves(capsys, scip_profile):
     # The command: four rows, the LP and MIP solved by SCIP, the other two by their
@@ -72,6 +75,8 @@ def test_the_profile_goes_to_the_formulations_its_solver_solves(capsys, scip_pro
     assert all(r["seconds"] < 5 * 1.1 + 1 for r in rows if r["formulation"] != "vs3vm"), rows
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @needs_scip
 def test_the_optimum_under_the_profile_is_the_default_solvers(capsys, scip_profile):
     # bd-mip solved by SCIP through the comparison's profile and by HiGHS (its default), rlp
@@ -92,6 +97,8 @@ def test_the_optimum_under_the_profile_is_the_default_solvers(capsys, scip_profi
                                                            rel=1e-6, abs=1e-7)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @needs_scip
 def test_set_gives_one_formulation_its_profile(capsys, scip_profile):
     status, out, err = run(capsys, "compare", BLOBS, "--formulations", "rlp,bd-mip",
@@ -127,6 +134,7 @@ def test_every_solver_is_checked_before_anything_is_solved(capsys, solves, scip_
     assert solves == []
 
 
+@pytest.mark.solver
 def test_a_failure_after_a_finished_formulation_keeps_its_row(capsys, monkeypatch):
     # bb fails (as an input its solve finds bad would): rlp's finished row is printed first,
     # then the one error line, exit 2; through the API the error carries the row.

@@ -24,6 +24,7 @@ def bench():
     return module
 
 
+@pytest.mark.subprocess
 def test_a_split_is_seeded_and_labels_every_class(bench):
     # Ten classes of which one is rare (3 of 1,992 rows): a plain draw of 50 rows misses it
     # most of the time, so the redraw is exercised.
@@ -49,6 +50,8 @@ def test_the_table_is_the_mean_over_the_latest_record_of_each_split(bench):
     assert row[7:10] == ["5.3", "6.2", "7.4 |"]
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_an_unreadable_record_file_is_refused_in_one_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{not json\n")

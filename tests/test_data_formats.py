@@ -7,8 +7,8 @@ import pytest
 
 import s3vm
 from s3vm.cli import main
-from s3vm.data.readers import read_svmlight
 from s3vm.data.generators import gaussian_blobs
+from s3vm.data.readers import read_svmlight
 from s3vm.solvers.errors import InputError
 
 
@@ -24,6 +24,7 @@ def _write_svmlight(path, X, labels):
             fh.write(f"{lab:g} {pairs}\n")
 
 
+@pytest.mark.solver
 def test_a_libsvm_file_reads_as_the_same_instance(tmp_path, blobs):
     path = tmp_path / "blobs.svm"
     _write_svmlight(path, blobs.X, blobs.label)
@@ -37,6 +38,7 @@ def test_a_libsvm_file_reads_as_the_same_instance(tmp_path, blobs):
     assert a.info["data"]["format"] == "svmlight"
 
 
+@pytest.mark.solver
 def test_the_unlabeled_marker_and_class_labels_are_configurable(tmp_path, blobs, capsys):
     # UniverSVM-style classes 1 and 2 with -3 on the unlabeled rows.
     labels = np.select([blobs.label > 0, blobs.label < 0], [2, 1], -3)
@@ -54,6 +56,7 @@ def test_the_unlabeled_marker_and_class_labels_are_configurable(tmp_path, blobs,
     assert len(err) == 1 and "3 classes (-3, 1, 2) besides the unlabeled marker 0" in err[0]
 
 
+@pytest.mark.solver
 def test_an_instance_file_may_point_to_a_libsvm_file(tmp_path, blobs):
     _write_svmlight(tmp_path / "d.svmlight", blobs.X, np.where(blobs.label == 0, 9, blobs.label))
     (tmp_path / "i.toml").write_text('data = "d.svmlight"\nunlabeled = 9\nseed = 2\nmu = 0.5\n')
@@ -62,6 +65,8 @@ def test_an_instance_file_may_point_to_a_libsvm_file(tmp_path, blobs):
     assert result.info["seed"] == {"data": 2, "formulation": None}
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_arrays_and_data_frames_everywhere_the_api_takes_data(blobs):
     frame = pd.DataFrame(blobs.X, columns=["a", "b", "c"])
     frame["label"] = blobs.label
@@ -88,6 +93,7 @@ def test_bad_in_memory_data_is_one_clear_error(blobs, data, message):
         s3vm.solve(data(blobs), "switching")
 
 
+@pytest.mark.solver
 def test_results_record_the_seed_of_the_labeled_draw_and_of_the_formulation():
     heart = s3vm.load_dataset("heart", labeled_fraction=0.1, seed=3)
     result = s3vm.solve(heart, "svm1")

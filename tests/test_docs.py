@@ -20,6 +20,8 @@ def _build(config: Path, site: Path):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_the_site_builds_strictly_and_a_broken_link_fails_it(tmp_path):
     pytest.importorskip("mkdocs", reason="make docs installs mkdocs (extra docs)")
     pytest.importorskip("mkdocstrings", reason="make docs installs mkdocstrings (extra docs)")
@@ -55,6 +57,8 @@ def test_the_benchmark_suite_files_are_valid(suite):
     assert read.runs and read.name == suite.stem
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_the_models_tutorial_runs_as_written():
     # docs/models.md: every ```python block, in order, in one namespace (its own asserts check
     # that the forced label holds, the solvers agree and the cuts raise the bound).
@@ -120,6 +124,8 @@ def test_every_table_held_before_is_still_generated_on_its_page():
         assert name in pages.TABLES and pages.TABLES[name].page == page, name
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("name", TABLE_NAMES)
 def test_a_benchmark_table_is_what_its_generator_prints_from_its_data(name):
     import difflib
@@ -164,6 +170,8 @@ def _changed_copy(tmp_path, data: str, field: str, change, **match) -> str:
     return str(copy)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("name, data, field, match", [
     ("ssl-book defaults", "benchmarks/ssl_book_defaults.jsonl", "error", {"method": "defaults"}),
     ("ssl-book table 1", "benchmarks/ssl_book.jsonl", "error", {}),
@@ -203,6 +211,7 @@ def test_a_changed_data_file_changes_a_plots_digest(tmp_path):
             != pages.plot_digest("error-vs-labeled"))
 
 
+@pytest.mark.slow
 def test_the_plots_are_drawn_from_their_data(tmp_path):
     # Drawing each plot anew writes an SVG that records the digest the committed one records.
     pytest.importorskip("matplotlib", reason="the plots need matplotlib (extra plot)")
@@ -259,6 +268,8 @@ def test_the_readmes_dependency_table_is_setup_cfgs():
     assert listed <= declared, listed - declared
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_the_sdp_cut_example_runs_in_seconds():
     # Issue 25: the cut example of docs/models.md (4 u(u - 1)/2 scalar cuts on the primal
     # form) was the slow way to state it. The section's blocks run here on their own, in a

@@ -45,6 +45,8 @@ def test_mkdocs_reads_the_docstrings_through_the_extension():
         "mkdocs.yml no longer names the extension"
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_no_docstring_keeps_a_raw_role_as_the_reference_reads_it():
     # the source tree as mkdocs lays it out (docs/hooks/site.py: s3vm/ as installed)
     site = _module("site_hook", "docs/hooks/site.py")

@@ -28,12 +28,15 @@ import os
 import numpy as np
 import pytest
 
-from reference import L2Reference, problem3_values
 from s3vm import api
-from s3vm.data.instance import Instance
-from s3vm.data.generators import noisy_linear
 from s3vm.core.settings import Settings
+from s3vm.data.generators import noisy_linear
+from s3vm.data.instance import Instance
 from s3vm.solvers.registry import installed_solvers
+
+from reference import L2Reference, problem3_values
+
+pytestmark = [pytest.mark.slow, pytest.mark.solver]
 
 LONG = os.environ.get("S3VM_EXACT") == "long"
 SEEDS = range(6) if LONG else range(1)

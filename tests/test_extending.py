@@ -44,11 +44,14 @@ def test_the_page_has_its_worked_example():
     assert len(blocks) >= 2 and "register_formulation" in blocks[0]
 
 
+@pytest.mark.slow
 def test_the_page_runs(toy, capsys):
     assert "supervised-l2" in s3vm.formulation_names()
     assert toy["clf"].decision_rule_ == "expansion"  # from problem = 1, no table entry
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("balance", ["count", "none"])
 def test_a_registered_formulation_solves_checks_and_predicts(toy, balance):
     instance = gaussian_blobs(n=24, n_labeled_per_class=3, seed=3)
@@ -67,6 +70,7 @@ def test_a_registered_formulation_solves_checks_and_predicts(toy, balance):
         s3vm.solve(instance, "supervised-l2", mu=0.5)
 
 
+@pytest.mark.slow
 def test_the_registry_refuses_a_taken_name_and_a_mismatched_class(toy):
     cls = s3vm.core.registry.formulation_class("supervised-l2")
     with pytest.raises(InputError, match="already registered"):

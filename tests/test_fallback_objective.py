@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reference import labeling_objective_reference
-
 import s3vm
 from s3vm.api import load
 from s3vm.core.registry import formulation_class, formulation_names
 from s3vm.core.settings import Settings
 from s3vm.solvers.runtime.clock import Stopped
+
+from reference import labeling_objective_reference
 
 # No term of the unlabeled rows: no labeling has an objective of its own.
 SUPERVISED = {"rlp", "svm1"}
@@ -26,6 +26,7 @@ def independent_objective(name, instance, settings, labels):
                                         labels)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", [n for n in formulation_names() if n not in SUPERVISED])
 def test_a_stopped_solves_fallback_labels_carry_their_objective(name, monkeypatch):
     cls = formulation_class(name)

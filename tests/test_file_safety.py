@@ -20,7 +20,6 @@ from s3vm.cli import main
 from s3vm.data.generators import gaussian_blobs
 
 
-
 @pytest.fixture(scope="module")
 def csv_bytes(tmp_path_factory):
     """A small valid data file's bytes."""
@@ -85,6 +84,7 @@ def test_a_compressed_input_that_is_not_what_it_says_is_one_line(tmp_path, capsy
     assert message in line and name in line
 
 
+@pytest.mark.solver
 def test_the_same_contents_compressed_properly_are_read(tmp_path, capsys, csv_bytes):
     # The control: what the extension says, the data reads (so the refusals above are about
     # the contents, not the extension).
@@ -142,6 +142,8 @@ def _through_fifo(tmp_path, name, command):
     return box.get("data"), regular.read_bytes()
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("name,command", [
     ("model.mps", ["export", "blobs_small", "-f", "bd-mip", "-o", "{out}"]),
     ("data.csv", ["dataset", "heart", "-o", "{out}"]),
@@ -152,6 +154,8 @@ def test_an_output_to_a_fifo_is_written_into_it(tmp_path, capsys, name, command)
     assert through_fifo and through_fifo == regular
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("name,command", [
     ("model.mps", ["export", "blobs_small", "-f", "bd-mip", "-o", "{out}"]),
     ("data.csv", ["dataset", "heart", "-o", "{out}"]),
@@ -200,6 +204,7 @@ def null_device(tmp_path):
     pytest.skip("no character device to write to safely")
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("command", [
     ["export", "blobs_small", "-f", "bd-mip", "--format", "mps", "-o", "{out}"],
     ["dataset", "heart", "-o", "{out}"],
@@ -235,6 +240,8 @@ def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, command):
     assert sorted(os.listdir(tmp_path)) == ["d.png", "d.toml"]
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["/dev/stdout", "/dev/fd/1"])
 def test_an_output_to_dev_stdout_reaches_the_real_standard_output(tmp_path, name):
     # The command line points descriptor 1 elsewhere while a command runs (so that solver

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from s3vm import cli
+from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
 from s3vm.formulations.sdp import SDPRelaxation
-from s3vm.core.settings import Settings
 from s3vm.solvers.backends.pyomo.mosek import mosek_licence_problem
 from s3vm.solvers.profiles import SolverProfile
 from s3vm.solvers.registry import BACKENDS, installed_solvers
@@ -183,6 +183,7 @@ def read_cbf(path):
     return cp.Problem(objective, constraints)
 
 
+@pytest.mark.solver
 def test_cbf_reader_on_a_small_known_problem(tmp_path):
     """The reader itself, on a problem with a known optimum: min t + x s.t. [[t, 1], [1, x]]
     PSD (t x >= 1), 0 <= x <= 0.5. Then t = 1/x and t + x falls on (0, 1]: optimum 2.5 at
@@ -202,6 +203,7 @@ def test_cbf_reader_on_a_small_known_problem(tmp_path):
     assert problem.value == pytest.approx(2.5, rel=1e-6)
 
 
+@pytest.mark.solver
 def test_cbf_reader_on_a_psd_variable(tmp_path):
     """The PSDVAR / FCOORD / OBJFCOORD part of the reader (MOSEK writes those for a Fusion PSD
     variable; the s3vm models have none): min tr X s.t. X PSD (2 x 2), X_01 = 1, X_00 >= 2.
@@ -268,6 +270,8 @@ def cvxpy_optima(instance):
     return out
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_every_part_of_the_model_is_active(cvxpy_optima):
     """Otherwise the cross-check below could not see an error in that part."""
     o = cvxpy_optima
@@ -295,6 +299,7 @@ def test_build_without_licence_gives_scalar_variables_in_two_lmis(instance):
         built.model.dispose()
 
 
+@pytest.mark.solver
 def test_readers_rebuild_gamma_like_the_cvxpy_model(monkeypatch, instance):
     """gamma_u / gamma_full of the Fusion model, fed the CVXPY solution's values (no licence
     needed: the level reader is replaced), give the CVXPY model's gamma_u / gamma_full."""
@@ -318,6 +323,7 @@ def test_readers_rebuild_gamma_like_the_cvxpy_model(monkeypatch, instance):
         built.model.dispose()
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("case", list(CASES))
 def test_exported_cbf_has_the_cvxpy_optimum(tmp_path, instance, cvxpy_optima, case):
     """The cross-check: CBF written by MOSEK, read by read_cbf, solved by Clarabel."""
@@ -404,12 +410,14 @@ def _cbf_optimum(built, path):
     return problem.value
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(SUBSPACE_CASES))
 def test_subspace_and_lowrank_cbf_have_the_cvxpy_optima(tmp_path, instance, subspace_parts, case):
-    from s3vm.models.fusion.sdp_lowrank import build_lowrank
-    from s3vm.models.fusion.sdp_subspace import build_subspace
     from s3vm.formulations.sdp_lowrank import LowRankSDP
     from s3vm.formulations.sdp_subspace import SubspaceSDP
+    from s3vm.models.fusion.sdp_lowrank import build_lowrank
+    from s3vm.models.fusion.sdp_subspace import build_subspace
 
     V, factors = subspace_parts
     settings = SUBSPACE_CASES[case]
@@ -431,6 +439,7 @@ def test_subspace_and_lowrank_cbf_have_the_cvxpy_optima(tmp_path, instance, subs
     assert -values["sdp-lowrank"] == pytest.approx(values["sdp-subspace"], rel=1e-5)
 
 
+@pytest.mark.solver
 def test_subspace_readers_rebuild_m_like_the_cvxpy_model(monkeypatch, instance, subspace_parts):
     import s3vm.models.fusion.sdp_subspace as fsub
     from s3vm.formulations.sdp_subspace import SubspaceSDP
@@ -454,7 +463,8 @@ def test_subspace_readers_rebuild_m_like_the_cvxpy_model(monkeypatch, instance, 
 # -- the backend -----------------------------------------------------------------------------
 
 def test_backend_is_registered_for_sdp_only():
-    assert BACKENDS["mosek-fusion"] == {"sdp": "s3vm.solvers.backends.mosek_fusion:MosekFusionBackend"}
+    assert BACKENDS["mosek-fusion"] == \
+        {"sdp": "s3vm.solvers.backends.mosek_fusion:MosekFusionBackend"}
     from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
 
     assert MosekFusionBackend.name == "mosek-fusion" and MosekFusionBackend.model_kind == "fusion"
@@ -476,6 +486,7 @@ def test_solve_without_licence_exits_2_naming_installed_sdp_solvers(capsys, tmp_
     assert here and all(name in lines[0] for name in here)
 
 
+@pytest.mark.solver
 @pytest.mark.skipif(LICENCE is None, reason="MOSEK is licensed here")
 def test_backend_without_licence_returns_an_error_outcome(instance):
     """Called directly (the registry would refuse first), a solve fails as an Outcome."""
@@ -492,8 +503,8 @@ def test_backend_without_licence_returns_an_error_outcome(instance):
 
 
 def test_backend_rejects_an_unknown_parameter_before_solving(instance):
-    from s3vm.solvers.errors import InputError
     from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
+    from s3vm.solvers.errors import InputError
 
     built = SDPRelaxation(sdp_form="primal").build(instance, CASES["soft-linear"], "fusion")
     try:
@@ -539,6 +550,7 @@ class FakeSolvedModel:
         return 2.4999
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("problem, primal, response, status, has_solution", [
     ("PrimalAndDualFeasible", "Optimal", "ok", "optimal", True),
     ("PrimalFeasible", "Feasible", "trm_stall", "feasible", True),
@@ -595,7 +607,8 @@ def test_mosek_fusion_solve_matches_cvxpy(instance, cvxpy_optima, case):
 @needs_licence
 def test_mosek_fusion_through_the_formulation(instance, cvxpy_optima):
     settings = CASES["soft-rbf-C*-count"]
-    result = SDPRelaxation(sdp_form="primal").solve(instance, settings, SolverProfile(solver="mosek-fusion"))
+    result = SDPRelaxation(sdp_form="primal").solve(instance, settings,
+                                                    SolverProfile(solver="mosek-fusion"))
     assert result.solver == "mosek-fusion" and result.status in ("optimal", "feasible")
     assert result.lower_bound == pytest.approx(cvxpy_optima["soft-rbf-C*-count"], rel=1e-5)
     assert result.objective >= result.lower_bound - 1e-6
@@ -603,10 +616,10 @@ def test_mosek_fusion_through_the_formulation(instance, cvxpy_optima):
 
 @needs_licence
 def test_mosek_fusion_solves_subspace_and_lowrank(instance, subspace_parts):
-    from s3vm.models.fusion.sdp_lowrank import build_lowrank
-    from s3vm.models.fusion.sdp_subspace import build_subspace
     from s3vm.formulations.sdp_lowrank import LowRankSDP
     from s3vm.formulations.sdp_subspace import SubspaceSDP
+    from s3vm.models.fusion.sdp_lowrank import build_lowrank
+    from s3vm.models.fusion.sdp_subspace import build_subspace
     from s3vm.solvers.backends.mosek_fusion import MosekFusionBackend
 
     V, factors = subspace_parts
@@ -630,13 +643,15 @@ def test_mosek_fusion_solves_subspace_and_lowrank(instance, subspace_parts):
 
 # -- bb-sdp: the root of the output-space Shor relaxation -------------------------------------
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("balance,options", [("mean", {"mean_products": False}), ("mean", {}),
                                              ("count", {"count_bound": "lifted"})])
 def test_bb_sdp_root_exports_with_the_cvxpy_optimum(tmp_path, balance, options):
     """``s3vm export -f bb-sdp`` writes the root relaxation (box of the starting incumbent, no
     cuts); read back, it has the optimum of the formulation's CVXPY model of the same rows."""
-    from s3vm.data.generators import noisy_linear
     from s3vm.core.registry import get_formulation
+    from s3vm.data.generators import noisy_linear
 
     inst = noisy_linear(per_class=3, u=7, p=2, noise=1.0, seed=3)
     settings = Settings(kernel="rbf", sigma=1.0, C=2.0, C_star=0.8, bias=False, balance=balance)

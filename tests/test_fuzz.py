@@ -34,14 +34,15 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from contract import BLOBS, check_run, leftovers
 from s3vm import api, cli
-from s3vm.data.instance import Instance
 from s3vm.core.registry import FORMULATIONS
 from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
 from s3vm.solvers.errors import S3VMError
 from s3vm.solvers.registry import installed_solvers
 from s3vm.solvers.results import Result
+
+from contract import BLOBS, check_run, leftovers
 
 LONG = os.environ.get("S3VM_FUZZ") == "long"
 HANG_SECONDS = 60  # a case that runs longer is a hang
@@ -332,7 +333,17 @@ def prepare(tmp_path, kind, name):
     return BLOBS
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+#: The formulations whose cases take seconds (the SDPs, the MIQP and the exact searches: 0.4 to 5 s
+#: a case on the shared machine, against 0.1 s for the others): their cases are marked slow, so
+#: that `make test-fast` keeps the campaign's other 150.
+SLOW_FORMULATIONS = {"sdp", "sdp-subspace", "sdp-lowrank", "l2-miqp", "bd-mip", "bb", "bb-mip",
+                     "bb-sdp"}
+
+
+@pytest.mark.solver
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow)
+                                  if c[3] in SLOW_FORMULATIONS else c for c in CASES],
+                         ids=[c[0] for c in CASES])
 def test_command_line_input(capsys, tmp_path, case):
     _, kind, name, form, flags = case
     data = prepare(tmp_path, kind, name)
@@ -447,6 +458,7 @@ API_CALLS = {
 }
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", list(API_INSTANCES))
 def test_api_instance_input(name):
     try:
@@ -461,6 +473,7 @@ def test_api_instance_input(name):
         check_api_result(result, instance.u)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("name", list(API_CALLS))
 def test_api_call(name):
     try:
@@ -505,6 +518,7 @@ def tables(draw):
     return "\n".join([",".join(header)] + rows) + "\n"
 
 
+@pytest.mark.slow
 @hsettings(max_examples=2000 if LONG else 40, deadline=None, derandomize=not LONG,
            suppress_health_check=list(HealthCheck))
 @given(text=tables(), form=st.sampled_from(["rlp", "svm1", "vs3vm", "bb", "sdp-lowrank"]))

@@ -21,12 +21,13 @@ import tomllib
 import numpy as np
 import pytest
 
-from contract import BLOBS, INSTANCES, check_error_line, command, environment, run_cli
 from s3vm import api, cli
 from s3vm.cli.parser import build_parser
 from s3vm.core.settings import load_instance
 from s3vm.solvers.errors import S3VMError
 from s3vm.solvers.registry import installed_solvers
+
+from contract import BLOBS, INSTANCES, check_error_line, command, environment, run_cli
 
 CSV = os.path.join(INSTANCES, "data", "blobs_small.csv")
 
@@ -62,6 +63,7 @@ def test_a_profile_option_nested_two_tables_deep_is_refused(capsys, tmp_path):
             says="options.inner.deeper")
 
 
+@pytest.mark.solver
 def test_a_nested_option_table_highs_cannot_take_is_refused(capsys, tmp_path):
     # One level of tables is a solver's (MOSEK's mosek_params); HiGHS has none.
     profile = write(tmp_path, "p.toml", 'solver = "highs"\n[options.inner]\na = 1\n')
@@ -89,6 +91,8 @@ def test_an_instance_file_nested_3000_deep_is_refused(capsys, tmp_path):
     refused(capsys, "solve", path, "-f", "bb", says="nested too deeply")
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_standard_output_on_a_full_device_is_refused():
     proc = subprocess.run(" ".join(shlex.quote(a) for a in command() + [
         "solve", BLOBS, "-f", "rlp", "--json", "-q"]) + " > /dev/full", shell=True,
@@ -97,6 +101,8 @@ def test_standard_output_on_a_full_device_is_refused():
     assert "cannot write standard output" in proc.stderr
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_a_closed_standard_output_is_refused():
     proc = subprocess.run(" ".join(shlex.quote(a) for a in command() + [
         "solve", BLOBS, "-f", "rlp", "--json", "-q"]) + " >&-", shell=True,
@@ -105,6 +111,7 @@ def test_a_closed_standard_output_is_refused():
     assert "standard output is closed" in proc.stderr
 
 
+@pytest.mark.solver
 def test_a_frame_of_object_columns_of_numbers_solves_as_its_array():
     import pandas as pd
 
@@ -155,6 +162,8 @@ def test_an_option_of_the_builtin_solver_is_refused(capsys, tmp_path):
             says="'node_limit'")
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.skipif("scip" not in installed_solvers("mip"), reason="SCIP not installed")
 @pytest.mark.parametrize("option", ['"limits/bogus" = 1', '"limits/time" = -5'],
                          ids=["unknown", "out-of-range"])
@@ -247,6 +256,8 @@ def test_select_writes_an_instance_file_that_reads_back(capsys, tmp_path, stem):
 
 
 # -- a FIFO read late: the write waits for its reader (up to 10 s) ------------------------------
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_dataset_into_a_fifo_waits_for_its_reader_and_writes_it_whole(tmp_path):
     plain = tmp_path / "plain.csv"

@@ -15,11 +15,12 @@ import re
 
 import pytest
 
-from contract import BLOBS, ROOT, check_error_line
 from s3vm import cli
 from s3vm.bench.spec import SUITE
 from s3vm.solvers.runtime.files import toml_string
 from s3vm.solvers.runtime.keys import ENVIRONMENT, PROFILE, Key
+
+from contract import BLOBS, ROOT, check_error_line
 
 
 def toml_value(value) -> str:
@@ -94,6 +95,7 @@ def test_every_key_with_a_range_is_walked_out_of_it():
             assert (outside(key) is not None) == key.has_range, key.name
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("key, which", list(cases(ENVIRONMENT)))
 def test_an_environment_variable(capsys, monkeypatch, tmp_path, key, which):
     value = value_of(key, which)
@@ -102,6 +104,7 @@ def test_an_environment_variable(capsys, monkeypatch, tmp_path, key, which):
     check(capsys, status, key, which)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("key, which", list(cases(PROFILE)))
 def test_a_profile_entry(capsys, tmp_path, key, which):
     entries = {"solver": "highs", key.name: value_of(key, which)}

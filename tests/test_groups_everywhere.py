@@ -68,6 +68,8 @@ def constrained_optimum(values, pairs, label):
 
 # -- Problem 1: bb, bb-sdp, l2-miqp, switching ------------------------------------------------
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("balance", ["none", "count"])
 def test_problem1_formulations_meet_the_pairs_at_the_enumerated_optimum(inst, balance):
     settings = Settings(kernel="linear", C=1.0, C_star=0.5, bias=False, balance=balance)
@@ -90,6 +92,8 @@ def test_problem1_formulations_meet_the_pairs_at_the_enumerated_optimum(inst, ba
     assert local.objective >= value - 1e-6
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_bb_with_bias_and_the_group_column(inst):
     # The same constraints given as the signed group column instead of pairs.
     settings = Settings(kernel="rbf", sigma=1.5, C=2.0, C_star=1.0, bias=True)
@@ -111,6 +115,8 @@ def test_bb_with_bias_and_the_group_column(inst):
 
 # -- Problem 3: bd-mip, bb-mip ----------------------------------------------------------------
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("balance", ["none", "count"])
 def test_problem3_formulations_meet_the_pairs_at_the_enumerated_optimum(inst, balance):
     settings = Settings(kernel="linear", mu=0.1, nu=1.0, balance=balance)
@@ -129,6 +135,8 @@ def test_problem3_formulations_meet_the_pairs_at_the_enumerated_optimum(inst, ba
         assert result.objective == pytest.approx(value, rel=1e-6, abs=1e-7), name
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_the_mip_models_carry_the_pairs_as_rows(inst):
     import pyomo.environ as pyo
 
@@ -188,6 +196,7 @@ def test_groups_and_count_without_a_labeling_are_infeasible(inst):
 
 # -- the links themselves ----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_links_best_is_the_cheapest_labeling_that_keeps_them_by_enumeration():
     rng = np.random.default_rng(0)
     for _ in range(200):

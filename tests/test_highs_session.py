@@ -7,6 +7,8 @@ import pytest
 from s3vm.solvers.backends.pyomo.highs import HighsBackend
 from s3vm.solvers.profiles import SolverProfile
 
+pytestmark = pytest.mark.solver
+
 
 def small_lp():
     m = pyo.ConcreteModel()
@@ -73,6 +75,7 @@ def dense_lp(n: int = 150, seed: int = 0):
     return m, A, c
 
 
+@pytest.mark.slow
 def test_a_session_stopped_by_a_signal_solves_its_last_step_afterwards():
     # HiGHS keeps an interrupted run's flag in its callback input (and highspy's cancelSolve
     # flag is reset only by its threaded solve): every later run of the session was

@@ -25,7 +25,10 @@ from s3vm.api import load
 from s3vm.core.registry import formulation_class
 from s3vm.core.settings import Settings
 from s3vm.solvers.runtime.clock import TIME_LIMIT, current
+
 from reference import problem3_columns, problem3_labeling_lp, svm_by_lbfgs
+
+pytestmark = [pytest.mark.slow, pytest.mark.solver]
 
 SEARCHES = ("bb", "bb-mip", "bb-sdp")
 

@@ -50,6 +50,8 @@ def check_pool(result, values, K, rel=1e-5):
     assert result.objective == pytest.approx(objectives[0], rel=rel, abs=1e-6)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("node_selection", ["depth", "best"])
 def test_bb_returns_the_k_best_labelings_of_the_enumeration(inst, node_selection):
     settings = Settings(kernel="rbf", sigma=1.5, C=2.0, C_star=1.0)
@@ -60,6 +62,8 @@ def test_bb_returns_the_k_best_labelings_of_the_enumeration(inst, node_selection
     check_pool(result, values, 6)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_bb_pool_with_count_and_pairs(inst):
     settings = Settings(kernel="linear", C=1.0, C_star=1.0, balance="count")
     P = settings.positive_count(inst)
@@ -73,6 +77,8 @@ def test_bb_pool_with_count_and_pairs(inst):
     check_pool(result, values, 4)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_bb_mip_returns_the_k_best_labelings_of_the_enumeration(inst):
     A, d, B = problem3_columns(inst, "linear", 1.0)
     values = {tuple(s): problem3_labeling_lp(A, d, B, s, 0.1, 1.0)[0]
@@ -83,6 +89,8 @@ def test_bb_mip_returns_the_k_best_labelings_of_the_enumeration(inst):
     check_pool(result, values, 5, rel=1e-6)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_bb_sdp_returns_the_k_best_labelings_of_the_enumeration(inst, workers):
     settings = Settings(kernel="rbf", sigma=1.5, C=2.0, C_star=1.0, bias=False,
@@ -95,6 +103,8 @@ def test_bb_sdp_returns_the_k_best_labelings_of_the_enumeration(inst, workers):
     check_pool(result, values, 4)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_a_pool_larger_than_the_labelings_holds_them_all(inst):
     settings = Settings(kernel="linear", C=1.0, C_star=1.0, balance="count")
     P = settings.positive_count(inst)
@@ -106,6 +116,7 @@ def test_a_pool_larger_than_the_labelings_holds_them_all(inst):
     assert result.to_dict()["pool_bound"] is None
 
 
+@pytest.mark.slow
 def test_the_command_line_prints_the_pool(inst, tmp_path, capsys):
     path = tmp_path / "kbest.csv"
     inst.to_csv(str(path))
@@ -131,6 +142,8 @@ def test_bb_sdp_refuses_a_pool_under_the_mean_balance(inst):
         s3vm.solve(inst, "bb-sdp", bias=False, balance="mean", options={"k_best": 2})
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_bb_sdp_bounds_hold_for_the_pool_not_only_the_best():
     # With a pool a node's bound (and the box it comes from) must hold for every labeling
     # below the K-th best value, not only below the best: the child that excludes the best

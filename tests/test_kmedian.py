@@ -17,13 +17,12 @@ import numpy as np
 import pytest
 
 from s3vm import api, cli
-from s3vm.formulations.cvs3vm import CVS3VM
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.models.kmedian import k_median, points_near_centers
 from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.formulations.cvs3vm import CVS3VM
+from s3vm.models.kmedian import k_median, points_near_centers
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
-
 
 # --------------------------------------------------------------------------------------------
 # Data and independent computations
@@ -102,6 +101,7 @@ def uniform_points():
     return np.random.default_rng(5).uniform(0.0, 1.0, (80, 2))
 
 
+@pytest.mark.slow
 def test_best_of_restarts_is_no_worse_than_single_runs():
     X = uniform_points()
     k = 6
@@ -197,6 +197,7 @@ def solve_cvs3vm(inst, **options):
     return CVS3VM(**options).solve(inst, Settings(mu=0.1, nu=1.0), get_profile(solver="highs"))
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("fraction, clusters", [(0.1, 2), (0.2, 4), (0.05, 3)])
 def test_cvs3vm_on_data_without_labels(fraction, clusters):
     inst = unlabeled_blobs()
@@ -224,6 +225,7 @@ def test_cvs3vm_on_data_without_labels(fraction, clusters):
     assert np.mean(labels != inst.truth) <= 0.05
 
 
+@pytest.mark.solver
 def test_cvs3vm_oracle_rows_are_nearest_the_centers():
     inst = unlabeled_blobs()
     result = solve_cvs3vm(inst, clusters=2, label_fraction=0.1, seed=3)
@@ -237,6 +239,7 @@ def test_cvs3vm_oracle_rows_are_nearest_the_centers():
         assert dist[chosen, c].max() <= dist[np.setdiff1d(members, oracle), c].min()
 
 
+@pytest.mark.solver
 def test_cvs3vm_oracle_label_overrides_the_classifier():
     """An oracle row whose true label disagrees with its cluster: the classifier puts it with
     its cluster, the output still carries the oracle's (true) label there."""
@@ -254,6 +257,7 @@ def test_cvs3vm_oracle_label_overrides_the_classifier():
     assert np.mean(np.asarray(result.labels) != inst.truth) <= 0.05
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("fraction, n", [(0.07, 100), (0.14, 50), (0.28, 25)])
 def test_cvs3vm_oracle_count_has_no_rounding_error(fraction, n):
     """7% of 100 points is 7 points. Regression: ceil(0.07 * 100) = ceil(7.000000000000001) = 8
@@ -309,6 +313,7 @@ def test_cvs3vm_cli_without_truth_exits_2(capsys, tmp_path):
     assert status == 2 and out == "" and len(err.splitlines()) == 1
 
 
+@pytest.mark.solver
 def test_cvs3vm_cli_on_data_without_labels(capsys, unlabeled_csv):
     status = cli.main(["solve", unlabeled_csv, "--formulation", "cvs3vm", "--clusters", "2",
                        "--label-fraction", "0.1", "--json"])

@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 
 from s3vm import api
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.models.l2_miqp import L2Data, build_l2_miqp
 from s3vm.core.registry import get_formulation
 from s3vm.core.settings import Settings
+from s3vm.data.instance import Instance
+from s3vm.models.l2_miqp import L2Data, build_l2_miqp
+from s3vm.solvers.errors import InputError
 
 pyscipopt = pytest.importorskip("pyscipopt")
 cp = pytest.importorskip("cvxpy")
@@ -165,6 +165,8 @@ def enumeration(name: str):
 # The optimum equals the enumeration's
 # --------------------------------------------------------------------------------------------
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_cases_are_nontrivial():
     """Each case has a unique optimal labeling with a clear margin, and for some cases it is not
     the labeling of the clouds the points came from (so the data and not the generator decide)."""
@@ -179,6 +181,8 @@ def test_cases_are_nontrivial():
     assert differs >= 1
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
 def test_bigm_optimum_equals_enumeration(name, scip_profile):
     instance, settings = case(name)
@@ -204,6 +208,8 @@ def test_bigm_optimum_equals_enumeration(name, scip_profile):
         assert int((result.labels == 1).sum()) == settings.positive_count(instance)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["linear_bias_count", "rbf_nobias_none", "rbf_bias_none"])
 def test_sos1_form_equals_enumeration(name, scip_profile):
     instance, settings = case(name)
@@ -236,6 +242,7 @@ def test_an_upper_bound_below_the_optimum_cuts_it_off():
 # Export: the file SCIP reads back has the same optimum
 # --------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["lp", "mps"])
 @pytest.mark.parametrize("form", ["bigm", "sos1"])
 def test_export_round_trip_through_scip(fmt, form, tmp_path):

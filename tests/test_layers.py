@@ -369,6 +369,7 @@ def graph(edges):
     return g
 
 
+@pytest.mark.slow
 def test_the_graph_sees_the_package(graph):
     # A guard against a test that passes because it read nothing.
     assert len(MODULES) > 50
@@ -382,11 +383,13 @@ def test_every_module_is_in_a_layer():
         _rank(module, SOLVER_LAYERS if module.startswith("s3vm.solvers") else LAYERS)
 
 
+@pytest.mark.slow
 def test_every_import_goes_down_the_layers(edges):
     bad = [line for edge in edges for line in violations(edge, _source(edge.source))]
     assert not bad, "imports against the layer rule:\n" + "\n".join(bad)
 
 
+@pytest.mark.slow
 def test_every_import_by_string_goes_down_the_layers():
     found = [edge for module, path in MODULES.items()
              for edge in string_edges_of(module, _source(module),
@@ -451,6 +454,7 @@ def test_a_planted_computed_or_relative_import_is_caught(module, source, why):
     assert found and why in found[0], found
 
 
+@pytest.mark.slow
 def test_the_dynamic_importers_are_the_modules_that_compute_their_imports():
     # Each entry of DYNAMIC_IMPORTERS must still import a computed name (no stale excuse).
     computing = {edge.source for module, path in MODULES.items()
@@ -460,6 +464,7 @@ def test_the_dynamic_importers_are_the_modules_that_compute_their_imports():
     assert computing == set(DYNAMIC_IMPORTERS)
 
 
+@pytest.mark.slow
 def test_nothing_imports_the_command_line(edges):
     bad = [f"{e.source}:{e.line}" for e in edges
            if e.target.startswith("s3vm.cli")
@@ -537,6 +542,7 @@ def _unexplained_local_imports(source: str) -> list:
             if not above.strip().startswith("#")]
 
 
+@pytest.mark.slow
 def test_package_imports_are_at_module_top():
     bad = [f"{module}:{line}" for module in MODULES
            for line in _unexplained_local_imports(_source(module))]
@@ -569,6 +575,7 @@ def long_classes(module: str, source: str, limit: int = MAX_CLASS_LINES) -> list
             if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > limit]
 
 
+@pytest.mark.slow
 def test_no_class_is_longer_than_its_limit():
     found = [item for module in MODULES if not module.startswith("s3vm.instances")
              for item in long_classes(module, _source(module))]

@@ -21,9 +21,10 @@ import numpy as np
 import pytest
 
 from s3vm import api, cli
+from s3vm.core.settings import Settings
 from s3vm.data.generators import noisy_linear, two_moons
 from s3vm.selection import penalty_grid, select_parameters, stratified_folds
-from s3vm.core.settings import Settings
+
 from reference import L2Reference
 
 cp = pytest.importorskip("cvxpy")
@@ -62,6 +63,8 @@ def case(name):
     return instance, settings, MeanReference(instance, settings)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("formulation,name", [
     ("bb", "rbf_bias"), ("bb", "linear_nobias"), ("bb", "moons_bias"),
     ("bb-sdp", "linear_nobias"), ("l2-miqp", "rbf_bias"), ("l2-miqp", "linear_nobias"),
@@ -78,6 +81,8 @@ def test_mean_balance_optimum_equals_enumeration(formulation, name):
     assert result.info["settings"]["balance"] == "mean"
 
 
+@pytest.mark.slow
+@pytest.mark.solver
 def test_mean_balance_is_not_the_count():
     """The balance is on the clipped outputs: the optimal labeling's outputs sum to the target,
     and J_mean is at least J without balance at every labeling."""
@@ -112,6 +117,7 @@ def test_stratified_folds_are_scikit_learn_0_17():
     assert penalty_grid()[0] == 0.01 and abs(penalty_grid()[-1] - 100.0) < 1e-8
 
 
+@pytest.mark.slow
 def test_selection_and_the_penalty_convention(capsys, tmp_path):
     from s3vm.data.loaders import load_sdp_instance
 
@@ -157,6 +163,7 @@ def test_select_with_fewer_labeled_points_of_a_class_than_folds(capsys):
     assert select_parameters(instance, folds=2).flags() == result["flags"]
 
 
+@pytest.mark.slow
 def test_select_warns_at_the_edge_of_its_grid_and_says_what_it_wrote(capsys, tmp_path):
     # heart's unscaled features, folds in file order: C = 0.01, the smallest of the grid,
     # chosen without a word.

@@ -10,9 +10,9 @@ import pytest
 
 from s3vm import api, cli
 from s3vm.core.formulation import Formulation
-from s3vm.data.generators import gaussian_blobs
 from s3vm.core.registry import formulation_class, formulation_names
 from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.memory import available_memory, check_dense_memory, parse_size
 
@@ -69,6 +69,8 @@ def test_check_passes_what_fits_and_refuses_what_does_not(monkeypatch):
         check_dense_memory(10_000, 80, "sdp", "advice")
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_a_dense_formulation_too_big_is_refused_naming_the_lowrank_path(monkeypatch):
     # 400 bytes x 600^2 = 144 MB against a 50 MB limit: refused before anything is built.
     monkeypatch.setenv("S3VM_MEMORY_LIMIT", "50M")
@@ -159,6 +161,7 @@ def test_the_rbf_sdp_estimate_covers_its_measured_slope():
     assert sdp.dense_bytes_per_entry(Settings(kernel="rbf")) >= 1300
 
 
+@pytest.mark.slow
 def test_bb_keeps_its_open_nodes_within_its_declared_footprint():
     # Depth-first, every level of the dive leaves a sibling open, and each kept its own Cholesky
     # factor of the active set (a^2 doubles): the sum grew with the cube of the depth, 1.9 GiB

@@ -81,7 +81,8 @@ def test_every_dependency_has_a_lower_bound_pinned_in_constraints_min():
     pins = _pins("constraints-min.txt")
     assert set(pins) == set(core)
     for name, req in core.items():
-        assert pins[name] == _lower(req), f"{name}: setup.cfg says {req}, the test pins {pins[name]}"
+        assert pins[name] == _lower(req), \
+            f"{name}: setup.cfg says {req}, the test pins {pins[name]}"
 
 
 def test_the_scip_run_of_test_oldest_pins_the_scip_extra_lower_bounds():
@@ -94,7 +95,8 @@ def test_the_scip_run_of_test_oldest_pins_the_scip_extra_lower_bounds():
     assert set(pins) == set(core) | set(scip)
     for name in pins:
         req = scip.get(name, core.get(name))
-        assert pins[name] == _lower(req), f"{name}: {req} but constraints-min-scip pins {pins[name]}"
+        assert pins[name] == _lower(req), \
+            f"{name}: {req} but constraints-min-scip pins {pins[name]}"
 
 
 def test_the_lock_file_pins_every_dependency_within_its_bounds():
@@ -102,9 +104,21 @@ def test_the_lock_file_pins_every_dependency_within_its_bounds():
 
     options, extras = _options()
     reqs = _requirements(options["install_requires"]) + _requirements(extras["test"]) \
-        + _requirements(extras["scip"])
+        + _requirements(extras["scip"]) + _requirements(extras["lint"])
     pins = _pins("constraints.txt")
     for req in reqs:
         name = canonicalize_name(req.name)
         assert name in pins, f"constraints.txt does not pin {req.name}"
-        assert req.specifier.contains(pins[name]), f"constraints.txt pins {name} {pins[name]}: {req}"
+        assert req.specifier.contains(pins[name]), \
+            f"constraints.txt pins {name} {pins[name]}: {req}"
+
+
+def test_the_pre_commit_hook_runs_the_pinned_linter():
+    """The contributors' hook and `make lint` (CI) run the same ruff, so a commit the hook
+    passes also passes CI's lint."""
+    pins = _pins("constraints.txt")
+    hook = re.search(r"repo: https://github.com/astral-sh/ruff-pre-commit\n\s+rev: v(\S+)",
+                     (ROOT / ".pre-commit-config.yaml").read_text())
+    assert hook, ".pre-commit-config.yaml has no ruff hook"
+    assert hook.group(1) == str(pins["ruff"]), \
+        f".pre-commit-config.yaml's ruff {hook.group(1)}, constraints.txt's {pins['ruff']}"

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.packaging
+pytestmark = [pytest.mark.packaging, pytest.mark.slow, pytest.mark.subprocess]
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,6 +13,8 @@ import s3vm  # noqa: E402
 from s3vm import plots  # noqa: E402
 from s3vm.cli import main  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 
 def _one_error_line(capsys):
     err = capsys.readouterr().err.strip().splitlines()
@@ -20,6 +22,7 @@ def _one_error_line(capsys):
     return err[0]
 
 
+@pytest.mark.solver
 def test_compare_writes_the_boundaries_with_one_flag(tmp_path, capsys):
     target = tmp_path / "demo.png"
     assert main(["compare", "blobs_small", "--formulations", "switching,vs3vm,sdp",
@@ -30,6 +33,7 @@ def test_compare_writes_the_boundaries_with_one_flag(tmp_path, capsys):
     assert os.listdir(tmp_path) == ["demo.png"]
 
 
+@pytest.mark.solver
 def test_each_panel_draws_its_own_boundary():
     instance, _ = s3vm.load("blobs_small")
     results = [s3vm.solve("blobs_small", name) for name in ("switching", "svm1")]
@@ -43,6 +47,7 @@ def test_each_panel_draws_its_own_boundary():
         plots.boundaries(heart, [s3vm.solve(heart, "svm1")])
 
 
+@pytest.mark.solver
 def test_the_search_trace_is_recorded_and_drawn(tmp_path, capsys):
     result = s3vm.solve("two_moons", "bb")
     trace = result.info["trace"]
@@ -117,6 +122,7 @@ def test_gap_bars_and_the_results_file_commands(tmp_path, capsys):
     assert sorted(os.listdir(tmp_path)) == ["g.png", "p.pdf", "r.jsonl"]
 
 
+@pytest.mark.solver
 def test_the_search_trace_of_a_time_limited_bb_mip_is_drawn(tmp_path, capsys):
     # The user guide's example stopped by its limit: bb-mip's result lost its trace at the
     # limit (the decision values' LP was cancelled at once) and the plot failed after the solve.
@@ -127,6 +133,7 @@ def test_the_search_trace_of_a_time_limited_bb_mip_is_drawn(tmp_path, capsys):
     assert "<svg" in target.read_text()[:500]
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("count, rows", [(1, [1]), (2, [2]), (3, [3]), (4, [2, 2]),
                                          (5, [3, 2]), (7, [3, 3, 1])])
 def test_the_boundaries_have_exactly_one_panel_per_result(count, rows):
@@ -146,6 +153,7 @@ def test_the_boundaries_have_exactly_one_panel_per_result(count, rows):
     assert left == right, (left, right)
 
 
+@pytest.mark.solver
 def test_the_search_trace_gives_each_problem_its_own_axes():
     # plot bnb -f bb,bb-mip drew Problem 1's J and Problem 3's 1-norm objective on one axis.
     fig = plots.search_trace([s3vm.solve("blobs_small", "bb"),

@@ -2,12 +2,14 @@
 item 7), over the rows with a nonzero coefficient only."""
 
 import numpy as np
+import pytest
 
 import s3vm.inductive as inductive
 from s3vm import S3VMClassifier
 from s3vm.core.kernels import kernel_matrix
 
 
+@pytest.mark.slow
 def test_predictions_are_made_in_blocks_of_bounded_size(monkeypatch):
     rng = np.random.default_rng(0)
     X = np.r_[rng.normal(size=(150, 3)) + 1.5, rng.normal(size=(150, 3)) - 1.5]

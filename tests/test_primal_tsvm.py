@@ -16,8 +16,13 @@ from s3vm.data.instance import Instance
 from s3vm.data.readers import read_svmlight
 from s3vm.models.l2_svm import exact_line_search
 from s3vm.models.label_switching import switch
-from s3vm.models.primal_tsvm import (_switch, bracketed_line_search, l2_svm_mfn, primal_tsvm,
-                                     squared_hinge_value)
+from s3vm.models.primal_tsvm import (
+    _switch,
+    bracketed_line_search,
+    l2_svm_mfn,
+    primal_tsvm,
+    squared_hinge_value,
+)
 from s3vm.solvers.errors import InputError
 
 
@@ -73,6 +78,7 @@ def _reference(Xd, cp, cn, bias=True):
     return r.fun, r.x[:p], r.x[p]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bias", [True, False])
 def test_finite_newton_reaches_the_independent_optimum(bias):
     X, y = _data()
@@ -129,6 +135,7 @@ def test_switching_on_candidates_switches_what_the_full_sort_does(spread):
     np.testing.assert_array_equal(mine, ref)
 
 
+@pytest.mark.slow
 def test_a_warm_start_at_the_optimum_costs_no_conjugate_gradients():
     # CGLS's test is relative to the point, not to the starting gradient: started at its own
     # optimum, a training does no iteration (a test relative to the tiny starting gradient ran
@@ -143,6 +150,7 @@ def test_a_warm_start_at_the_optimum_costs_no_conjugate_gradients():
     assert again.value == pytest.approx(_reference(X.toarray(), cp, cn)[0], rel=1e-7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("C", [1.0, 10.0])
 def test_a_warm_start_a_few_tolerances_from_the_optimum_costs_a_few_conjugate_gradients(C):
     """CGLS stops when |gradient| <= tol |z| (J's error about tol^2 J). Stopping relative to
@@ -183,6 +191,7 @@ def _J(Xd, label, labels_u, C, C_star):
     return _reference(Xd, np.where(full > 0, c, 0.0), np.where(full < 0, c, 0.0))[0]
 
 
+@pytest.mark.slow
 def test_switching_ends_at_a_local_minimum_checked_by_enumeration():
     # u = 8 unlabeled rows, count 4: all 70 balanced labelings scored by the dense reference.
     X, y = _data(n=14, p=12, seed=5, density=0.3)
@@ -221,6 +230,7 @@ def _elongated(seed: int, n: int = 300, p: int = 10):
     return X, y
 
 
+@pytest.mark.slow
 def test_switching_lowers_j_and_the_error_from_its_supervised_start_on_a_corpus():
     """The search must improve on where it starts: the supervised SVM of the labeled rows,
     its unlabeled outputs ranked under the count (the labels a search without switching
@@ -247,6 +257,7 @@ def test_switching_lowers_j_and_the_error_from_its_supervised_start_on_a_corpus(
     assert start_error > 0.1 and found_error < 0.02, errors
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("search", ["switching", "annealing"])
 def test_the_searches_keep_the_count_and_never_densify(search):
     X, y = _data(n=200, p=60, seed=2)
@@ -264,6 +275,7 @@ def test_the_searches_keep_the_count_and_never_densify(search):
     assert abs(found.beta.sum()) < 1e-5
 
 
+@pytest.mark.slow
 def test_solve_takes_csr_data_and_agrees_with_dense_data():
     X, y = _data(n=120, p=30, seed=4)
     label = y.copy()
@@ -280,6 +292,7 @@ def test_solve_takes_csr_data_and_agrees_with_dense_data():
                                              rel=1e-6)
 
 
+@pytest.mark.solver
 def test_dense_formulations_densify_small_sparse_data_and_refuse_what_does_not_fit(
         monkeypatch):
     X, y = _data(n=40, p=10, seed=6)
@@ -294,6 +307,7 @@ def test_dense_formulations_densify_small_sparse_data_and_refuse_what_does_not_f
         s3vm.solve((X, label), "svm1")
 
 
+@pytest.mark.slow
 def test_the_estimator_fits_sparse_data_without_densifying_it():
     X, y = _data(n=300, p=50, seed=7)
     target = np.where(y > 0, "spam", "ham").astype(object)
@@ -312,6 +326,7 @@ def test_the_estimator_fits_sparse_data_without_densifying_it():
     np.testing.assert_allclose(dense.coef_, clf.coef_, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_the_rbf_estimator_takes_sparse_data_through_the_kernel():
     X, y = _data(n=80, p=20, seed=8)
     target = y.copy()
@@ -342,6 +357,7 @@ def _write_svmlight(path, X, labels):
             fh.write(f"{lab:g} {pairs}\n")
 
 
+@pytest.mark.slow
 def test_a_libsvm_file_stays_sparse_through_the_command_line(tmp_path, capsys):
     X, y = _data(n=60, p=25, seed=10)
     label = y.copy()
@@ -389,17 +405,19 @@ def test_scaling_sparse_data_makes_it_dense_or_refuses(monkeypatch):
         scale_instance(instance, "standard")
 
 
+@pytest.mark.slow
 def test_a_stopped_search_answers_its_labels_with_their_objective():
     # Stopped (a signal, a time limit), primal-tsvm answered its labels so far without an
     # objective: its last training was cut short. One more training at those labels gives J,
     # checked against L-BFGS-B on the primal; the stop here comes before the first training,
     # whatever the load.
-    from reference import j_by_lbfgs
     from s3vm.api import load
     from s3vm.core.registry import get_formulation
     from s3vm.core.settings import Settings
     from s3vm.solvers.results import Result
     from s3vm.solvers.runtime.clock import TIME_LIMIT, Clock
+
+    from reference import j_by_lbfgs
 
     instance, _ = load("heart")
     settings = Settings(kernel="linear", C=1.0, C_star=0.5)

@@ -28,12 +28,12 @@ import pytest
 from scipy.optimize import linprog
 
 from s3vm import api
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.data.generators import gaussian_blobs, noisy_linear, two_moons
-from s3vm.models.problem3 import Problem3Data, big_m
 from s3vm.core.registry import get_formulation
 from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs, noisy_linear, two_moons
+from s3vm.data.instance import Instance
+from s3vm.models.problem3 import Problem3Data, big_m
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import installed_solvers
 
@@ -236,6 +236,7 @@ def check_solved_result(result, u):
 # 1. bd-mip against the enumeration of labelings
 # --------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_enumeration_makes_the_cases_nontrivial():
     """Guards the test data: labelings differ in value, and the balance constraint binds in
     several cases (else the balance tests would not test the balance)."""
@@ -254,6 +255,8 @@ def test_enumeration_makes_the_cases_nontrivial():
     assert unlabeled_loss_active >= 4
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", MIP_SOLVERS)
 @pytest.mark.parametrize("case", MIP_CASES, ids=MIP_CASE_IDS)
 def test_bd_mip_equals_min_over_labelings(case, solver):
@@ -275,6 +278,8 @@ def test_bd_mip_equals_min_over_labelings(case, solver):
     assert_rel(recomputed, result.objective, ENUM_RTOL, "objective from w, b and labels")
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", MIP_SOLVERS)
 @pytest.mark.parametrize("case", MIP_CASES, ids=MIP_CASE_IDS)
 def test_bd_mip_count_balance_equals_min_over_balanced_labelings(case, solver):
@@ -289,6 +294,8 @@ def test_bd_mip_count_balance_equals_min_over_balanced_labelings(case, solver):
                "LP value at the returned balanced labels")
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", MIP_SOLVERS)
 def test_bd_mip_default_count_is_round_u_times_labeled_fraction(solver):
     # blobs_p2_u6: 3 labeled per class, so P = round(6 * 1/2) = 3, no rounding ambiguity
@@ -305,6 +312,8 @@ def test_bd_mip_default_count_is_round_u_times_labeled_fraction(solver):
 # 2. big-M
 # --------------------------------------------------------------------------------------------
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", MIP_SOLVERS)
 @pytest.mark.parametrize("case", MIP_CASES, ids=MIP_CASE_IDS)
 def test_big_m_relaxed_side_slack_at_mip_optimum(case, solver):
@@ -319,6 +328,7 @@ def test_big_m_relaxed_side_slack_at_mip_optimum(case, solver):
         assert np.all(np.abs(margin) + 1.0 < M), (np.abs(margin) + 1.0, M)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", MIP_CASES, ids=MIP_CASE_IDS)
 def test_big_m_bounds_every_labelings_lp_optimum(case):
     """|B_j w - g| + 1 <= M_j at the LP optimum of every labeling (the bound of big_m's
@@ -366,6 +376,8 @@ def check_supervised_lp_result(result, inst, mu):
     assert np.array_equal(np.asarray(result.labels), np.where(dv >= 0, 1, -1))
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", LP_SOLVERS)
 @pytest.mark.parametrize("name", LP_INSTANCES)
 def test_rlp_matches_linprog(name, solver):
@@ -378,6 +390,8 @@ def test_rlp_matches_linprog(name, solver):
     check_supervised_lp_result(result, inst, None)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", LP_SOLVERS)
 @pytest.mark.parametrize("mu", [0.05, 1.0])
 @pytest.mark.parametrize("name", LP_INSTANCES)
@@ -407,6 +421,8 @@ def export_instance(name):
     return lp_instance(name) if name in LP_INSTANCES else mip_instance(name)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["mps", "lp"])
 @pytest.mark.parametrize("case", EXPORT_CASES, ids=EXPORT_IDS)
 def test_export_round_trip_through_highspy(case, fmt, tmp_path):
@@ -423,6 +439,8 @@ def test_export_round_trip_through_highspy(case, fmt, tmp_path):
     assert sorted(os.listdir(tmp_path)) == [f"model.{fmt}"]
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_export_of_bd_mip_matches_enumeration(tmp_path):
     """The exported MIP, solved by HiGHS from the file, has the enumerated optimum."""
     name, mu, nu, P = "blobs_p3_u8", 0.05, 2.0, 2
@@ -494,6 +512,7 @@ def separated_shuffled_instance(seed=21, u=8):
     return Instance(X[perm], label[perm], truth[perm], name="separated")
 
 
+@pytest.mark.slow
 def test_separated_instance_truth_is_the_unique_enumerated_optimum():
     """Guards the file-order test: its truth labeling is the unique best labeling."""
     inst = separated_shuffled_instance()
@@ -507,6 +526,8 @@ def test_separated_instance_truth_is_the_unique_enumerated_optimum():
     assert len(set(inst.truth_U[:4])) == 2 or len(set(inst.truth_U[-4:])) == 2
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", MIP_SOLVERS)
 def test_bd_mip_result_labels_in_file_order(solver, tmp_path):
     inst = separated_shuffled_instance()
@@ -537,6 +558,7 @@ def separated_line_instance(seed=22, u=8):
     return Instance(X[perm], label[perm], truth[perm], name="separated_line")
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("solver", LP_SOLVERS)
 @pytest.mark.parametrize("formulation", ["rlp", "svm1"])
 def test_supervised_lp_labels_in_file_order(formulation, solver, tmp_path):
@@ -556,6 +578,7 @@ SOLVER_PER_FORMULATION = [(f, s) for f in ("rlp", "svm1", "bd-mip")
                           for s in installed_solvers(get_formulation(f).problem_class)]
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("formulation, solver", SOLVER_PER_FORMULATION)
 def test_result_serialises_to_json(formulation, solver):
     # Regression: ScipBackend.counts read extra_info.get("NNodes"), which on Pyomo's ConfigDict
@@ -585,6 +608,8 @@ def _value_of(result, instance, sigma, mu, nu=1.0):
             + nu * np.maximum(0.0, 1.0 - result.labels * fU).sum()), fU
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("sigma, mu, singular", [(2e4, 1e-9, True), (1.0, 0.1, False)])
 def test_bd_mip_on_a_singular_kernel_reports_its_point_s_objective_and_says_so(sigma, mu,
                                                                                singular):

@@ -14,10 +14,11 @@ import re
 
 import pytest
 
-from contract import BLOBS, environment, run_cli
 from s3vm import api
 from s3vm.data.generators import two_moons
 from s3vm.solvers.registry import installed_solvers
+
+from contract import BLOBS, environment, run_cli
 
 LINE = re.compile(r"^(?P<name>[\w-]+): (?P<elapsed>\d+) s, (?P<phase>.+), "
                   r"incumbent (?P<incumbent>\S+), bound (?P<bound>\S+)$")
@@ -61,6 +62,8 @@ def big_moons(tmp_path_factory):
     return str(path)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("family", list(CASES))
 def test_a_long_solve_prints_progress_lines(caplog, fast_lines, moons, big_moons, family):
     name, data, settings, solver = CASES[family]
@@ -80,6 +83,8 @@ def test_a_long_solve_prints_progress_lines(caplog, fast_lines, moons, big_moons
     assert elapsed == sorted(elapsed) and elapsed[-1] <= 3
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_a_mip_line_shows_the_solver_s_incumbent_and_bound(caplog, fast_lines):
     caplog.set_level(logging.INFO, logger="s3vm.progress")
     api.solve("heart", "bd-mip", time_limit=4)
@@ -89,6 +94,7 @@ def test_a_mip_line_shows_the_solver_s_incumbent_and_bound(caplog, fast_lines):
     assert float(last["bound"]) <= float(last["incumbent"])
 
 
+@pytest.mark.slow
 def test_branch_and_bound_prints_its_own_log_instead(caplog, monkeypatch):
     monkeypatch.setenv("S3VM_PROGRESS_SECONDS", "0.5")
     caplog.set_level(logging.INFO, logger="s3vm")
@@ -99,6 +105,8 @@ def test_branch_and_bound_prints_its_own_log_instead(caplog, monkeypatch):
     assert any("best bound" in row for row in rows)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_quiet_prints_nothing_and_the_default_prints_lines():
     args = ["solve", "heart", "-f", "bd-mip", "--json"]
     env = environment(S3VM_PROGRESS_SECONDS="0.5")
@@ -120,12 +128,14 @@ def test_quiet_prints_nothing_and_the_default_prints_lines():
     assert any(LINE.match(line) for line in loud.stderr.splitlines()), loud.stderr
 
 
+@pytest.mark.solver
 def test_a_short_solve_prints_no_progress_line(caplog):
     caplog.set_level(logging.INFO, logger="s3vm.progress")
     api.solve(BLOBS, "vs3vm")
     assert not [r for r in caplog.records if r.name == "s3vm.progress"]
 
 
+@pytest.mark.slow
 def test_an_isolated_solve_s_progress_follows_new_incumbent_arrays(capfd):
     """The child of an isolated solve sends its clock's progress while it runs. It compared the
     state with the one sent before by ``!=``, which raised on a progress holding arrays (SCIP's

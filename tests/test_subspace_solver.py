@@ -1,31 +1,31 @@
 """The subspace SDP's default solver, ``psd-barrier`` (solvers/engines/psd_barrier.py on
-s3vm_models/models/subspace_oracle.py), checked by independent computations: the low-rank dual written
-here in CVXPY and solved by Clarabel, a grid over M when d = 1, the SVM dual re-solved at the
-returned M, and the certificate's dual point checked for feasibility. Also the spectral rules and
-the bad input of the family (exit 2, one line)."""
+s3vm_models/models/subspace_oracle.py), checked by independent computations: the low-rank dual
+written here in CVXPY and solved by Clarabel, a grid over M when d = 1, the SVM dual re-solved at
+the returned M, and the certificate's dual point checked for feasibility. Also the spectral rules
+and the bad input of the family (exit 2, one line)."""
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 import pytest
+import scipy.sparse as sp
 from scipy.linalg import subspace_angles
 
 from s3vm import api
-from s3vm.data.instance import Instance
-from s3vm.data.generators import gaussian_blobs
 from s3vm.core.kernels import kernel_matrix
-from s3vm.formulations.sdp_lowrank import LowRankSDP
-from s3vm.formulations.sdp_subspace import SubspaceSDP
 from s3vm.core.settings import Settings
-from s3vm.solvers.engines.box_qp import box_qp
-from s3vm.solvers.errors import InputError
-from s3vm.solvers.profiles import SolverProfile
-from s3vm.solvers.engines.psd_barrier import PSDProblem, minimize, smat, svec
+from s3vm.data.generators import gaussian_blobs
+from s3vm.data.instance import Instance
+from s3vm.formulations.sdp_subspace import SubspaceSDP
 from s3vm.models.spectral import constrained_spectral, knn_affinity, rbf_affinity
 from s3vm.models.subspace_oracle import DenseOracle, KernelColumns, WorkingSetOracle
 from s3vm.models.svm_dual import svm_dual_value
-from test_sdp_input import one_error_line   # exit 2, one line on stderr, nothing on stdout
+from s3vm.solvers.engines.box_qp import box_qp
+from s3vm.solvers.engines.psd_barrier import PSDProblem, minimize, smat, svec
+from s3vm.solvers.errors import InputError
+from s3vm.solvers.profiles import SolverProfile
+
+from test_sdp_input import one_error_line  # exit 2, one line on stderr, nothing on stdout
 
 SIGMA = 1.5
 
@@ -72,6 +72,8 @@ CASES = [("rbf", None, False), ("rbf", 1.0, False), ("rbf", None, True), ("rbf",
          ("linear", 1.0, False), ("linear", 1.0, True)]
 
 
+@pytest.mark.slow
+@pytest.mark.solver
 @pytest.mark.parametrize("kernel,C,count", CASES,
                          ids=[f"{k}-{'hard' if c is None else 'soft'}{'-count' if b else ''}"
                               for k, c, b in CASES])
@@ -125,6 +127,8 @@ def test_optimum_matches_clarabel_and_certificate_holds(kernel, C, count):
     assert res.rel_gap <= 1e-6
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_one_column_against_a_grid_over_M():
     """d = 1: M is a number m in [0, 1 / max v_i^2]; g(m) on a fine grid (SVM duals solved
     independently) bounds the minimum from above, and the certificate from below."""
@@ -150,6 +154,8 @@ def test_one_column_against_a_grid_over_M():
     assert best - res.primal <= 1e-3 * best   # the grid's resolution (spacing top / 200)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_solve_through_the_api_defaults_to_psd_barrier_and_agrees_with_clarabel():
     inst = problem(seed=3)
     # (soft margin: on this draw's hard margin Clarabel stops "inaccurate", 2e-5 below the
@@ -166,6 +172,7 @@ def test_solve_through_the_api_defaults_to_psd_barrier_and_agrees_with_clarabel(
     np.testing.assert_array_equal(new.labels, ref.labels)
 
 
+@pytest.mark.solver
 def test_lowrank_with_a_nystroem_factor_agrees_with_clarabel():
     inst = problem(seed=4, n=40)
     common = dict(kernel="rbf", sigma=SIGMA, C=1.0)
@@ -210,6 +217,7 @@ def test_box_qp_is_exact():
     assert np.abs(grad[free]).max(initial=0) <= 1e-9
 
 
+@pytest.mark.slow
 def test_engine_on_a_known_problem():
     """min <C, M> - log? no: a linear g(M) = <C0, M> with C0 = -I over {M PSD, r_i'M r_i <= 1}
     has the value -max trace(M): with rows e_1..e_d the optimum is M = I, value -d."""
@@ -235,6 +243,8 @@ def test_engine_on_a_known_problem():
     assert np.allclose(smat(svec(res.M), d), res.M)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_unreachable_balance_is_said_of_the_subspace_not_the_problem():
     """psd-barrier finds no interior M for a count out of the subspace's reach: not an error,
     and not ``infeasible`` either, since labelings with that count exist."""
@@ -248,6 +258,7 @@ def test_unreachable_balance_is_said_of_the_subspace_not_the_problem():
     assert every.status == "optimal" and np.all(every.labels == 1)
 
 
+@pytest.mark.slow
 def test_time_limit_still_certifies():
     inst = problem(seed=1)
     form = SubspaceSDP(dim=3)
@@ -259,6 +270,7 @@ def test_time_limit_still_certifies():
         assert cert["dual"] <= cert["primal"]
 
 
+@pytest.mark.solver
 def test_profile_options_are_checked():
     inst = problem(seed=1)
     settings = Settings(kernel="rbf", sigma=SIGMA, hard_margin=True)
@@ -288,6 +300,7 @@ def nips_reference(A, label, d):
     return V - (V[pos].mean(0) + V[neg].mean(0)) / 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("graph", ["dense", "knn"])
 def test_nips_rule_spans_the_papers_subspace(graph):
     inst = problem(seed=6, n=80)
@@ -356,6 +369,8 @@ def test_bad_threshold_quantile():
     assert "--threshold-quantile must be in (0, 1]" in line
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_an_svm_that_does_not_converge_is_an_error_not_a_value():
     """Linear kernel, p = 2, hard margin: K o V M V' is singular and the SVM dual has no exact
     solution the projected Newton can reach; the solve says so instead of returning a value."""
@@ -378,6 +393,8 @@ def test_a_faint_link_is_not_an_isolated_point():
     assert list(isolated_points(sp.csr_matrix(A))) == [2]
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("formulation", ["sdp-subspace", "sdp-lowrank"])
 def test_a_failed_default_solver_falls_back_on_the_conic_model(monkeypatch, formulation):
     # psd-barrier cannot take a kernel whose Q_FF is singular (linear, few features, 10^4
@@ -401,6 +418,8 @@ def test_a_failed_default_solver_falls_back_on_the_conic_model(monkeypatch, form
     assert named.status == "error" and "solver_fallback" not in named.info
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_a_working_set_beyond_memory_ends_psd_barrier_and_the_conic_model_answers(monkeypatch):
     # A linear kernel with few features makes K o V M V' singular: the working set of the SVM
     # duals then grows toward n (12 GB at 10^5 points before this cap). With a budget of a few
@@ -419,6 +438,8 @@ def test_a_working_set_beyond_memory_ends_psd_barrier_and_the_conic_model_answer
     assert result.info["solver_fallback"]["from"] == "psd-barrier"
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_an_svm_dual_that_never_converges_is_an_error_result_not_an_exception(monkeypatch):
     # OracleError escaped s3vm.solve from the scoring of the rounded labels (rbf, sigma 3, 10^4
     # points): the API raised instead of returning a result.
@@ -442,13 +463,15 @@ def test_an_svm_dual_that_never_converges_is_an_error_result_not_an_exception(mo
     assert "did not solve" in result.message
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_sdp_lowrank_passes_over_psd_barrier_for_a_factor_of_low_rank():
     # A linear kernel with 10 features at 10^4 points took psd-barrier 50 s to fail (its SVM
     # duals have more free points than K o V M V' has rank); the conic model takes 3 s.
     from s3vm import api
-    from s3vm.data.generators import gaussian_blobs
     from s3vm.core.registry import get_formulation
     from s3vm.core.settings import Settings
+    from s3vm.data.generators import gaussian_blobs
 
     inst = gaussian_blobs(n=1200, p=3, separation=2.0, labeled_fraction=0.1, seed=0)
     form = get_formulation("sdp-lowrank")
@@ -461,6 +484,8 @@ def test_sdp_lowrank_passes_over_psd_barrier_for_a_factor_of_low_rank():
     assert named.solver == "psd-barrier" and "solver_fallback" not in named.info
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_sdp_lowrank_scores_on_its_factor_when_the_exact_kernel_fails(monkeypatch):
     # rbf with sigma 3 on 10^4 points in 10 dimensions: the exact kernel's SVM dual did not
     # converge, and the run ended in 'error' with labels in hand.

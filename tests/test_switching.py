@@ -8,15 +8,16 @@ import numpy as np
 import pytest
 
 import s3vm
-from s3vm.data.generators import gaussian_blobs, two_moons
 from s3vm.core.kernels import kernel_matrix, nystroem
+from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs, two_moons
 from s3vm.models.l2_svm import FactorObjective, PrimalSolution, S3VMObjective, squared_hinge_primal
 from s3vm.models.label_switching import _anneal, label_switching
-from s3vm.core.settings import Settings
 
 from reference import l2_svm_value_factor
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("bias", [True, False])
 def test_primal_l2_svm_matches_cvxpy_from_any_start(seed, bias):
@@ -35,7 +36,8 @@ def test_primal_l2_svm_matches_cvxpy_from_any_start(seed, bias):
     for sol in (cold, warm):
         assert sol.value == pytest.approx(expected, rel=1e-6, abs=1e-7)
         assert np.allclose(sol.outputs, G @ sol.w + sol.b)
-    assert again.value == pytest.approx(l2_svm_value_factor(G, y, C * 2.0, bias), rel=1e-6, abs=1e-7)
+    assert again.value == pytest.approx(l2_svm_value_factor(G, y, C * 2.0, bias),
+                                        rel=1e-6, abs=1e-7)
 
 
 def enumerate_optimum(objective, positives):
@@ -57,6 +59,7 @@ def tiny_cases():
                                            balance=balance)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(tiny_cases()), ids=lambda c: f"{c[0]}-{c[2].kernel}-"
                                                                   f"{c[2].balance}")
 def test_local_minimum_against_enumeration(case):
@@ -101,6 +104,7 @@ def test_nystroem_expansion_reproduces_the_factor_outputs():
     assert np.count_nonzero(beta) <= landmarks.size
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("balance", ["count", "none"])
 def test_two_moons_2000_points_accurate_in_seconds(balance):
     # 5 labels a moon: 35 s to 47 s on a loaded 2-core machine before (dense Cholesky factors
@@ -117,6 +121,7 @@ def test_two_moons_2000_points_accurate_in_seconds(balance):
     assert seconds < 25.0
 
 
+@pytest.mark.slow
 def test_ten_thousand_points_in_seconds():
     inst = two_moons(5, 4995, seed=1)
     start = time.perf_counter()
@@ -129,6 +134,7 @@ def test_ten_thousand_points_in_seconds():
     assert seconds < 40.0
 
 
+@pytest.mark.solver
 def test_the_search_returns_the_svm_at_its_labels():
     # switching trained the labels' SVM a second time, cold, after the search: seconds past a
     # time limit at 15,000 points. The search's own last training is that SVM.

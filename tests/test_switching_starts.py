@@ -5,7 +5,6 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy.optimize import check_grad
 
 import s3vm
 from s3vm.core.settings import Settings
@@ -24,6 +23,7 @@ def test_kernel_root_factors_the_kernel():
     np.testing.assert_allclose(G @ G.T, K, atol=1e-8)
 
 
+@pytest.mark.slow
 def test_smoothed_outputs_meet_the_balance_and_a_stationary_point():
     # The continuation's last stage is a stationary point of J_s at the full C* (L-BFGS's
     # gradient test), and the mean unlabeled output is the balance target exactly.
@@ -60,6 +60,8 @@ def _tiny():
                                                    balance="count")
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("search", ["gradient", "best"])
 @pytest.mark.parametrize("case", list(_tiny()), ids=lambda c: "moons")
 def test_the_starts_return_a_labeling_and_its_own_J(case, search):
@@ -84,6 +86,7 @@ def test_the_starts_return_a_labeling_and_its_own_J(case, search):
             assert starts[name] == pytest.approx(alone.objective)
 
 
+@pytest.mark.slow
 def test_best_is_never_above_anneal():
     # Two moons, 2 labeled and 200 unlabeled points.
     moons = two_moons(1, 100, seed=3)
@@ -113,6 +116,7 @@ def test_hinge_objective_is_the_svm_optimum():
     np.testing.assert_allclose(sol.outputs, svc.decision_function(data.X), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_hinge_switching_runs_and_refuses_what_it_cannot_do():
     moons = two_moons(2, 40, seed=0)
     result = s3vm.solve(moons, "switching", kernel="rbf", sigma=0.5, C=10.0, balance="count",

@@ -18,11 +18,12 @@ import time
 import numpy as np
 import pytest
 
-from contract import check_result_object
 from s3vm import api
-from s3vm.data.generators import two_moons
 from s3vm.core.registry import FORMULATIONS
+from s3vm.data.generators import two_moons
 from s3vm.solvers.registry import installed_solvers
+
+from contract import check_result_object
 
 LIMIT = 3.0
 #: The formulations that search a tree: at their limit they have a trace and an incumbent.
@@ -144,6 +145,8 @@ def solve_limited(data, name, options, limit):
     return out
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_time_limit_holds(instances, isolated, name):
     if name == "l2-miqp" and "scip" not in installed_solvers("miqp"):
@@ -181,6 +184,8 @@ def test_the_time_limit_holds(instances, isolated, name):
         assert trace["nodes"] and trace["nodes"][-1] == result["nodes"] > 0
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(isolated):
     # sdp_2moons (270 points) with one round a node: an SDPA solve of a few seconds is running
     # at the limit. In the command line's solve process SDPA ran in place, holding the GIL
@@ -195,15 +200,17 @@ def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(isolat
     assert trace["nodes"][-1:] == ([result["nodes"]] if result["nodes"] else [])
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_a_highs_session_gets_its_whole_limit_on_every_re_solve():
     # HiGHS compares its time_limit option with the Highs object's total run time: a session
     # that set the time left as the option stopped its later LPs early.
     from s3vm.bounds.lp_relaxation import LPRelaxationProblem
-    from s3vm.models.problem3 import Problem3Data, build_problem3
     from s3vm.core.settings import Settings
-    from s3vm.solvers.runtime.clock import Clock
+    from s3vm.models.problem3 import Problem3Data, build_problem3
     from s3vm.solvers.profiles import get_profile
     from s3vm.solvers.registry import get_backend
+    from s3vm.solvers.runtime.clock import Clock
 
     instance = two_moons(20, 200, seed=3)
     settings = Settings(kernel="rbf", sigma=0.5)
@@ -252,6 +259,8 @@ def test_an_lp_cancelled_by_a_signal_stops_the_search_with_its_incumbent():
         problem.objective(np.array([1, -1, 1]))
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_labels_at_a_limit_before_any_labeling_are_the_supervised_svms(instances, isolated):
     # sdp stopped before its solver had an iterate returned no labels at all.
     import cvxpy as cp
@@ -308,6 +317,7 @@ def test_the_limit_reached_during_the_last_step_does_not_cancel_it():
     assert clock.remaining() < 1e-6  # after the step: stopped
 
 
+@pytest.mark.slow
 def test_an_abortable_step_is_stopped_at_the_stop():
     # Pyomo's model building and its compiling for HiGHS check no clock: rlp on 3,000 labeled
     # rows ran on to the end of the grace period (3.65 s of 3) and was killed there.
@@ -328,6 +338,7 @@ def test_an_abortable_step_is_stopped_at_the_stop():
     assert count > 0 and time.perf_counter() - start < 5
 
 
+@pytest.mark.slow
 def test_a_step_begun_after_the_stop_runs_to_its_end_and_no_stop_lands_after_a_step():
     import threading
 
@@ -394,6 +405,7 @@ def test_l2_miqp_makes_no_kernel_after_the_limit(monkeypatch):
                                atol=1e-8)
 
 
+@pytest.mark.solver
 def test_bd_mip_builds_no_labeling_lp_after_the_limit(monkeypatch):
     # Past the limit the labeling's LP was built and compiled for HiGHS, then given no time:
     # tenths of a second past the limit for nothing. The MIP's own point stands.

@@ -34,6 +34,8 @@ CASES = [
 ]
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("name, change, how", CASES, ids=lambda v: str(v))
 def test_an_updated_model_solves_as_a_fresh_build(name, change, how):
     built = s3vm.build("blobs_small", name)
@@ -52,6 +54,8 @@ def test_an_updated_model_solves_as_a_fresh_build(name, change, how):
     assert built.settings == s3vm.build("blobs_small", name, **change).settings
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 def test_an_in_place_update_keeps_the_users_changes():
     import pyomo.environ as pyo
 
@@ -65,6 +69,7 @@ def test_an_in_place_update_keeps_the_users_changes():
     assert result.objective == pytest.approx(fresh.solve().objective, rel=1e-6)
 
 
+@pytest.mark.solver
 def test_update_refuses_what_build_refuses_and_leaves_the_model():
     built = s3vm.build("blobs_small", "bd-mip")
     model = built.model
@@ -76,6 +81,8 @@ def test_update_refuses_what_build_refuses_and_leaves_the_model():
     assert built.update(mu=0.1) == "unchanged"
 
 
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_the_sweep_table_in_the_docs_is_its_data_files():
     command = [sys.executable, "benchmarks/resolve_sweep.py", "table",
                "benchmarks/resolve_sweep.jsonl"]

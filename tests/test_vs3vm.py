@@ -29,13 +29,13 @@ import pytest
 from scipy.optimize import linprog
 
 from s3vm import api
-from s3vm.data.instance import Instance
-from s3vm.solvers.errors import InputError
-from s3vm.data.generators import gaussian_blobs, noisy_linear, two_moons
-from s3vm.models.problem3 import Problem3Data, build_problem3, build_problem3_dual, solution_wg
 from s3vm.core.registry import get_formulation
 from s3vm.core.settings import Settings
+from s3vm.data.generators import gaussian_blobs, noisy_linear, two_moons
+from s3vm.data.instance import Instance
 from s3vm.formulations.vs3vm import VS3VM
+from s3vm.models.problem3 import Problem3Data, build_problem3, build_problem3_dual, solution_wg
+from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import get_backend, installed_solvers
 
@@ -238,6 +238,7 @@ def expected_lp(inst, kernel, sigma, mu, unlabeled, nu):
     return lp3(A, d, None, mu)[0]
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("problem", LP_PROBLEMS, ids=LP_PROBLEM_IDS)
 @pytest.mark.parametrize("kernel, sigma", KERNELS, ids=KERNEL_IDS)
 @pytest.mark.parametrize("name", LP_INSTANCES)
@@ -270,6 +271,7 @@ def test_lp_dual_model_equals_primal_and_linprog(name, kernel, sigma, problem):
                    f"objective at (w, g) of the {form} model")
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("lp_form", ["dual", "primal"])
 @pytest.mark.parametrize("formulation", ["rlp", "svm1"])
 @pytest.mark.parametrize("kernel, sigma", KERNELS, ids=KERNEL_IDS)
@@ -291,6 +293,7 @@ def test_supervised_lp_forms_through_the_formulation(name, kernel, sigma, formul
                                atol=1e-9)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("lp_form", ["dual", "primal"])
 @pytest.mark.parametrize("kernel, sigma", KERNELS, ids=KERNEL_IDS)
 @pytest.mark.parametrize("name", LP_INSTANCES)
@@ -371,6 +374,8 @@ def test_small_cases_are_small_and_nontrivial():
         assert 1 <= inst.u <= 10 and inst.l >= 2
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", LP_SOLVERS)
 def test_vs3vm_against_the_mip_optimum(solver, mip_optima):
     """VS3VM's point is feasible for the MIP: its value is >= the MIP optimum, >= the LP of
@@ -392,6 +397,7 @@ def test_vs3vm_against_the_mip_optimum(solver, mip_optima):
     assert reached >= 1, "VS3VM reached the MIP optimum on no instance"
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("solver", LP_SOLVERS)
 @pytest.mark.parametrize("case", SMALL_CASES, ids=SMALL_IDS)
 def test_vs3vm_stops_at_the_seeds_condition(case, solver):
@@ -403,6 +409,7 @@ def test_vs3vm_stops_at_the_seeds_condition(case, solver):
     check_stopping_condition(A, d, B, w, g, mu, nu)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("lp_form", ["dual", "primal"])
 def test_vs3vm_on_larger_instance(lp_form):
     """More unlabeled points and several LPs: monotone, stops at Fung and Mangasarian's
@@ -416,6 +423,7 @@ def test_vs3vm_on_larger_instance(lp_form):
     check_stopping_condition(A, d, B, w, g, mu, nu)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("lp_form", ["dual", "primal"])
 def test_kernel_vs3vm(lp_form):
     inst = instance("moons_rbf")
@@ -427,6 +435,7 @@ def test_kernel_vs3vm(lp_form):
     check_stopping_condition(A, d, B, w, g, mu, nu)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("lp_form", ["dual", "primal"])
 @pytest.mark.parametrize("case", [SMALL_CASES[0], SMALL_CASES[4]], ids=[SMALL_IDS[0],
                                                                         SMALL_IDS[4]])
@@ -441,6 +450,8 @@ def test_warm_and_cold_give_the_same_sequence(case, lp_form):
     assert np.array_equal(cold.labels, warm.labels)
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("lp_form", ["dual"])
 def test_warm_start_reuses_the_basis(lp_form):
     """Warm and cold runs visit the same iterates; the warm re-solves need fewer simplex
@@ -482,6 +493,7 @@ def test_supergradient_of_the_concave_term():
     assert problem.linear_value(x) == pytest.approx(want_r @ r + want_s @ s, rel=1e-12)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("case", SMALL_CASES[:2] + SMALL_CASES[3:], ids=SMALL_IDS[:2] +
                          SMALL_IDS[3:])
 def test_dual_and_primal_forms_reach_the_same_objective(case):
@@ -492,6 +504,7 @@ def test_dual_and_primal_forms_reach_the_same_objective(case):
     assert_rel(dual.objective, primal.objective, OPT_RTOL, "dual vs primal form")
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("solver", LP_SOLVERS)
 def test_auto_lp_form_follows_the_solvers_duals(solver):
     """auto: the dual form where the solver returns duals, else the primal; the final
@@ -524,6 +537,7 @@ def test_vs3vm_rejects_bad_max_lps(max_lps):
         VS3VM(max_lps=max_lps)
 
 
+@pytest.mark.solver
 @pytest.mark.parametrize("solver", LP_SOLVERS)
 def test_max_lps_caps_the_number_of_lps(solver):
     inst = instance("small_blobs_3")

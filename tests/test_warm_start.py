@@ -39,6 +39,8 @@ KEYWORDS = {"bb": {}, "bb-mip": {"mu": 0.1, "nu": 1.0}, "bb-sdp": {"bias": False
 OPTIONS = {"bb": {"heuristic": "none"}, "bb-mip": {}, "bb-sdp": {"workers": 1}}
 
 
+@pytest.mark.solver
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["bb", "bb-mip", "bb-sdp"])
 def test_the_start_is_used_and_a_worse_one_changes_nothing(inst, name):
     values = enumerated(inst, name)

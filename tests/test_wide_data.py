@@ -17,12 +17,15 @@ import time
 import numpy as np
 import pytest
 
-from contract import check_result_object
 from s3vm import api, cli
-from s3vm.data import readers as data
 from s3vm.core import settings
 from s3vm.core.registry import FORMULATIONS
+from s3vm.data import readers as data
 from s3vm.solvers.registry import installed_solvers
+
+from contract import check_result_object
+
+pytestmark = pytest.mark.slow
 
 LIMIT = 2.0
 COLUMNS = 5000
@@ -109,6 +112,7 @@ def test_a_bad_value_is_named_by_its_first_column_and_row(tmp_path):
         data.read_csv(path)
 
 
+@pytest.mark.solver
 def test_the_time_limit_counts_reading_the_data(tmp_path, monkeypatch):
     path = write_wide_csv(tmp_path / "small.csv", 30, 3)
     slow = data.read_csv

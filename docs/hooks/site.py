@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 
+
 def _api_source_tree() -> str:
     """A folder holding ``s3vm/`` as the installed package lays it out (setup.cfg's package_dir
     maps s3vm to s3vm_models/, s3vm.solvers to solvers/, s3vm.instances to instances/), made of

@@ -13,10 +13,10 @@ import time
 from typing import Optional
 
 from s3vm import api
-from s3vm.bench.results import ResultsFiles, SETTING_COLUMNS
+from s3vm.bench.results import ResultsFiles
 from s3vm.bench.spec import Suite
 from s3vm.core.registry import formulation_class, get_formulation
-from s3vm.core.settings import SETTINGS_TABLE
+from s3vm.core.settings import SETTING_KEYS, SETTINGS_TABLE
 from s3vm.solvers.errors import InputError
 
 
@@ -40,11 +40,11 @@ def run_task(task: dict) -> dict:
             # runs side by side already share the cores: one process of node bounds each
             options.setdefault("workers", task["node_workers"])
         form = get_formulation(task["formulation"], **options)
-        shared = {k: v for k, v in task["explicit"].items() if k in cls.settings_used}
+        shared = cls.applicable(task["explicit"])
         effective = cls.settings_for(base, {**shared, **own_settings}, strict=False)
         # The settings the formulation reads (or fixes): the others are not part of its run.
         record["settings"] = effective.to_dict(
-            [k for k in SETTING_COLUMNS if k in cls.settings_used or k in cls.settings_fixed])
+            list(cls.applicable(dict.fromkeys(SETTING_KEYS), fixed=True)))
         profile = api._profile(form, task["solver"], None, task["time_limit"])
         result = form.solve(instance, effective, profile)
         metrics = api.evaluate(instance, result)

@@ -13,13 +13,12 @@ import os
 from contextlib import contextmanager
 from typing import Optional
 
+from s3vm.core.settings import SETTING_KEYS
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.files import atomic_output, check_writable
 
-
 #: The settings a run solved with, one column each (empty where the formulation reads none).
-SETTING_COLUMNS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance",
-                   "positives", "mu", "nu")
+SETTING_COLUMNS = SETTING_KEYS
 
 
 #: What applied to a run (``info["applied"]`` of its result: s3vm.core.answers), one column each:

@@ -40,8 +40,8 @@ Every instance table may carry ``name`` (its label in the results) and ``setting
 table of that instance's own settings, like an instance file's). A run's settings, from the
 weakest: the formulation's defaults, ``[settings]``, the instance's own (its table's and its
 instance file's), ``[override]``, the grid point, ``[set.NAME]``. A seed draws the labeled rows
-of a ``dataset``, ``generator`` or ``sdp`` instance and reaches every formulation that has a ``seed``
-option; a run that no seed changes is run once (its seed is recorded as null).
+of a ``dataset``, ``generator`` or ``sdp`` instance and reaches every formulation that has a
+``seed`` option; a run that no seed changes is run once (its seed is recorded as null).
 
 Everything is checked before the first run (the same option tables and messages as ``s3vm
 compare``); nothing is written for a suite with an error.
@@ -59,8 +59,7 @@ from typing import Optional
 from s3vm import api
 from s3vm.bench.results import ResultsFiles
 from s3vm.core.registry import formulation_class
-from s3vm.core.settings import (SETTINGS_TABLE, SETTING_KEYS, Settings, instance_files,
-                                load_instance)
+from s3vm.core.settings import SETTING_KEYS, SETTINGS_TABLE, Settings, instance_files, load_instance
 from s3vm.data import generators
 from s3vm.data.loaders import DATASETS, SDP_INSTANCES, load_dataset, load_sdp_instance
 from s3vm.solvers.errors import InputError
@@ -84,7 +83,8 @@ SUITE = key_table(
     Key("output", "name", "the results files' stem, relative to the suite file (a file name, "
         "not a folder)", example="study-results", what="a file stem (sub/results, not a folder)"),
     Key("settings", "table", "settings of every run", example={"kernel": "linear"}),
-    Key("override", "table", "settings that win over an instance's own", example={"kernel": "linear"}),
+    Key("override", "table", "settings that win over an instance's own",
+        example={"kernel": "linear"}),
     Key("grid", "table", "settings varied over their cartesian product",
         example={"kernel": ["linear", "rbf"]}),
     Key("set", "table", "[set.NAME]: one formulation's own entries",
@@ -443,7 +443,7 @@ def _expand(path, specs, names, seeds, settings, override, grid_values, own, tim
                 run_limit = entries.pop("time_limit", None) or time_limit
                 seeded = "seed" in cls.option_table() and "seed" not in entries
                 # A grid setting the formulation does not read does not change its run.
-                used = {k: v for k, v in point.items() if k in cls.settings_used}
+                used = cls.applicable(point)
                 for seed in seeds if (inst.draws or seeded) else [None]:
                     run = Run(inst, name, used, seed, {**shared, **used}, entries, run_solver,
                               run_limit)

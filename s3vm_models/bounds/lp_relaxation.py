@@ -18,15 +18,15 @@ the MIP over the node's subtree. When the LP's free d_j come out integral, the L
 feasible for the MIP at that labeling and attains the bound: the labeling is optimal in the
 subtree and is returned as a candidate incumbent, valued by its own LP. A labeling's value
 (:meth:`LPRelaxationProblem.objective`, the leaves and the incumbents) is the LP of that labeling
-without big-M (:class:`s3vm.models.problem3.LabelingLP`), a second session on a model of its own: the
-relaxation's "integral" d_j are integral only up to the LP's tolerance, and d_j = 1e-7 relaxes a
+without big-M (:class:`s3vm.models.problem3.LabelingLP`), a second session on a model of its own:
+the relaxation's "integral" d_j are integral only up to the LP's tolerance, and d_j = 1e-7 relaxes a
 row by 1e-7 M_j, which with M_j = 1e7 (mu = 1e-6) frees the point; a value read off such a
 solution lay below every labeling's, became the incumbent and pruned the optimum.
 
 The model is relaxed once (the binaries' domain becomes [0, 1]) and solved through a persistent
-session (:class:`s3vm.solvers.backends.pyomo.highs.HighsSession` by default): moving from one node to the
-next fixes and frees only the d_j that differ, so HiGHS re-solves by dual simplex from the last
-basis.
+session (:class:`s3vm.solvers.backends.pyomo.highs.HighsSession` by default): moving from one node
+to the next fixes and frees only the d_j that differ, so HiGHS re-solves by dual simplex from the
+last basis.
 """
 
 from __future__ import annotations

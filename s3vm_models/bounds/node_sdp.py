@@ -24,9 +24,17 @@ import time
 import numpy as np
 
 from s3vm.models.output_space import OutputSpaceData
-from s3vm.models.shor_relaxation import (FacialReduction, IncumbentScale, RowList, add_rlt,
-                                         base_rows, certified_value, incumbent_certificate,
-                                         repair_diagonal, standard_form)
+from s3vm.models.shor_relaxation import (
+    FacialReduction,
+    IncumbentScale,
+    RowList,
+    add_rlt,
+    base_rows,
+    certified_value,
+    incumbent_certificate,
+    repair_diagonal,
+    standard_form,
+)
 from s3vm.solvers.backends.conic_standard import StandardConic
 
 TOL_P = 1e-5   # primal activity of a row (their TOL_P)
@@ -139,9 +147,9 @@ class NodeSDP:
         rows.add("yv", np.hstack([p, p]), np.hstack([p, q]), np.array([[1.0, -1.0]]),
                  np.zeros(free.size), False, i=i)                                   # v^2 >= y v
         rows.add("yv", np.hstack([p, z, z]), np.hstack([q, p, q]), np.array([[1.0, 1.0, -1.0]]),
-                 np.ones(free.size), False, i=i)                                    # (v-1)(1+y) >= 0
+                 np.ones(free.size), False, i=i)                                # (v-1)(1+y) >= 0
         rows.add("yv", np.hstack([p, z, z]), np.hstack([q, p, q]), np.array([[1.0, -1.0, 1.0]]),
-                 np.ones(free.size), False, i=i)                                    # (-1-v)(1-y) >= 0
+                 np.ones(free.size), False, i=i)                                # (-1-v)(1-y) >= 0
 
     # -- a round -------------------------------------------------------------------------------
     def solve_node(self, L, U, lmd, umd, cuts, upper, T: float, tolerance: float, UB: float,

@@ -6,13 +6,14 @@ outputs (inherited from its parent, tightened at the node), a list of RLT cuts (
 re-instantiated with the node's box) and the rows V_ii <= umd_i shown to the SDP (hidden until a
 solution violates one). Its evaluation (their ``sdp_cut_and_tighten``) repeats:
 
-1. build the relaxation's rows (:mod:`s3vm.models.shor_relaxation`) and solve it (a standard-form SDP backend:
-   SDPA, SCS, Clarabel);
+1. build the relaxation's rows (:mod:`s3vm.models.shor_relaxation`) and solve it (a standard-form
+   SDP backend: SDPA, SCS, Clarabel);
 2. certify: the bound of the round is the value of a dual feasible point rebuilt from the
    solver's multipliers (never the solver's primal value), the larger of the trace bound's and
-   the incumbent-relative one (:func:`s3vm.models.shor_relaxation.incumbent_certificate`); with SCS also a
-   certificate with the diagonal multipliers refitted (:func:`s3vm.models.shor_relaxation.repair_diagonal`); a
-   solve whose certificate loses much of b'y is repeated more accurately (:class:`ShorOptions`);
+   the incumbent-relative one (:func:`s3vm.models.shor_relaxation.incumbent_certificate`); with SCS
+   also a certificate with the diagonal multipliers refitted
+   (:func:`s3vm.models.shor_relaxation.repair_diagonal`); a solve whose certificate loses much of
+   b'y is repeated more accurately (:class:`ShorOptions`);
 3. heuristic: round the relaxed outputs, solve the labeling's QP, improve by 2-opt moves that
    keep the balance (their ``run_heuristic``), then by single label flips (swaps under the
    count) with the QP re-solved (:func:`s3vm.models.output_space.flip_search`), from each of a few
@@ -111,8 +112,8 @@ class ShorOptions:
         the benchmark's nodes it saved iterations on some instances and cost them, or failed,
         on others; docs/benchmarks/sdp.md).
     incumbent_certificate : bool
-        Certify also by the incumbent-relative bound (:func:`s3vm.models.shor_relaxation.incumbent_certificate`)
-        and keep the larger.
+        Certify also by the incumbent-relative bound
+        (:func:`s3vm.models.shor_relaxation.incumbent_certificate`) and keep the larger.
     branching : {"rank", "fractional"}
         Their rule 2, or the most fractional free point (their rule 0).
     heuristic, tighten, box, cuts : bool
@@ -249,7 +250,8 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
     @property
     def _lifted(self) -> bool:
         d = self.data
-        return d.positives is not None and self.options.count_bound == "lifted" and 0 < d.positives < d.u
+        return (d.positives is not None and self.options.count_bound == "lifted"
+                and 0 < d.positives < d.u)
 
     # -- values ------------------------------------------------------------------------------------
     def objective(self, labels: np.ndarray) -> float:
@@ -329,12 +331,11 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
     def _expired(self) -> bool:
         return self.clock is not None and self.clock.expired()
 
-    # -- the driver's interface ---------------------------------------------------------------------
+    # -- the driver's interface --------------------------------------------------------------------
     def bound(self, partial: np.ndarray, parent_state: Any = None) -> NodeBound:
         d = self.data
         partial = np.asarray(partial, dtype=int)
         root = parent_state is None
-        t_node = time.perf_counter()
         if root:
             if not math.isfinite(self.UB):
                 self.initial_incumbent()
@@ -539,13 +540,14 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
             if value < found.get("value", math.inf):
                 found.update(labels=done, value=value)
             return max(lb, value), state, None
-        return lb, state, branch_point(self.data, self.options.branching, partial, last, L, U, vbest)
+        return lb, state, branch_point(self.data, self.options.branching, partial, last, L, U,
+                                       vbest)
 
     def certificate_losses(self) -> dict:
         """:func:`certificate_losses` of the nodes evaluated so far."""
         return certificate_losses(self.log)
 
-    # -- the root relaxation alone (export, the formulation's CVXPY model) ----------------------------
+    # -- the root relaxation alone (export, the formulation's CVXPY model) -------------------------
     def root_rows(self):
         """(rows, C~, facial reduction or None) of the root relaxation without cuts, with the
         box of the starting incumbent (no heuristic rounds)."""

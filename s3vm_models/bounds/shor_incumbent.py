@@ -12,7 +12,13 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from s3vm.models.output_space import OutputSpaceData, flip_search, labeling_qp, labels_count, two_opt
+from s3vm.models.output_space import (
+    OutputSpaceData,
+    flip_search,
+    labeling_qp,
+    labels_count,
+    two_opt,
+)
 from s3vm.solvers.bnb.links import round_scores
 
 

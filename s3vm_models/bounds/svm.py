@@ -42,7 +42,7 @@ from typing import Any, Optional
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from s3vm.models.l2_svm import ActiveFactor, MARGIN_TOL, S3VMObjective, squared_hinge_svm
+from s3vm.models.l2_svm import MARGIN_TOL, ActiveFactor, S3VMObjective, squared_hinge_svm
 from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound
 
 #: Bytes of Cholesky factors the open nodes may keep together, per entry of the n x n kernel

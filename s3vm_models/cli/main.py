@@ -19,14 +19,20 @@ from typing import Optional, Sequence
 from s3vm.cli.commands import command_module
 from s3vm.cli.output import configure_logging
 from s3vm.cli.parser import PROG, build_parser
-from s3vm.solvers.errors import InputError, MESSAGES, S3VMError
+from s3vm.solvers.errors import MESSAGES, InputError, S3VMError
 from s3vm.solvers.runtime.clock import charge_imports, process_start
 from s3vm.solvers.runtime.files import remove_temporary_files
 from s3vm.solvers.runtime.keys import check_environment, environment_value
 from s3vm.solvers.runtime.stdio import own_stdout, quiet_stderr
-from s3vm.solvers.runtime.supervisor import (Interrupted, abandoned_workers, received_signal,
-                                             set_isolation, signal_name, signals_interrupt,
-                                             signals_noted)
+from s3vm.solvers.runtime.supervisor import (
+    Interrupted,
+    abandoned_workers,
+    received_signal,
+    set_isolation,
+    signal_name,
+    signals_interrupt,
+    signals_noted,
+)
 
 
 #: Whether the last command solved under a time limit (:func:`console_main` then exits at
@@ -102,7 +108,7 @@ def main(argv: Optional[Sequence[str]] = None, started: Optional[float] = None,
                         out.flush()  # a closed pipe or a full disk shows here, not at exit
             except BrokenPipeError:
                 raise
-            except OSError as exc:
+            except OSError:
                 # Standard output refused a write (`> /dev/full`): the flush that closes the
                 # block fails again, after the write reported it.
                 if out is None or out.failed is None:
@@ -188,10 +194,10 @@ def console_main(noted: Optional[list] = None) -> None:
     solve step that could not be cut short was left running in a thread (a time limit or a
     signal), the process ends at once, after its output is flushed and no temporary file is
     left, instead of waiting for the step; so does a command a signal stopped, and one run
-    with a time limit, whose caller waits on the wall clock (tearing down the solver libraries' modules at exit took
-    4.3 s on a machine at load 15, against 0.35 s for ``os._exit``). Its time limit counts
-    from the process's start and charges the solver library's import: the whole command is on
-    the clock.
+    with a time limit, whose caller waits on the wall clock (tearing down the solver libraries'
+    modules at exit took 4.3 s on a machine at load 15, against 0.35 s for ``os._exit``). Its time
+    limit counts from the process's start and charges the solver library's import: the whole command
+    is on the clock.
 
     ``noted``: the signals the console script's first module (:mod:`s3vm.console`) noted
     before this module was imported, and that its handler notes after :func:`main` returns;

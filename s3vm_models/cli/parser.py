@@ -10,7 +10,7 @@ from s3vm._version import __version__
 from s3vm.cli.commands import COMMANDS, command_module
 from s3vm.core.options import Option, add_flags
 from s3vm.core.registry import all_options, formulation_options
-from s3vm.core.settings import SETTINGS_TABLE, SETTING_OPTIONS, instance_files, load_instance
+from s3vm.core.settings import SETTING_OPTIONS, SETTINGS_TABLE, instance_files, load_instance
 from s3vm.data.scaling import scale_instance
 from s3vm.solvers.errors import InputError
 

@@ -1,7 +1,7 @@
-"""The options of the shipped formulations, declared here as well as on their classes, so that
-the command line builds its parser without importing a formulation (each imports its family, and
-with it scipy.optimize and the kernels: half a second of the command's start on a loaded
-machine). A solve imports its own formulation only.
+"""The options of the shipped formulations, declared here as well as on their classes,
+so that the command line builds its parser without importing a formulation (each imports its
+family, and with it scipy.optimize and the kernels: half a second of the command's start on a
+loaded machine). A solve imports its own formulation only.
 
 :func:`s3vm.core.registry.formulation_options` reads :data:`SHIPPED` while the registry still
 names the shipped class and its module is not imported yet; otherwise it asks the class.
@@ -13,7 +13,6 @@ by hand. tests/test_cli_startup.py fails when the two drift apart.
 from __future__ import annotations
 
 from s3vm.core.options import Option
-
 
 LP_FORM = Option(
     "lp_form", "choice", "auto",

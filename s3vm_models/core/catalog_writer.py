@@ -28,10 +28,10 @@ CATALOG_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "catalog
 
 #: The generated module's docstring and imports: written here once, so that rendering never
 #: reads the file it replaces.
-HEADER = '''"""The options of the shipped formulations, declared here as well as on their classes, so that
-the command line builds its parser without importing a formulation (each imports its family, and
-with it scipy.optimize and the kernels: half a second of the command's start on a loaded
-machine). A solve imports its own formulation only.
+HEADER = '''"""The options of the shipped formulations, declared here as well as on their classes,
+so that the command line builds its parser without importing a formulation (each imports its
+family, and with it scipy.optimize and the kernels: half a second of the command's start on a
+loaded machine). A solve imports its own formulation only.
 
 :func:`s3vm.core.registry.formulation_options` reads :data:`SHIPPED` while the registry still
 names the shipped class and its module is not imported yet; otherwise it asks the class.
@@ -43,7 +43,6 @@ by hand. tests/test_cli_startup.py fails when the two drift apart.
 from __future__ import annotations
 
 from s3vm.core.options import Option
-
 '''
 
 

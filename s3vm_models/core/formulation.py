@@ -22,10 +22,9 @@ import numpy as np
 from s3vm.core import pipeline
 from s3vm.core.answers import record_applied
 from s3vm.core.options import flags_of, table
-from s3vm.core.pipeline import ALL_SETTINGS
 from s3vm.core.problems import PROBLEMS, labeling_objective
 from s3vm.core.registry import all_options, formulation_class, formulation_names
-from s3vm.core.settings import SETTINGS_TABLE, Settings, keyword_hint
+from s3vm.core.settings import SETTING_KEYS, SETTINGS_TABLE, Settings, keyword_hint
 from s3vm.data.instance import Instance, is_sparse
 from s3vm.solvers.bnb.links import round_scores
 from s3vm.solvers.bnb.problem import labels_by_outputs
@@ -36,7 +35,6 @@ from s3vm.solvers.runtime.clock import Clock
 from s3vm.solvers.runtime.files import check_writable
 from s3vm.solvers.runtime.memory import check_array_memory, check_dense_memory
 from s3vm.solvers.runtime.supervisor import Interrupted
-
 
 #: Bytes a solve with dense matrices needs whatever n, added to the guard's estimate: the
 #: libraries it imports (CVXPY, Pyomo, SCIP, SDPA) and their work space, 120 to 160 MiB for
@@ -145,9 +143,8 @@ class Formulation(ABC):
         The declarative model's named components: name -> meaning, in the notation of
         docs/formulations.md (docs/models.md lists them).
     estimator_options : dict
-        Options :class:`s3vm.S3VMClassifier` sets where its ``options`` leave them out: the
-        estimator's practitioner defaults, where :func:`s3vm.solve` and the command line keep
-        the formulation's own (comparable with earlier runs).
+        Options :class:`s3vm.S3VMClassifier` sets where its ``options`` leave them out (the
+        estimator's defaults; :func:`s3vm.solve` keeps the formulation's own).
     in_place_settings : tuple of str
         The settings a built declarative model takes without a rebuild (``Built.update``:
         mutable Pyomo Params, CVXPY Parameters); :meth:`update_model` writes them.
@@ -157,13 +154,9 @@ class Formulation(ABC):
         void: ``Built.solve`` then checks and raises them
         (:mod:`s3vm.formulations.families.kept_exact`, docs/models.md).
     local : bool
-        A local search (its answer depends on its start): :func:`s3vm.solve` reports what the
-        unlabeled rows changed against the family's supervised SVM
-        (``result.info["unlabeled_effect"]``, in the command line's JSON answer).
+        A local search: :func:`s3vm.solve` reports ``info["unlabeled_effect"]``.
     sparse_linear : str or None
-        The formulation that solves the same problem with the linear kernel in the primal
-        of sparse features, never densifying them, where this one would densify: the
-        estimator fits sparse linear input there (``switching``: ``primal-tsvm``).
+        Where the estimator routes sparse linear input (``switching``: ``primal-tsvm``).
     """
 
     name: ClassVar[str]
@@ -179,7 +172,7 @@ class Formulation(ABC):
     uses_groups: ClassVar[bool] = False
     in_place_settings: ClassVar[tuple] = ()
     unmeetable_count_is_infeasible: ClassVar[bool] = False
-    settings_used: ClassVar[tuple] = ALL_SETTINGS
+    settings_used: ClassVar[tuple] = SETTING_KEYS
     settings_fixed: ClassVar[dict] = {}
     balances: ClassVar[tuple] = ("none", "count")
     preferred_solvers: ClassVar[tuple] = ()
@@ -222,6 +215,12 @@ class Formulation(ABC):
         if cls.supervised_formulation is not None:
             return cls.supervised_formulation
         return None if cls.problem is None else PROBLEMS[cls.problem].supervised_formulation
+
+    @classmethod
+    def applicable(cls, values: dict, fixed: bool = False) -> dict:
+        """The settings of ``values`` it reads (and with ``fixed``, fixes): the one filter."""
+        return {k: v for k, v in values.items()
+                if k in cls.settings_used or (fixed and k in cls.settings_fixed)}
 
     @classmethod
     def option_table(cls) -> dict:

@@ -7,9 +7,8 @@ not scikit-learn's gamma (gamma = 1 / (2 sigma^2)).
 from __future__ import annotations
 
 import math
-from typing import Optional
-
 import sys
+from typing import Optional
 
 import numpy as np
 

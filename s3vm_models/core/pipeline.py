@@ -26,14 +26,21 @@ from s3vm.core.settings import Settings
 from s3vm.core.supervised import l2svm_no_bias
 from s3vm.data.instance import Instance
 from s3vm.solvers.backends.base import check_options
-from s3vm.solvers.errors import InputError, MESSAGES
+from s3vm.solvers.errors import MESSAGES, InputError
 from s3vm.solvers.results import Result
-from s3vm.solvers.runtime.clock import Clock, INTERRUPTED, Stopped, imports_charged, signal_name
+from s3vm.solvers.runtime.clock import INTERRUPTED, Clock, Stopped, imports_charged, signal_name
 from s3vm.solvers.runtime.keys import environment_value
 from s3vm.solvers.runtime.stdio import native_stdout_elsewhere
-from s3vm.solvers.runtime.supervisor import (Interrupted, PROGRESS_SECONDS, received_signal,
-                                             signals_deferred, signals_noted,
-                                             signal_of, signals_received, supervise)
+from s3vm.solvers.runtime.supervisor import (
+    PROGRESS_SECONDS,
+    Interrupted,
+    received_signal,
+    signal_of,
+    signals_deferred,
+    signals_noted,
+    signals_received,
+    supervise,
+)
 
 #: How far (relative) a solver's bound may lie above the objective and still be read as equal
 #: to it (the feasibility tolerances of the MIP solvers are 1e-6).
@@ -343,8 +350,8 @@ def supervised_labels(form, instance: Instance, settings: Settings, result: Resu
     """Labels for a solve its time limit stopped before it had any labeling (a model still
     being built, a relaxation without an iterate to round): the supervised SVM of the
     labeled rows under the solve's kernel, sigma and C (the squared-hinge SVM without bias
-    of :func:`s3vm.core.supervised.l2svm_no_bias`), rounded by :meth:`Formulation.round_fallback`, said so in
-    the message, and scored by the formulation's own objective
+    of :func:`s3vm.core.supervised.l2svm_no_bias`), rounded by :meth:`Formulation.round_fallback`,
+    said so in the message, and scored by the formulation's own objective
     (:meth:`Formulation.labeling_objective`; the objective stays None where it has none, where
     its computation fails, or beyond :data:`FALLBACK_SCORED_ROWS` rows).
 

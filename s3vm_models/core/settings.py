@@ -30,7 +30,7 @@ from s3vm.core.registry import all_options
 from s3vm.data.instance import Instance
 from s3vm.data.readers import is_svmlight, read_csv, read_svmlight
 from s3vm.data.resources import shipped_instance, shipped_instances
-from s3vm.solvers.errors import InputError, MESSAGES
+from s3vm.solvers.errors import MESSAGES, InputError
 from s3vm.solvers.runtime.files import read_toml
 
 KERNELS = ("linear", "rbf")
@@ -132,7 +132,8 @@ class Settings:
             frac = float(np.mean(yL == 1)) if yL.size else 0.5
             P = int(round(u * frac))
         if in_range and not 0 <= P <= u:
-            raise InputError(f"positives must lie in 0..{u} (the number of unlabeled points), got {P}")
+            raise InputError(f"positives must lie in 0..{u} (the number of unlabeled points), "
+                             f"got {P}")
         return P
 
     def differences(self, other: "Settings") -> set:

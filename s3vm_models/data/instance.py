@@ -122,7 +122,8 @@ class Instance:
         X = _as_finite_matrix(self.X)
         n = X.shape[0]
         label = _as_label_vector(self.label, n, "label", allowed=(-1, 0, 1))
-        truth = None if self.truth is None else _as_label_vector(self.truth, n, "truth", allowed=(-1, 1))
+        truth = (None if self.truth is None
+                 else _as_label_vector(self.truth, n, "truth", allowed=(-1, 1)))
         group = None
         if self.group is not None:
             group = np.asarray(self.group)
@@ -508,7 +509,8 @@ def _as_finite_matrix(X) -> np.ndarray:
 def _as_label_vector(values, n: int, column: str, allowed: Sequence[int]) -> np.ndarray:
     v = _real_array(values, f"column '{column}'")
     if v.shape != (n,):
-        raise InputError(f"column '{column}' must hold one value per row ({n}), got shape {v.shape}")
+        raise InputError(f"column '{column}' must hold one value per row ({n}), "
+                         f"got shape {v.shape}")
     ok = np.isin(v, allowed)
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])

@@ -28,7 +28,6 @@ Conventions
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -38,8 +37,7 @@ import scipy.sparse as sp
 from s3vm.data.generators import select_labeled
 from s3vm.data.instance import Instance, is_sparse
 from s3vm.data.resources import bundled_data_dir
-from s3vm.data.scaling import scale_features as _scale
-from s3vm.data.scaling import scale_sparse
+from s3vm.data.scaling import scale_features as _scale, scale_sparse
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.keys import environment_value
 
@@ -52,7 +50,8 @@ __all__ = [
 #: name -> short description (used by ``s3vm datasets``).
 DATASETS = {
     "sonar": "UCI Sonar, mines vs rocks: 208 x 60, M=+1 (111) / R=-1 (97)",
-    "ionosphere": "UCI Ionosphere: 351 x 34 (column a02 is constant 0, kept), g=+1 (225) / b=-1 (126)",
+    "ionosphere": "UCI Ionosphere: 351 x 34 (column a02 is constant 0, kept), "
+                  "g=+1 (225) / b=-1 (126)",
     "pima": "UCI Pima Indians Diabetes: 768 x 8, zeros kept as given (missing='drop': 392 rows), "
             "1=+1 (268) / 0=-1 (500)",
     "heart": "UCI Heart Disease, Cleveland: 297 complete x 13, num>0=+1 (137) / num=0=-1 (160)",
@@ -116,7 +115,8 @@ def _check(name: str, X, y: np.ndarray, n: int, p: int, n_pos: int) -> None:
     """Assert the shape and class counts documented in the set's SOURCE.md (X dense or CSR)."""
     assert X.shape == (n, p), f"{name}: shape {X.shape}, SOURCE.md says {(n, p)}"
     got = (int(np.sum(y == 1)), int(np.sum(y == -1)))
-    assert got == (n_pos, n - n_pos), f"{name}: class counts {got}, SOURCE.md says {(n_pos, n - n_pos)}"
+    assert got == (n_pos, n - n_pos), \
+        f"{name}: class counts {got}, SOURCE.md says {(n_pos, n - n_pos)}"
     values = X.data if is_sparse(X) else X
     assert np.all(np.isfinite(values)), f"{name}: non-finite feature values"
 
@@ -149,7 +149,8 @@ def _read_pima(missing):
     _check("pima", X, y, 768, 8, 268)
     zeros = X[:, 1:6] == 0
     # SOURCE.md: physiologically impossible zeros in glucose..mass
-    assert tuple(zeros.sum(axis=0)) == (5, 35, 227, 374, 11), "pima: zero counts differ from SOURCE.md"
+    assert tuple(zeros.sum(axis=0)) == (5, 35, 227, 374, 11), \
+        "pima: zero counts differ from SOURCE.md"
     if missing == "drop":
         keep = ~zeros.any(axis=1)
         X, y = X[keep], y[keep]
@@ -163,7 +164,8 @@ HEART_NAMES = ("age", "sex", "cp", "trestbps", "chol", "fbs", "restecg", "thalac
 
 def _read_heart(missing):
     import pandas as pd
-    df = pd.read_csv(_path("heart-cleveland", "processed.cleveland.data"), header=None, na_values="?")
+    df = pd.read_csv(_path("heart-cleveland", "processed.cleveland.data"), header=None,
+                     na_values="?")
     assert df.shape == (303, 14), f"heart: raw shape {df.shape}, SOURCE.md says (303, 14)"
     na = df.isna().sum()
     assert int(na.sum()) == 6 and int(na[11]) == 4 and int(na[12]) == 2, "heart: '?' counts differ"
@@ -246,6 +248,7 @@ def _ssl_file(file: str) -> Path:
 
 def _loadmat(resource) -> dict:
     import importlib.resources
+
     import scipy.io
     with importlib.resources.as_file(resource) as path:
         return scipy.io.loadmat(str(path))
@@ -473,7 +476,8 @@ def load_sdp_instance(name: str, labeled_fraction: Optional[float] = 0.3, seed=0
     seed : int, default 0
     scale : {None, "standard", "minmax"}
     rounding : {"half-up", "floor"}
-        How the fraction of a class becomes a count (see :func:`s3vm.data.generators.select_labeled`).
+        How the fraction of a class becomes a count (see
+        :func:`s3vm.data.generators.select_labeled`).
 
     Returns
     -------
@@ -555,7 +559,8 @@ def load_usps(digits_pos: Sequence[int] = (0, 1), digits_neg: Sequence[int] = (2
     """
     pos, neg = tuple(int(d) for d in digits_pos), tuple(int(d) for d in digits_neg)
     if not pos or not neg or set(pos) & set(neg) or not set(pos + neg) <= set(range(10)):
-        raise InputError("digits_pos and digits_neg must be disjoint, non-empty sets of digits 0..9")
+        raise InputError("digits_pos and digits_neg must be disjoint, non-empty sets of "
+                         "digits 0..9")
     if part not in ("train", "test", "all"):
         raise InputError(f"part must be train, test or all, got {part!r}")
     m = _loadmat(_path("usps", "usps.mat"))

@@ -5,7 +5,6 @@ checks particular to a format, its header, columns and compression, are here).
 
 from __future__ import annotations
 
-import numbers
 import os
 from collections import Counter
 from typing import Optional
@@ -54,7 +53,8 @@ def _compression_errors() -> tuple:
     import zipfile
     import zlib
 
-    errors = [EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error, zipfile.BadZipFile, tarfile.TarError]
+    errors = [EOFError, gzip.BadGzipFile, lzma.LZMAError, zlib.error, zipfile.BadZipFile,
+              tarfile.TarError]
     try:
         import zstandard
 

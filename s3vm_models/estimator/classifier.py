@@ -12,7 +12,7 @@ from sklearn.utils.metaestimators import available_if
 
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.registry import formulation_class
-from s3vm.core.settings import Settings
+from s3vm.core.settings import SETTING_KEYS, Settings
 from s3vm.data.instance import is_sparse
 from s3vm.data.targets import unlabeled_mask
 from s3vm.estimator import binary, calibration
@@ -24,8 +24,7 @@ from s3vm.inductive import blocked_expansion
 from s3vm.solvers.errors import InputError
 
 #: The settings the estimator takes as parameters, with the class defaults of :class:`Settings`.
-SETTING_PARAMS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance",
-                  "positives", "mu", "nu")
+SETTING_PARAMS = SETTING_KEYS
 SAFEGUARDS = ("cv", None)
 
 
@@ -221,12 +220,12 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         """
         own = {name: param.default for name, param in
                inspect.signature(type(self).__init__).parameters.items()}
-        applied = {k: v for k, v in explicit.items()
-                   if k in cls.settings_used and k not in cls.settings_fixed}
+        applied = {k: v for k, v in cls.applicable(explicit).items()
+                   if k not in cls.settings_fixed}
         ignored = []
         for k in SETTING_PARAMS:
             v = getattr(self, k)
-            if _same(v, own.get(k)) or (k in cls.settings_used and k not in cls.settings_fixed):
+            if _same(v, own.get(k)) or (cls.applicable({k: v}) and k not in cls.settings_fixed):
                 continue
             if k in cls.settings_fixed and v == cls.settings_fixed[k][0]:
                 continue

@@ -3,8 +3,8 @@
 The bound at a node is the squared-hinge SVM on the node's labeled set (their section 4), kept
 incremental (:mod:`s3vm.bounds.svm`); the branching rule is their (7) with the add-one-in estimate
 of their Proposition 1, eq. (8); the starting incumbent comes from annealed label switching
-(:mod:`s3vm.models.label_switching`). The objective is J of Problem 1 (docs/formulations.md#problem-1;
-the method: docs/formulations.md#bb).
+(:mod:`s3vm.models.label_switching`). The objective is J of Problem 1
+(docs/formulations.md#problem-1; the method: docs/formulations.md#bb).
 """
 
 from __future__ import annotations

@@ -21,13 +21,19 @@ from typing import ClassVar
 from s3vm.bounds.lp_proof import lp_certificate_document
 from s3vm.bounds.lp_relaxation import LPRelaxationProblem
 from s3vm.bounds.shor_proof import write_certificate
+from s3vm.core.formulation import GivenModel
 from s3vm.core.options import Option
+from s3vm.core.registry import get_formulation
 from s3vm.formulations.families.branch_and_bound import BNB_GROUP, BranchAndBoundFormulation
 from s3vm.formulations.families.pyomo import update_problem3
-from s3vm.core.formulation import GivenModel
-from s3vm.core.registry import get_formulation
-from s3vm.models.problem3 import (COMPONENTS, MIP_COMPONENTS, NORM_COMPONENTS, SIDES_COMPONENTS,
-                                  Problem3Data, build_problem3)
+from s3vm.models.problem3 import (
+    COMPONENTS,
+    MIP_COMPONENTS,
+    NORM_COMPONENTS,
+    SIDES_COMPONENTS,
+    Problem3Data,
+    build_problem3,
+)
 from s3vm.solvers.errors import InputError
 
 

@@ -11,13 +11,13 @@ standard-form conic programs solved by SDPA directly (``--solver sdpa``, the def
 ``sdpa`` extra is installed), SCS (``--solver scs``, the fallback) or Clarabel; the problem class
 is ``conic`` (:mod:`s3vm.solvers.backends.conic_standard`).
 
-Full labelings are scored exactly: the squared-hinge SVM without bias (:mod:`s3vm.models.l2_svm`) under
-``none`` and ``count``, the labeling's QP under ``mean`` (:mod:`s3vm.models.output_space`). ``s3vm export
--f bb-sdp`` writes the root relaxation (the box of the starting incumbent, no cuts) as CBF or PTF
-through its MOSEK Fusion twin (:mod:`s3vm.models.fusion.shor`); :meth:`BranchAndBoundSDP.build_cvxpy`
-gives the same model in CVXPY. With facial reduction (the lifted count, the mean balance's
-product rows) both are written in the reduced coordinates X = Q Xr Q', as the search solves
-them.
+Full labelings are scored exactly: the squared-hinge SVM without bias (:mod:`s3vm.models.l2_svm`)
+under ``none`` and ``count``, the labeling's QP under ``mean`` (:mod:`s3vm.models.output_space`).
+``s3vm export -f bb-sdp`` writes the root relaxation (the box of the starting incumbent, no cuts) as
+CBF or PTF through its MOSEK Fusion twin (:mod:`s3vm.models.fusion.shor`);
+:meth:`BranchAndBoundSDP.build_cvxpy` gives the same model in CVXPY. With facial reduction (the
+lifted count, the mean balance's product rows) both are written in the reduced coordinates X = Q Xr
+Q', as the search solves them.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ import numpy as np
 
 from s3vm.bounds.shor import BRANCHINGS, COUNT_BOUNDS, ShorBoundProblem, ShorOptions
 from s3vm.bounds.shor_proof import CERTIFIED_OPTIONS, certificate_document, write_certificate
+from s3vm.core.formulation import GivenModel
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.options import Option
-from s3vm.core.formulation import GivenModel
 from s3vm.formulations.families.branch_and_bound import BNB_GROUP, BranchAndBoundFormulation
 from s3vm.formulations.families.conic import ConicFormulation, given_step
 from s3vm.models.conic import ConicModel
@@ -233,8 +233,9 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         return rows, Ct
 
     def build_cvxpy(self, instance, settings):
-        """The root relaxation as a CVXPY problem (:func:`s3vm.models.shor_relaxation.cvxpy_problem`): a
-        :class:`s3vm.models.conic.ConicModel` with readers ``X``."""
+        """The root relaxation as a CVXPY problem
+        (:func:`s3vm.models.shor_relaxation.cvxpy_problem`): a :class:`s3vm.models.conic.ConicModel`
+        with readers ``X``."""
 
         self.check(instance, settings)
         rows, Ct = self._root(instance, settings)

@@ -22,9 +22,19 @@ from __future__ import annotations
 import numpy as np
 
 from s3vm.formulations.families.pyomo import PyomoFormulation, update_problem3
-from s3vm.models.problem3 import (COMPONENTS, MIP_COMPONENTS, NORM_COMPONENTS, SIDES_COMPONENTS,
-                                  Problem3Data, build_problem3, exact_result_check, labeling_value,
-                                  objective_of_point, primal_values, unlabeled_scores)
+from s3vm.models.problem3 import (
+    COMPONENTS,
+    MIP_COMPONENTS,
+    NORM_COMPONENTS,
+    SIDES_COMPONENTS,
+    Problem3Data,
+    build_problem3,
+    exact_result_check,
+    labeling_value,
+    objective_of_point,
+    primal_values,
+    unlabeled_scores,
+)
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import current
 

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from s3vm.core.options import Option, SEED
+from s3vm.core.options import SEED, Option
 from s3vm.formulations.vs3vm import VS3VM
 from s3vm.models.kmedian import k_median, points_near_centers
 from s3vm.solvers.errors import InputError

@@ -32,7 +32,8 @@ class L2MIQP(PyomoFormulation):
     Parameters
     ----------
     form : {"bigm", "sos1"}, default "bigm"
-        Big-M rows with the M of :func:`s3vm.models.l2_miqp.big_m`, or SOS1 complementarity without M.
+        Big-M rows with the M of :func:`s3vm.models.l2_miqp.big_m`, or SOS1 complementarity without
+        M.
     """
 
     problem = 1

@@ -25,10 +25,11 @@ from contextlib import contextmanager
 from typing import ClassVar
 
 from s3vm.core.formulation import Formulation
+from s3vm.core.options import Option
+
 # Registers Problem 1's J, which scores the fallback labels of a stopped solve (this class
 # extends no family base, whose package would register it).
 from s3vm.formulations.families import labeling  # noqa: F401
-from s3vm.core.options import Option
 from s3vm.models.primal_tsvm import primal_tsvm, train_at_labels
 from s3vm.solvers.errors import InputError
 

@@ -3,8 +3,8 @@
 De Bie and Cristianini (2006), (7.4)-(7.5), and (2003), (9)-(10); docs/formulations.md#sdp. The
 reduced form of the chapter's Propositions 7.3 and 7.4, with the equivalence and inequivalence
 constraints of its section 7.3.1 (docs/formulations.md#groups). Every point's label is a signed
-copy of a representative's, y_i = s_i z_(r_i) (:class:`s3vm.data.instance.LabelMap`): representative 0 is
-the labeled class (z_0 = +1), the others are the free groups (without groups: the unlabeled
+copy of a representative's, y_i = s_i z_(r_i) (:class:`s3vm.data.instance.LabelMap`): representative
+0 is the labeled class (z_0 = +1), the others are the free groups (without groups: the unlabeled
 points). So the label matrix is Gamma = L Gamma_c L' with L (n x (1 + m)) holding s_i at
 (i, r_i), and
 
@@ -69,8 +69,8 @@ class SDPRelaxation(ConicFormulation):
              "variables are 'gamma_u' (g, the free representatives' relaxed labels), "
              "'Gamma_uu' (G), 't', 'nu', 'mu', and Gamma_c = [[1, g'], [g, G]] >> 0, "
              "diag(G) = 1"}
-    #: peak bytes per n^2 entry (linear, rbf), measured: the PSD block of size n + 1 and the solver's
-    #: copies; rbf 1,180 to 1,290 at n = 600 and 900 (a full-rank K o Gamma in CVXPY)
+    #: peak bytes per n^2 entry (linear, rbf), measured: the PSD block of size n + 1 and the
+    #: solver's copies; rbf 1,180 to 1,290 at n = 600 and 900 (a full-rank K o Gamma in CVXPY)
     dense_bytes: ClassVar[tuple] = (400, 1400)
     summary: ClassVar[str] = "SDP relaxation of the transductive SVM (De Bie-Cristianini)"
     # SDPA (extra ``sdpa``) is several times faster than SCS on this model and accurate;

@@ -1,7 +1,7 @@
 """``sdp-lowrank``: the subspace SDP of Problem 2 with K = G G', and its low-rank dual.
 
-Solved by default by ``psd-barrier`` (:mod:`s3vm.models.subspace_oracle`, reading the kernel through G
-only); the CVXPY model below (``--solver scs``, ...) is the low-rank dual.
+Solved by default by ``psd-barrier`` (:mod:`s3vm.models.subspace_oracle`, reading the kernel through
+G only); the CVXPY model below (``--solver scs``, ...) is the low-rank dual.
 
 The project's reformulation, not in the papers: docs/formulations.md#low-rank-dual derives it.
 
@@ -15,14 +15,15 @@ and max over a and dualising the inner max over {M PSD, v_i'M v_i <= 1} gives
 
 whose optimum is the optimum of ``sdp-subspace`` (same V, K = G G'). It is written as the CVXPY
 minimum of the negative (``info["objective_sign"] = -1``), and M is the dual matrix of the LMI's
-top-left block. The count balance s'M v+ = 2P - u (see :mod:`s3vm.formulations.sdp_subspace`) adds a free
-multiplier eta: the top-left block becomes V' diag(lam) V + eta B with B = (v+ s' + s v+')/2 and the
-objective loses eta (2P - u).
+top-left block. The count balance s'M v+ = 2P - u (see :mod:`s3vm.formulations.sdp_subspace`) adds a
+free multiplier eta: the top-left block becomes V' diag(lam) V + eta B with B = (v+ s' + s v+')/2
+and the objective loses eta (2P - u).
 
 At scale nothing n x n is formed: vec(W) = B_W a with B_W (r d x n) whose column i is
 vec(g_i v_i') = v_i kron g_i, and vec(V' diag(lam) V) = B_V lam likewise
 (:func:`lowrank_operators`).
-The spectral step takes its sparse path beyond :data:`s3vm.models.spectral.DENSE_GRAPH_MAX_N` points.
+The spectral step takes its sparse path beyond :data:`s3vm.models.spectral.DENSE_GRAPH_MAX_N`
+points.
 
 Two things make it fast with SCS (both leave the optimum unchanged): the LMI is scaled by the
 congruence diag(I_d, beta I_r) with beta^2 near the optimum (:func:`dual_scale`), and beyond
@@ -37,7 +38,7 @@ from typing import ClassVar, Optional
 import numpy as np
 
 from s3vm.core.formulation import remaining_profile
-from s3vm.core.options import Option, SEED
+from s3vm.core.options import SEED, Option
 from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
 from s3vm.formulations.families.conic import ROUNDING
@@ -47,8 +48,12 @@ from s3vm.models.fusion.sdp_lowrank import build_lowrank
 from s3vm.models.kernel_factor import DEFAULT_RANK, dual_scale, kernel_factor, kkt_violations
 from s3vm.models.lowrank_dual import COMPONENTS, lowrank_dual_model
 from s3vm.models.subspace import SPECTRAL_OPTIONS, balance_row, subspace_readers
-from s3vm.models.subspace_oracle import (DENSE_ORACLE_MAX_N, KernelColumns, factor_rank_bound,
-                                         svm_value)
+from s3vm.models.subspace_oracle import (
+    DENSE_ORACLE_MAX_N,
+    KernelColumns,
+    factor_rank_bound,
+    svm_value,
+)
 from s3vm.models.svm_dual import svm_dual_value_factor
 from s3vm.solvers.errors import InputError
 

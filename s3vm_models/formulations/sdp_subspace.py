@@ -3,8 +3,8 @@
 De Bie and Cristianini (2006), section 7.2; (2003), section 3; docs/formulations.md#sdp-subspace.
 
 The label matrix is restricted to Gamma = V M V' with V (n x d) from constrained spectral
-transduction (:mod:`s3vm.models.spectral`: the 2003 paper's rule by default, the chapter's (7.6) with
-``spectral_rule="book"``) and M (d x d) PSD:
+transduction (:mod:`s3vm.models.spectral`: the 2003 paper's rule by default, the chapter's (7.6)
+with ``spectral_rule="book"``) and M (d x d) PSD:
 
     min  t
     s.t. M PSD,   diag(V M V') <= 1,   mu >= 0,  nu >= 0,
@@ -72,7 +72,8 @@ class SubspaceSDP(SubspaceFamily):
         "M": "the d x d PSD matrix of the label matrix Gamma = V M V' (variable 'M')",
         "t, nu, mu": "the SVM LMI's variables (minimise t)",
         "constraints": "[the SVM LMI, diag(V M V') <= 1, the count balance]"}
-    #: peak bytes per n^2 entry (linear, rbf), measured: the n x n blocks of the subspace model and its CVXPY copies
+    #: peak bytes per n^2 entry (linear, rbf), measured: the n x n blocks of the subspace model and
+    #: its CVXPY copies
     dense_bytes: ClassVar[tuple] = (1400, 1400)
     #: and per n^2 d^2 under a CVXPY backend (``--solver scs``, ...): V M V' as an affine
     #: expression has an n x n block of coefficients for each of M's entries (at d = 40: 596 MiB

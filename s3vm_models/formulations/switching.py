@@ -1,11 +1,12 @@
-"""``switching``: S3VM-L2 by annealed label switching, the local method the exact solvers start from.
+"""``switching``: S3VM-L2 by annealed label switching, the local method the exact solvers start
+from.
 
 The transductive SVM of Joachims (1999) for the squared hinge (Problem 1,
 docs/formulations.md#problem-1): train on the labeled points, label the unlabeled points by their
 outputs, then alternate retraining and switching labels while that lowers the objective, with
-the weight of the unlabeled points annealed up to C* (:mod:`s3vm.models.label_switching`). It returns a
-local minimum of J with no bound: status ``feasible``. ``bb`` starts from the same labeling and
-proves or improves it.
+the weight of the unlabeled points annealed up to C* (:mod:`s3vm.models.label_switching`). It
+returns a local minimum of J with no bound: status ``feasible``. ``bb`` starts from the same
+labeling and proves or improves it.
 
 Each retraining is an exact squared-hinge SVM, solved in one of two ways:
 
@@ -32,9 +33,9 @@ import numpy as np
 from s3vm.core.formulation import Formulation
 from s3vm.core.kernels import nystroem
 from s3vm.core.options import Option
-from s3vm.models.l2_svm import FactorObjective, S3VMObjective
 from s3vm.models.gradient_s3vm import balance_target, kernel_root, smoothed_outputs
 from s3vm.models.hinge_svm import HingeObjective
+from s3vm.models.l2_svm import FactorObjective, S3VMObjective
 from s3vm.models.label_switching import ANNEAL, label_switching, polish
 from s3vm.solvers.bnb.links import round_scores
 from s3vm.solvers.errors import InputError

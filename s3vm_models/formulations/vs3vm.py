@@ -21,11 +21,17 @@ import numpy as np
 
 from s3vm.core.formulation import remaining_profile
 from s3vm.core.options import Option
-from s3vm.formulations.families.pyomo import (PyomoFormulation, labels_from_scores,
-                                              update_problem3)
-from s3vm.formulations.families.supervised_lp import DualFormLP, LP_FORM
-from s3vm.models.problem3 import (COMPONENTS, NORM_COMPONENTS, SIDES_COMPONENTS, Problem3Data,
-                                  build_problem3, build_problem3_dual, solution_wg)
+from s3vm.formulations.families.pyomo import PyomoFormulation, labels_from_scores, update_problem3
+from s3vm.formulations.families.supervised_lp import LP_FORM, DualFormLP
+from s3vm.models.problem3 import (
+    COMPONENTS,
+    NORM_COMPONENTS,
+    SIDES_COMPONENTS,
+    Problem3Data,
+    build_problem3,
+    build_problem3_dual,
+    solution_wg,
+)
 from s3vm.solvers.engines.slp import successive_lp
 from s3vm.solvers.runtime.clock import checkpoint
 

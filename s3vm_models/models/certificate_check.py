@@ -307,7 +307,7 @@ class Problem3LP(_Labelings):
         W, G, ylim, rlim = self.limits(V)
         I_l, I_p, I_u = sp.eye(l), sp.eye(p), sp.eye(u)
         Z = lambda rows, cols: sp.csr_matrix((rows, cols))   # noqa: E731
-        one_l, one_u = np.ones((l, 1)), np.ones((u, 1))
+        one_u = np.ones((u, 1))
         blocks = [
             [sp.csr_matrix(self.A * self.d[:, None]), -self.d[:, None], I_l, Z(l, p), Z(l, u),
              Z(l, u), Z(l, u)],
@@ -400,8 +400,8 @@ def _rows(names, L, U, lmd, umd, N: int):
             c.append(cc)
         b.append(rhs)
         eq.append(kind == "one")
-        _need(bool(equality) == (kind == "one"), f"row {k}: a {kind} row is "
-                                                 f"{'an equality' if kind == 'one' else 'an inequality'}")
+        _need(bool(equality) == (kind == "one"),
+              f"row {k}: a {kind} row is {'an equality' if kind == 'one' else 'an inequality'}")
     return (np.array(rows), np.array(p), np.array(q), np.array(c)), np.array(b), np.array(eq)
 
 

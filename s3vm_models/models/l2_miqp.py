@@ -17,14 +17,14 @@ of the points, w = sum_i beta_i phi(x_i); writing v = G' beta gives f = G v + b 
 the slacks become signed, xi = o - f with o the margin-clipped output: labeled rows
 y_i (G_i v + b + xi_i) >= 1, the unlabeled rows as above with -xi_j on the -1 side, and
 sum_j (G_j v + b + xi_j) = u x the labeled mean (without the balance this form has the same
-optimum: a slack below the hinge only costs). For rbf, psd_factor drops eigenvalues below 1e-10 of the largest,
-which moves J by about that relative amount. The factor form keeps the quadratic a plain sum of squares, which is
-better conditioned than 1/2 beta' K beta with a nearly singular rbf K. The model is the generic,
-solver-agnostic anchor that the branch-and-bound driver is measured against; SCIP solves it
-through pyscipopt (:data:`s3vm.solvers.registry.DEFAULT_SOLVERS` ``["miqp"]``), and ``s3vm export``
-writes it as LP or MPS (Pyomo writes the quadratic objective in both: the LP file's
-``[ ... ] / 2`` block, the MPS file's QUADOBJ section; SCIP reads both back, the LP file after
-``s3vm.formulations.l2_miqp`` repairs for SCIP).
+optimum: a slack below the hinge only costs). For rbf, psd_factor drops eigenvalues below 1e-10 of
+the largest, which moves J by about that relative amount. The factor form keeps the quadratic a
+plain sum of squares, which is better conditioned than 1/2 beta' K beta with a nearly singular rbf
+K. The model is the generic, solver-agnostic anchor that the branch-and-bound driver is measured
+against; SCIP solves it through pyscipopt (:data:`s3vm.solvers.registry.DEFAULT_SOLVERS`
+``["miqp"]``), and ``s3vm export`` writes it as LP or MPS (Pyomo writes the quadratic objective in
+both: the LP file's ``[ ... ] / 2`` block, the MPS file's QUADOBJ section; SCIP reads both back, the
+LP file after ``s3vm.formulations.l2_miqp`` repairs for SCIP).
 
 Two forms switch the unlabeled constraints on and off (option ``form``):
 
@@ -55,12 +55,16 @@ import scipy.sparse as sp
 from s3vm.core.kernels import kernel_matrix
 from s3vm.models.l2_svm import squared_hinge_svm
 from s3vm.models.output_space import inverse_half, labeling_qp, mean_rhs
-from s3vm.models.pyomo_tools import (bind_diagonal, hstack_blocks, matrix_constraint,
-                                      tie_binaries, var_list)
+from s3vm.models.pyomo_tools import (
+    bind_diagonal,
+    hstack_blocks,
+    matrix_constraint,
+    tie_binaries,
+    var_list,
+)
 from s3vm.models.svm_dual import psd_factor
 from s3vm.solvers.bnb.links import round_scores
 from s3vm.solvers.errors import InputError
-
 
 FORMS = ("bigm", "sos1")
 

@@ -118,7 +118,8 @@ def labeling_qp(Cm: np.ndarray, y: np.ndarray, a: Optional[np.ndarray] = None,
                 z[free] = sol[:-1]
                 mu = float(sol[-1])
             elif free.size:
-                z[free] = np.linalg.solve(H[np.ix_(free, free)], -H[np.ix_(free, fixed)].sum(axis=1))
+                z[free] = np.linalg.solve(H[np.ix_(free, free)],
+                                          -H[np.ix_(free, fixed)].sum(axis=1))
         except np.linalg.LinAlgError:
             break
         lam = H @ z - (mu * ay if eq else 0.0)
@@ -286,8 +287,8 @@ class MeanSolution:
 
 class MeanBalanceObjective(S3VMObjective):
     """J_mean(y_U): S3VM-L2 with the mean balance on the outputs (module docstring), with or
-    without bias; the interface of :class:`s3vm.models.l2_svm.S3VMObjective` (``solve``, ``__call__``,
-    ``K``, ``C``, ``y``, ``bias``), which it extends.
+    without bias; the interface of :class:`s3vm.models.l2_svm.S3VMObjective` (``solve``,
+    ``__call__``, ``K``, ``C``, ``y``, ``bias``), which it extends.
 
     Parameters
     ----------
@@ -344,7 +345,8 @@ class MeanBalanceObjective(S3VMObjective):
 
 def s3vm_objective(instance, settings):
     """J of S3VM-L2 under the settings' balance: :class:`MeanBalanceObjective` for ``mean``,
-    else :class:`s3vm.models.l2_svm.S3VMObjective` (the count is a condition on the labels, not on J)."""
+    else :class:`s3vm.models.l2_svm.S3VMObjective` (the count is a condition on the labels, not on
+    J)."""
     if settings.balance == "mean":
         return MeanBalanceObjective(instance, settings)
     return S3VMObjective(instance, settings)
@@ -447,7 +449,8 @@ def project_box(L: np.ndarray, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def compute_box(M: np.ndarray, a: Optional[np.ndarray], rhs: Optional[float], L: np.ndarray,
-                U: np.ndarray, UB: float, deadline: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
+                U: np.ndarray, UB: float,
+                deadline: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
     """Piccialli et al.'s compute_L_and_U!: both ends of every v_i by :func:`box_bound` over
     the ellipsoid of the incumbent value UB, from a copy of the current box; a side already
     known (L_i >= 1 or U_i <= -1) is skipped, and a bound only replaces a weaker one. Stops early

@@ -53,9 +53,9 @@ their number down without changing the problem solved:
 - the search's trainings, which only rank labelings, take one Newton step at a loose
   tolerance (looser still in the annealing stages before the last: SVMlin's epsilon relaxed
   early, tightened at the end) on a float32 copy of a sparse X (a product 1.7 times faster:
-  4-byte values beside the 4-byte indices, for 8 and 4); the labels returned are trained on that copy to :data:`PRESOLVE_TOL`, then on
-  X itself to ``cg_tol`` from outputs formed anew, and switching goes on until no pair
-  switches at those outputs;
+  4-byte values beside the 4-byte indices, for 8 and 4); the labels returned are trained on that
+  copy to :data:`PRESOLVE_TOL`, then on X itself to ``cg_tol`` from outputs formed anew, and
+  switching goes on until no pair switches at those outputs;
 - a stage before the last ends once a retraining switches at most
   :data:`STAGE_SWITCH_SHARE` of the unlabeled rows;
 - the line search sorts only the breakpoints before a bracket of its step, and switching
@@ -318,7 +318,7 @@ def l2_svm_mfn(X, cp: np.ndarray, cn: np.ndarray, bias: bool = True,
     c = np.concatenate((cp[ip], cn[i_n]))
     active = None
     steps = iters = 0
-    stopped = False
+    stopped = full_step = False
     for steps in range(1, max_newton + 1):
         on_p = has_p & (o < 1.0)
         on_n = has_n & (o > -1.0)

@@ -27,11 +27,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from s3vm.core.kernels import kernel_matrix
-from s3vm.models.pyomo_tools import (bind_diagonal, hstack_blocks, matrix_constraint,
-                                      tie_binaries, var_list)
+from s3vm.models.pyomo_tools import (
+    bind_diagonal,
+    hstack_blocks,
+    matrix_constraint,
+    tie_binaries,
+    var_list,
+)
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import get_backend
-
 
 #: The named components of the models :func:`build_problem3` builds (name -> meaning, in the
 #: notation of docs/formulations.md, Problem 3), what ``s3vm.build`` documents for the LP/MIP

@@ -251,11 +251,11 @@ class FacialReduction:
         The pivot is the largest |a_k| off index 0 (the constant): every row with a term in
         x = X_0. would become dense through a pivot at 0, while a pivot at a point leaves the
         rows of that point alone dense. Q'Q = I + w w' (w_k = a_k / a_p, k != p) has the
-        condition number |a|^2 / a_p^2, u + rhs^2 for the mean balance's a = (-rhs, 0, 1_U). The basis of consecutive differences e_k / a_k - e_k' / a_k' used
-        before has a tridiagonal Q'Q of condition of order u^2 rhs^2 (9.6e4 on ionosphere's
-        root, where this one has 5.3e3): SDPA called that root infeasible at every accuracy
-        (phase pINF_dFEAS, b'y = -1.8e13), and solves it in this basis
-        (docs/formulations.md#bb-sdp)."""
+        condition number |a|^2 / a_p^2, u + rhs^2 for the mean balance's a = (-rhs, 0, 1_U). The
+        basis of consecutive differences e_k / a_k - e_k' / a_k' used before has a tridiagonal Q'Q
+        of condition of order u^2 rhs^2 (9.6e4 on ionosphere's root, where this one has 5.3e3): SDPA
+        called that root infeasible at every accuracy (phase pINF_dFEAS, b'y = -1.8e13), and solves
+        it in this basis (docs/formulations.md#bb-sdp)."""
         a = np.asarray(a, dtype=float)
         N = a.size
         nz = np.flatnonzero(a != 0)
@@ -414,7 +414,7 @@ def repair_diagonal(Ct: np.ndarray, A: sp.spmatrix, b: np.ndarray, eq: np.ndarra
     return certified_value(Ct, A, b, eq, new, T)
 
 
-# -- a declarative CVXPY model of any row list ------------------------------------------------------
+# -- a declarative CVXPY model of any row list -----------------------------------------------------
 def cvxpy_problem(rows: RowList, Ct: np.ndarray):
     """The relaxation as a CVXPY problem: X (N x N, PSD) and the rows, minimising <C~, X>.
     Returns (problem, X, equality constraint, inequality constraint)."""

@@ -20,9 +20,9 @@ coefficient of the constant column) is set to 0 before forming v_i. Then every c
 opposite labeled points are opposite.
 
 With the groups of De Bie and Cristianini (2006, section 7.3.1; signed ``group`` ids,
-:class:`s3vm.data.instance.LabelMap`), L = [1, E] where E holds s_i at (i, r_i): column 1 is the labeled
-class (and the unlabeled rows a group ties to it), then one column per free group. Without groups
-E = [[y_L, 0], [0, I_u]] and L is the L of the chapter's (7.6). Each column of V is then s_i
+:class:`s3vm.data.instance.LabelMap`), L = [1, E] where E holds s_i at (i, r_i): column 1 is the
+labeled class (and the unlabeled rows a group ties to it), then one column per free group. Without
+groups E = [[y_L, 0], [0, I_u]] and L is the L of the chapter's (7.6). Each column of V is then s_i
 times one value on every group, so Gamma = V M V' meets the groups whatever M is.
 
 Two paths: ``dense`` (the rbf affinity on all points, ``scipy.linalg.eigh`` on L'(D - A)L,

@@ -1,7 +1,8 @@
 """The subspace SDP as a convex function of M, for the ``psd-barrier`` solver
 (docs/formulations.md#fast-solver).
 
-The subspace SDP (De Bie and Cristianini 2006, section 7.2; :mod:`s3vm.formulations.sdp_subspace`) is
+The subspace SDP (De Bie and Cristianini 2006, section 7.2; :mod:`s3vm.formulations.sdp_subspace`)
+is
 
     min_M  g(M),   g(M) = max_{0 <= a <= C} 2 1'a - a'(K o V M V')a
     s.t.   M PSD (d x d),   v_i'M v_i <= 1,   [s'M v+ = 2P - u]

@@ -49,8 +49,12 @@ import scipy.sparse as sp
 
 from s3vm.solvers.backends.base import Backend, Outcome
 from s3vm.solvers.runtime.clock import current
-from s3vm.solvers.runtime.processes import (ChildCallStopped, call_in_child, in_solve_process,
-                                             native_threads)
+from s3vm.solvers.runtime.processes import (
+    ChildCallStopped,
+    call_in_child,
+    in_solve_process,
+    native_threads,
+)
 
 
 @dataclass

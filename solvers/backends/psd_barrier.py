@@ -1,7 +1,8 @@
-"""``--solver psd-barrier``: the small-PSD barrier Newton method of :mod:`s3vm.solvers.engines.psd_barrier`.
+"""``--solver psd-barrier``: the small-PSD barrier Newton method of
+:mod:`s3vm.solvers.engines.psd_barrier`.
 
-It takes a :class:`~s3vm.solvers.engines.psd_barrier.PSDProblem` (a convex function of a small PSD matrix
-given by an oracle), not a conic model: formulations that can state themselves that way (the
+It takes a :class:`~s3vm.solvers.engines.psd_barrier.PSDProblem` (a convex function of a small PSD
+matrix given by an oracle), not a conic model: formulations that can state themselves that way (the
 subspace SDPs) build one when this backend is chosen. The result, certificate included, is left
 on the problem (``problem.result``).
 

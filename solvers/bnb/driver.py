@@ -1,7 +1,7 @@
 """The branch-and-bound search over partial labelings: tree, incumbent, node selection, limits, log.
 
-The driver knows nothing of SVMs: a :class:`~s3vm.solvers.bnb.problem.LabelingProblem` bounds nodes and
-evaluates full labelings; the driver decides which node to expand, prunes, keeps the best
+The driver knows nothing of SVMs: a :class:`~s3vm.solvers.bnb.problem.LabelingProblem` bounds nodes
+and evaluates full labelings; the driver decides which node to expand, prunes, keeps the best
 labeling, enforces the balance count and reports.
 
 Nodes are bounded when they are created (both children of a node right after each other, from the

@@ -10,8 +10,8 @@ comes back with the bound and is added to the driver's problem.
 
 :class:`ProcessPool` forks one child process per bound (Linux): the child shares the problem at
 the fork (nothing is pickled on the way in) and is killed at the time limit or on a signal, as
-:func:`s3vm.solvers.runtime.processes.call_in_child` kills a single solver call. :class:`DaskPool` sends
-the bounds to a Dask cluster (a ``dask.distributed`` scheduler address, as ``s3vm bench
+:func:`s3vm.solvers.runtime.processes.call_in_child` kills a single solver call. :class:`DaskPool`
+sends the bounds to a Dask cluster (a ``dask.distributed`` scheduler address, as ``s3vm bench
 --scheduler`` takes), so the nodes of one search are bounded on many machines; the problem is
 sent to every worker once, each bound runs on a copy of it under a clock of the time that
 remains (its solver calls killed at the limit on the worker), and at the limit the driver stops
@@ -201,7 +201,8 @@ def _dask_bound(problem, partial, state, incumbent, remaining) -> tuple:
 
 def default_workers(bytes_per_worker: float = 0.0) -> int:
     """All the cores this process may use, fewer when ``bytes_per_worker`` times them would not
-    fit in the memory available (:func:`s3vm.solvers.runtime.memory.available_memory`); at least 1."""
+    fit in the memory available (:func:`s3vm.solvers.runtime.memory.available_memory`); at least
+    1."""
 
     try:
         cores = len(os.sched_getaffinity(0))

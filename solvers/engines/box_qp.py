@@ -2,8 +2,8 @@
 
 This is the dual of an SVM without bias (value 2 1'a - a'Qa at the maximiser), but nothing here
 knows that: the caller forms Q. Used by the small-PSD barrier engine's oracles
-(:mod:`s3vm.solvers.engines.psd_barrier`), which solve one such QP per evaluation, warm started from the
-last solution.
+(:mod:`s3vm.solvers.engines.psd_barrier`), which solve one such QP per evaluation, warm started from
+the last solution.
 
 Method (Bertsekas 1982): at each iteration the epsilon-binding set (points at, or within eps of,
 a bound whose gradient pushes outward) moves to its bound, the others take the Newton step of the

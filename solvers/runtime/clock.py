@@ -5,9 +5,9 @@ One clock starts when a solve starts, before its model is built, so that the tim
 data preparation, model building and every solver call; each step asks for the time that remains
 (:meth:`Clock.remaining`) instead of the whole limit.
 
-The same object carries what a supervisor (:mod:`s3vm.solvers.runtime.supervisor`) needs to stop a solve
-that runs in another thread: :meth:`Clock.stop` records why (the time limit, a signal) and calls
-the cancel functions that solver calls registered with :meth:`Clock.cancellable` (HiGHS's
+The same object carries what a supervisor (:mod:`s3vm.solvers.runtime.supervisor`) needs to stop a
+solve that runs in another thread: :meth:`Clock.stop` records why (the time limit, a signal) and
+calls the cancel functions that solver calls registered with :meth:`Clock.cancellable` (HiGHS's
 ``cancelSolve``, SCIP's ``interruptSolve``, killing a solver process); loops ask
 :meth:`Clock.expired` between steps, and :func:`checkpoint` raises :class:`Stopped` inside long
 model builds. A pure-Python step with no place for a checkpoint (Pyomo compiling a model, an

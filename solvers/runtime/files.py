@@ -17,7 +17,6 @@ from typing import Optional
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.stdio import real_stdout_fd
 
-
 _temporary: set = set()
 
 

@@ -21,6 +21,7 @@ from typing import Optional
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.keys import ENVIRONMENT, environment_value
 
+
 def parse_size(text: str) -> int:
     """Bytes of a size such as ``"512M"``, ``"2G"`` or ``"1500000"``, checked as
     ``S3VM_MEMORY_LIMIT`` is (:data:`s3vm.solvers.runtime.keys.ENVIRONMENT`)."""

@@ -23,8 +23,15 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from s3vm.solvers.errors import S3VMError
-from s3vm.solvers.runtime.clock import (Clock, INTERRUPTED, Stopped, TIME_LIMIT, cancellable,
-                                        current, signal_name)
+from s3vm.solvers.runtime.clock import (
+    INTERRUPTED,
+    TIME_LIMIT,
+    Clock,
+    Stopped,
+    cancellable,
+    current,
+    signal_name,
+)
 
 _in_solve_process = False  # True in the child process of an isolated solve
 

@@ -40,7 +40,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
-from s3vm.solvers.runtime.clock import Clock, INTERRUPTED, TIME_LIMIT, signal_name
+from s3vm.solvers.runtime.clock import INTERRUPTED, TIME_LIMIT, Clock, signal_name
 from s3vm.solvers.runtime.processes import Supervised, supervise_in_child
 
 #: Seconds between two progress lines of a long solve.

@@ -6,9 +6,18 @@ import sys
 
 from s3vm import api, plots
 from s3vm.cli.output import print_compare
-from s3vm.cli.parser import (add_formulation_options, add_per_formulation, add_problem_options,
-                             add_solver_options, inputs, overrides, per_formulation, read_data,
-                             started, typed_options)
+from s3vm.cli.parser import (
+    add_formulation_options,
+    add_per_formulation,
+    add_problem_options,
+    add_solver_options,
+    inputs,
+    overrides,
+    per_formulation,
+    read_data,
+    started,
+    typed_options,
+)
 from s3vm.solvers.errors import S3VMError
 from s3vm.solvers.runtime.files import check_not_input
 from s3vm.solvers.runtime.supervisor import Interrupted

@@ -6,8 +6,14 @@ import sys
 import warnings
 
 from s3vm import api
-from s3vm.cli.parser import (add_formulation_options, add_problem_options, inputs, overrides,
-                             read_data, typed_options)
+from s3vm.cli.parser import (
+    add_formulation_options,
+    add_problem_options,
+    inputs,
+    overrides,
+    read_data,
+    typed_options,
+)
 from s3vm.solvers.errors import InexactFileWarning
 from s3vm.solvers.runtime.files import check_not_input, check_writable
 

@@ -7,9 +7,19 @@ import sys
 from s3vm import api, plots
 from s3vm.bench.results import read_records
 from s3vm.cli.output import table
-from s3vm.cli.parser import (Parser, add_formulation_options, add_per_formulation,
-                             add_problem_options, add_solver_options, inputs, overrides,
-                             per_formulation, read_data, started, typed_options)
+from s3vm.cli.parser import (
+    Parser,
+    add_formulation_options,
+    add_per_formulation,
+    add_problem_options,
+    add_solver_options,
+    inputs,
+    overrides,
+    per_formulation,
+    read_data,
+    started,
+    typed_options,
+)
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.results import STATUSES
 from s3vm.solvers.runtime.files import check_not_input

@@ -10,8 +10,7 @@ import tomllib
 
 from s3vm.cli.parser import PROG, inputs, number, read_data, seed
 from s3vm.data.resources import shipped_instance
-from s3vm.solvers.runtime.files import (atomic_output, check_not_input, check_writable,
-                                        toml_string)
+from s3vm.solvers.runtime.files import atomic_output, check_not_input, check_writable, toml_string
 
 
 def add_parser(sub) -> None:

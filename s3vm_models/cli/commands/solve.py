@@ -4,12 +4,25 @@ from __future__ import annotations
 
 from s3vm import api
 from s3vm.cli.output import print_solve
-from s3vm.cli.parser import (add_formulation_options, add_problem_options, add_solver_options,
-                             inputs, overrides, read_data, started, typed_options)
+from s3vm.cli.parser import (
+    add_formulation_options,
+    add_problem_options,
+    add_solver_options,
+    inputs,
+    overrides,
+    read_data,
+    started,
+    typed_options,
+)
 from s3vm.solvers.results import Result
 from s3vm.solvers.runtime.clock import signal_name
-from s3vm.solvers.runtime.supervisor import (Interrupted, received_signal, signal_of,
-                                             signals_deferred, signals_received)
+from s3vm.solvers.runtime.supervisor import (
+    Interrupted,
+    received_signal,
+    signal_of,
+    signals_deferred,
+    signals_received,
+)
 
 #: A signal noted before the command ran (the console script's start, the arguments read) is
 #: this command's to answer (s3vm.cli.main): it answers every signal with one result.

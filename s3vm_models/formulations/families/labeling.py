@@ -1,7 +1,7 @@
 """Each problem's objective at one labeling of the unlabeled rows, registered with
 :func:`s3vm.core.problems.register_labeling_objective`: what the labels of a stopped solve that
-had none of its own (the supervised SVM's, :func:`s3vm.core.pipeline.supervised_labels`) are scored by,
-so that those labels carry the formulation's own objective.
+had none of its own (the supervised SVM's, :func:`s3vm.core.pipeline.supervised_labels`) are scored
+by, so that those labels carry the formulation's own objective.
 
 - Problem 1 (S3VM-L2): J(y), the squared-hinge SVM at the labeling
   (:func:`s3vm.models.output_space.s3vm_objective`, the mean balance's J under ``balance mean``);
@@ -19,7 +19,6 @@ import numpy as np
 from s3vm.core.problems import register_labeling_objective
 from s3vm.models.output_space import s3vm_objective
 from s3vm.models.problem3 import Problem3Data, labeling_value
-
 
 #: The last J made here: (instance, settings, objective).
 _LAST: list = [None]

@@ -12,16 +12,21 @@ import numpy as np
 
 from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
-from s3vm.formulations.families.conic import ConicFormulation, ROUNDING
+from s3vm.formulations.families.conic import ROUNDING, ConicFormulation
 from s3vm.models.conic import ConicModel, problem2_penalties, round_scores
-from s3vm.models.subspace import (SPECTRAL_OPTIONS, balance_row, check_dim_fits, subspace_basis,
-                                  subspace_readers, subspace_scores)
+from s3vm.models.subspace import (
+    SPECTRAL_OPTIONS,
+    balance_row,
+    check_dim_fits,
+    subspace_basis,
+    subspace_readers,
+    subspace_scores,
+)
 from s3vm.models.subspace_oracle import KernelColumns, make_oracle, svm_value
 from s3vm.models.svm_dual import svm_dual_value, svm_dual_value_factor
 from s3vm.solvers.engines.psd_barrier import PSDProblem
-from s3vm.solvers.runtime.clock import abortable
 from s3vm.solvers.registry import get_backend, unavailable_reason
-
+from s3vm.solvers.runtime.clock import abortable
 
 EXACT_COLUMNS_MIN_N = 3000   # beyond this, the rbf kernel is read by columns computed on demand
 
@@ -30,8 +35,8 @@ class SubspaceFamily(ConicFormulation):
     """What ``sdp-subspace`` and ``sdp-lowrank`` share: the options of the spectral step
     (``dim``, ``spectral_rule``, ``graph``, ``threshold_quantile``), their checks, labels read
     from M and V (``read["M"]``, ``read["V"]``) without an n x n matrix, and the default solver
-    ``psd-barrier`` (:mod:`s3vm.solvers.engines.psd_barrier` on :mod:`s3vm.models.subspace_oracle`): a barrier
-    Newton method on the d(d+1)/2 entries of M with one SVM dual per evaluation, and a
+    ``psd-barrier`` (:mod:`s3vm.solvers.engines.psd_barrier` on :mod:`s3vm.models.subspace_oracle`):
+    a barrier Newton method on the d(d+1)/2 entries of M with one SVM dual per evaluation, and a
     certificate. The CVXPY models (``--solver scs``, ``clarabel``, ...) and the MOSEK Fusion
     models stay, as the reference and for export."""
 
@@ -107,8 +112,8 @@ class SubspaceFamily(ConicFormulation):
 
     def build_oracle(self, instance: Instance, settings: Settings,
                      V: Optional[np.ndarray] = None) -> ConicModel:
-        """The problem of the ``psd-barrier`` solver: min_M g(M) (:mod:`s3vm.models.subspace_oracle`)
-        over M PSD, diag(V M V') <= 1 and the balance."""
+        """The problem of the ``psd-barrier`` solver: min_M g(M)
+        (:mod:`s3vm.models.subspace_oracle`) over M PSD, diag(V M V') <= 1 and the balance."""
 
         C, V = self.prepare(instance, settings, V)
         oracle = make_oracle(V, C, self.kernel_columns(instance, settings),
@@ -267,7 +272,8 @@ class SubspaceFamily(ConicFormulation):
         result.message = (
             f"the subspace of dimension d = {self.dim} holds no label matrix that meets the "
             f"balance count P = {P}, but the problem has labelings that do: the labels are the "
-            f"spectral scores Gamma[U, i+] of Gamma = V V' (M = I) rounded to the count; raise --dim (at most "
+            f"spectral scores Gamma[U, i+] of Gamma = V V' (M = I) rounded to the count; "
+            f"raise --dim (at most "
             f"{instance.label_map().size}), use sdp for the relaxation, or --balance none")
         if note:
             result.info["objective_note"] = note

@@ -9,10 +9,14 @@ from s3vm.core.options import Option
 from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
 from s3vm.formulations.families.pyomo import PyomoFormulation, labels_from_scores
-from s3vm.models.problem3 import (Problem3Data, build_problem3, build_problem3_dual, primal_values,
-                                  unlabeled_scores)
+from s3vm.models.problem3 import (
+    Problem3Data,
+    build_problem3,
+    build_problem3_dual,
+    primal_values,
+    unlabeled_scores,
+)
 from s3vm.solvers.errors import InputError
-
 
 LP_FORM = Option("lp_form", "choice", "auto", "solve the LP dual (auto: when the solver gives "
                  "duals) or the primal", choices=("auto", "dual", "primal"))
@@ -65,7 +69,8 @@ class SupervisedLinearLP(DualFormLP, PyomoFormulation):
         raise NotImplementedError
 
     def build(self, instance: Instance, settings: Settings):
-        return build_problem3(Problem3Data.from_instance(instance, settings), mu=self.norm_weight(settings))
+        return build_problem3(Problem3Data.from_instance(instance, settings),
+                              mu=self.norm_weight(settings))
 
     def fill(self, result, model, instance, settings):
         primal = primal_values(model)

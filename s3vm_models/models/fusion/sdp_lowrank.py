@@ -27,8 +27,8 @@ from s3vm.models.subspace import balance_row, subspace_readers
 
 def build_lowrank(form, instance: Instance, settings: Settings, V: Optional[np.ndarray] = None,
                   G: Optional[np.ndarray] = None, name: str = "sdp_lowrank") -> ConicModel:
-    """The Fusion model of ``form`` (a :class:`~s3vm.formulations.sdp_lowrank.LowRankSDP`); ``V`` and
-    ``G`` default to the spectral subspace and ``form.factor``, as in its CVXPY builder."""
+    """The Fusion model of ``form`` (a :class:`~s3vm.formulations.sdp_lowrank.LowRankSDP`); ``V``
+    and ``G`` default to the spectral subspace and ``form.factor``, as in its CVXPY builder."""
 
     mf = fusion()
     C, V = form.prepare(instance, settings, V)

@@ -1,10 +1,12 @@
-"""The output-space Shor relaxation of ``bb-sdp`` (:mod:`s3vm.models.shor_relaxation`) as a MOSEK Fusion model.
+"""The output-space Shor relaxation of ``bb-sdp`` (:mod:`s3vm.models.shor_relaxation`) as a MOSEK
+Fusion model.
 
 The same rows as the node SDP the search solves: X of order N is held by its upper triangle as
 scalar variables ``X`` (N(N+1)/2, row by row, the diagonal included), the matrix assembled from
 them is put in the PSD cone (one PSDCON in a CBF file, no PSD variable: the rule of
-:mod:`s3vm.models.fusion`), every row of the :class:`~s3vm.models.shor_relaxation.RowList` is a linear constraint
-(``equalities`` and ``inequalities``, in the list's order), and the objective is <C~, X>.
+:mod:`s3vm.models.fusion`), every row of the :class:`~s3vm.models.shor_relaxation.RowList` is a
+linear constraint (``equalities`` and ``inequalities``, in the list's order), and the objective is
+<C~, X>.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from s3vm.models.fusion import Lmi, fusion, levels
 
 
 def build_shor(rows, Ct: np.ndarray, name: str = "bb_sdp_root") -> ConicModel:
-    """The Fusion model of ``rows`` (a :class:`s3vm.models.shor_relaxation.RowList`) with objective <C~, X>."""
+    """The Fusion model of ``rows`` (a :class:`s3vm.models.shor_relaxation.RowList`) with
+    objective <C~, X>."""
     import scipy.sparse as sp
 
     mf = fusion()

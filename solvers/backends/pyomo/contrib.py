@@ -107,9 +107,9 @@ class PyomoContribBackend(Backend):
         return None, None
 
     def solve(self, model, profile) -> Outcome:
-        from pyomo.contrib.solver.common.results import SolutionStatus
-
         import warnings
+
+        from pyomo.contrib.solver.common.results import SolutionStatus
 
         start = time.perf_counter()
         try:

@@ -63,7 +63,8 @@ def _scip_direct_class():
             self.model.catchEvent(self.EVENTS, self)
 
         def eventexit(self):
-            self.model.dropEvent(self.EVENTS, self)
+            if self.model is not None:  # None once freed (QuietScipDirect.free)
+                self.model.dropEvent(self.EVENTS, self)
 
         def eventexec(self, event):
             model = self.model
@@ -97,6 +98,23 @@ def _scip_direct_class():
             self.hook()
 
     class QuietScipDirect(ScipDirect):
+        _watch = None
+
+        def free(self):
+            """Free the SCIP model once its results are read (the backend's solve has loaded
+            them). Left to the interpreter's exit, a model was freed after pyscipopt's objects
+            were torn down, and a serial run of the suite crashed (a segfault after its
+            summary): the model and its event handler hold each other (``watch.model``, and
+            SCIP's own reference to the handler, which the garbage collector cannot see), so
+            nothing freed them before."""
+            scip_model, watch = self._solver_model, self._watch
+            self._clear()
+            self._watch = None
+            if scip_model is not None:
+                scip_model.freeTransform()  # the handler's eventexit runs now, with its model
+            if watch is not None:
+                watch.model = None  # the cycle broken: the model is freed with its last name
+
         def _add_constraint(self, con):
             # A row of a matrix constraint (Pyomo's MatrixConstraint, flagged by
             # _linear_canonical_form) goes to SCIP from its sparse row: Pyomo's expression
@@ -169,8 +187,8 @@ def _scip_direct_class():
                 except (KeyError, LookupError, TypeError, ValueError) as exc:
                     # SCIP refuses an unknown parameter or a value of the wrong type: the
                     # profile's fault (exit 2), as HiGHS's refusal is, not a failed solve.
-                    raise InputError(f"SCIP rejected option {key} = {option!r} "
-                                     f"({(str(exc).strip() or type(exc).__name__).splitlines()[0]})") from None
+                    why = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+                    raise InputError(f"SCIP rejected option {key} = {option!r} ({why})") from None
             clock = current()
             timer.start("optimize")
             if clock is None:
@@ -178,8 +196,8 @@ def _scip_direct_class():
             else:
                 sign = 1.0 if scip_model.getObjectiveSense() == "minimize" else -1.0
                 hook = getattr(model, "incumbent_hook", None)
-                watch = _Watch(clock, sign, hook if callable(hook) else None,
-                               self._pyomo_var_to_solver_var_map)
+                watch = self._watch = _Watch(clock, sign, hook if callable(hook) else None,
+                                             self._pyomo_var_to_solver_var_map)
                 scip_model.includeEventhdlr(watch, "s3vm-watch",
                                             "stops SCIP when the solve is stopped")
                 interrupt = scip_model.interruptSolve
@@ -218,7 +236,10 @@ class ScipBackend(PyomoContribBackend):
         return None, nodes if isinstance(nodes, int) else None
 
     def solve(self, model, profile):
-        outcome = super().solve(model, profile)
+        try:
+            outcome = super().solve(model, profile)
+        finally:
+            self._solver.free()
         clock = current()
         if clock is not None and clock.stop_reason == TIME_LIMIT and \
                 outcome.message == "interrupted":
