@@ -31,8 +31,12 @@ from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import problem_classes
 from s3vm.solvers.runtime.clock import imports_charged
 from s3vm.solvers.runtime.files import check_not_input
-from s3vm.solvers.runtime.supervisor import (Interrupted, received_signal, signal_of,
-                                             signals_received)
+from s3vm.solvers.runtime.supervisor import (
+    Interrupted,
+    received_signal,
+    signal_of,
+    signals_received,
+)
 
 if TYPE_CHECKING:
     import pandas

@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from reference import labeling_objective_reference
-
 from s3vm.api import load
 from s3vm.core.registry import formulation_class, formulation_names
 from s3vm.core.settings import Settings
+
+from reference import labeling_objective_reference
 
 #: The console script of this environment (its first module notes signals).
 S3VM = os.path.join(os.path.dirname(sys.executable), "s3vm")

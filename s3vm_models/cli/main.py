@@ -34,7 +34,6 @@ from s3vm.solvers.runtime.supervisor import (
     signals_noted,
 )
 
-
 #: Whether the last command solved under a time limit (:func:`console_main` then exits at
 #: once; not ``bench``, whose worker processes are ended at the interpreter's exit).
 _TIMED = [False]

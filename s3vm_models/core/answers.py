@@ -40,9 +40,10 @@ def prefer_held(form, result: Result, instance, settings, clock: Clock,
     Applies to a result that a time limit or a signal stopped (status ``time_limit``, or a
     signal on ``clock``) and that is not ``optimal``; a solve that ran to its end answers its own
     labeling (a local method's local minimum, with the primal solution that predicts new
-    points). ``scores`` and ``value`` are the fallback's (:func:`s3vm.core.pipeline.fallback_answer`);
-    nothing is computed here. The replaced objective is kept in ``info["replaced_objective"]``
-    and the message says so; the step's bound stays (it bounds every labeling).
+    points). ``scores`` and ``value`` are the fallback's
+    (:func:`s3vm.core.pipeline.fallback_answer`); nothing is computed here. The replaced
+    objective is kept in ``info["replaced_objective"]`` and the message says so; the step's
+    bound stays (it bounds every labeling).
     """
     held = value[0] if value else None
     if scores is None or held is None or result.labels is None:

@@ -106,12 +106,7 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
                         status="time_limit",
                         message="time limit reached while reading the data")
         result.info["seconds_before_step"] = round(clock.seconds, 6)
-        if instance.u:
-            # Labels at every limit: the supervised SVM's (milliseconds), not scored: their
-            # objective may need Pyomo and HiGHS imported (the Bennett-Demiriz labeling LP),
-            # a second and more past a limit already spent.
-            supervised_labels(form, instance, settings, result,
-                              supervised_scores(instance, settings), (None,))
+        unscored_labels(form, instance, settings, result)
         return finish(form, result, instance, settings, clock)
     importing = time.perf_counter()
     backend = form.backend(profile)
@@ -380,6 +375,15 @@ def supervised_labels(form, instance: Instance, settings: Settings, result: Resu
             result.lower_bound = value
         note += f", scored by {form.name}'s objective"
     result.message = f"{result.message}; {note}" if result.message else note
+
+
+def unscored_labels(form, instance: Instance, settings: Settings, result: Result) -> None:
+    """Labels at every limit, for a limit already spent (reading the data): the supervised
+    SVM's (milliseconds, :func:`supervised_labels`), not scored, as their objective may need
+    Pyomo and HiGHS imported (the Bennett-Demiriz labeling LP), a second and more."""
+    if instance.u:
+        supervised_labels(form, instance, settings, result,
+                          supervised_scores(instance, settings), (None,))
 
 
 def fallback_value(form, instance: Instance, settings: Settings,
