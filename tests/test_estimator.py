@@ -10,9 +10,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from s3vm import S3VMClassifier
-from s3vm.data.generators import gaussian_blobs, two_moons
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.registry import formulation_class, formulation_names
+from s3vm.data.generators import gaussian_blobs, two_moons
 from s3vm.inductive import formulation_rule
 from s3vm.solvers.errors import InputError
 
@@ -24,6 +24,9 @@ EXPECTED_FAILURES = {
         "semi-supervised convention (SelfTrainingClassifier, LabelSpreading), so those targets "
         "hold one class and fit refuses them"),
 }
+
+#: Every test fits the estimator (0.2 s or more each): left out of make test-fast.
+pytestmark = pytest.mark.slow
 
 
 def _sk_targets(instance, negative=0, positive=1, unlabeled=-1):

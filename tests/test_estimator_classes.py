@@ -12,6 +12,9 @@ from s3vm import S3VMClassifier
 from s3vm.data.generators import gaussian_blobs
 from s3vm.models.platt import fit_sigmoid, sigmoid_probability
 
+#: Every test fits the estimator (0.2 s or more each): left out of make test-fast.
+pytestmark = pytest.mark.slow
+
 
 def _three_blobs(n_per_class=40, labeled=4, seed=0):
     """Three Gaussian blobs in the plane, ``labeled`` rows a class labeled 'a', 'b', 'c'."""

@@ -14,6 +14,9 @@ from s3vm import S3VMClassifier, UnlabeledDataWarning
 from s3vm.estimator.prior import em_prior
 from s3vm.solvers.errors import InputError
 
+#: Every test fits the estimator (0.2 s or more each): left out of make test-fast.
+pytestmark = pytest.mark.slow
+
 
 def _blobs(n_pos, n_neg, per_class, seed, separation=3.0, p=2):
     """Two Gaussian classes, ``per_class`` labels drawn in each; the rest -1."""

@@ -8,6 +8,9 @@ import s3vm.inductive as inductive
 from s3vm import S3VMClassifier
 from s3vm.core.kernels import kernel_matrix
 
+#: Each test fits or solves for seconds: left out of make test-fast.
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.slow
 def test_predictions_are_made_in_blocks_of_bounded_size(monkeypatch):

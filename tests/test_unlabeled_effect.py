@@ -10,6 +10,9 @@ from scipy.optimize import minimize
 import s3vm
 from s3vm.cli.main import main
 
+#: Each test fits or solves for seconds: left out of make test-fast.
+pytestmark = pytest.mark.slow
+
 
 def _squared_hinge_by_lbfgs(X, y, C):
     """The linear squared-hinge SVM with bias, 0.5 |w|^2 + C sum max(0, 1 - y (w'x + b))^2,

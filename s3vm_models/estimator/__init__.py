@@ -19,16 +19,18 @@ Notes on :class:`S3VMClassifier`
 **What a fit does, by default.** (1) The kernel follows the data's form (``kernel="auto"``):
 linear for sparse input or at least as many features as rows, rbf at the median distance
 otherwise (:mod:`s3vm.estimator.widths`). (2) The share of each class among the unlabeled
-rows is estimated from the data (``class_prior="auto"``, :mod:`s3vm.estimator.prior`), and
-the count balance uses it. (3) The formulation is solved (``switching`` with
+rows is estimated from the data (``class_prior="auto"``, :mod:`s3vm.estimator.prior`); where
+it differs from the labeled ratio by more than 0.05, the S3VM is solved at both counts and the
+labeling of lower objective J kept. (3) The formulation is solved (``switching`` with
 ``search="best"``; ``primal-tsvm`` on sparse linear input, declared by the formulation as its
 ``sparse_linear`` path). (4) The safeguard (``safeguard="cv"``,
 :mod:`s3vm.estimator.safeguard`) runs steps 2-3 again on up to five folds of the labeled rows,
 their labels withheld, and compares the held-out error with that of the SVM on the labeled
 rows alone (``SVC`` or ``LinearSVC`` at ``supervised_C``): the S3VM is kept unless it is
-strictly worse, by at least two held-out rows, and otherwise the model is that SVM and an :class:`UnlabeledDataWarning` says
-so. Every decision is in ``report_``. A fit therefore costs about six solves (one with fewer
-unlabeled rows on large data: a fold reads at most 5,000).
+strictly worse, by at least two held-out rows, and otherwise the model is that SVM and an
+:class:`UnlabeledDataWarning` says so. Every decision is in ``report_``. A fit therefore costs
+six solves, twelve where the estimated count is arbitrated against the labeled ratio's (a
+fold reads at most 5,000 unlabeled rows).
 
 **Why the class prior is estimated.** The labeled rows' ratio (Joachims 1999, the book's
 TSVM) is what a count balance classically copies; labels drawn per class carry no ratio,

@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 import inspect
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 
-from s3vm.core.kernels import kernel_matrix
 from s3vm.core.registry import formulation_class
 from s3vm.core.settings import SETTING_KEYS, Settings
 from s3vm.data.instance import is_sparse
