@@ -200,18 +200,18 @@ def table_signals(path) -> str:
             row.append("" if r is None else
                        f"{r['signal']}: {_cell(r)}; exit {r['exit']} after {r['to_exit']:.2f} s")
         lines.append("| " + " | ".join(row) + " |")
-    ready = [r["ready"] for r in records]
     summary = []
     for code, name in columns:
         rs = [r for r in records if (_code(r), r["formulation"]) == (code, name)]
         answered = sum(1 for r in rs if r.get("json"))
         labelled = sum(1 for r in rs if r.get("labels"))
+        ready = [r["ready"] for r in rs]
         summary.append(f"{name} at {code}: {answered} of {len(rs)} answered, {labelled} with "
-                       f"labels, load {min(r['load'] for r in rs):.1f} to "
+                       f"labels, the handler in place {min(ready):.2f} to {max(ready):.2f} s "
+                       f"after the spawn, load {min(r['load'] for r in rs):.1f} to "
                        f"{max(r['load'] for r in rs):.1f}")
     lines.append("")
-    lines.append("The handler was in place " + f"{min(ready):.2f} to {max(ready):.2f} s after "
-                 "the spawn. " + "; ".join(summary) + ".")
+    lines.append("; ".join(summary) + ".")
     return "\n".join(lines)
 
 
