@@ -54,11 +54,11 @@ def instrument_project():
     from s3vm.solvers.backends.pyomo import highs as highs_backend
 
     source = inspect.getsource(highs_backend.HighsBackend.solve)
-    assert "HighsSession(self, model, profile).resolve()" in source, \
+    assert "HighsSession(self, model, profile, clock).resolve()" in source, \
         "HighsBackend.solve changed: update the timing wrapper of this benchmark"
 
-    def solve(self, model, profile):  # = HighsBackend.solve, with a stopwatch on h.run()
-        session = highs_backend.HighsSession(self, model, profile)
+    def solve(self, model, profile, clock=None):  # = HighsBackend.solve, a stopwatch on h.run()
+        session = highs_backend.HighsSession(self, model, profile, clock)
         REC["setup_s"] = session.setup_seconds
         session.h = benchmd.TimedHighs(session.h)
         outcome = session.resolve()

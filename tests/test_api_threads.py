@@ -37,6 +37,7 @@ def solve_threads() -> list:
     return [t for t in threading.enumerate() if t.name == "s3vm-solve"]
 
 
+@pytest.mark.wallclock
 @pytest.mark.solver
 @pytest.mark.parametrize("formulation", ["bb", "bd-mip"])
 def test_a_time_limited_solve_leaves_nothing_running(formulation):
@@ -50,6 +51,7 @@ def test_a_time_limited_solve_leaves_nothing_running(formulation):
     assert cpu_seconds() - before < IDLE_CPU
 
 
+@pytest.mark.wallclock
 def test_an_abandoned_step_ends_at_its_next_clock_check():
     # The SCS solve of a 500-point rbf SDP cannot be cut short inside CVXPY's canonicalisation:
     # the call returns at the limit plus grace, the thread ends by itself soon after.
@@ -67,6 +69,7 @@ def test_an_abandoned_step_ends_at_its_next_clock_check():
     assert abandoned_workers() == 0 and solve_threads() == []
 
 
+@pytest.mark.wallclock
 @pytest.mark.solver
 def test_an_sdpa_node_solve_holds_the_limit_in_a_thread():
     # bb-sdp hands each node SDP to SDPA, which holds the GIL for the whole solve and has no

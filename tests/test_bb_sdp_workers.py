@@ -65,6 +65,7 @@ def test_unreachable_scheduler_is_bad_input():
         solve("rbf_u12_count", scheduler="tcp://127.0.0.1:9")
 
 
+@pytest.mark.wallclock
 @pytest.mark.solver
 def test_time_limit_holds_with_workers(monkeypatch):
     """Node bounds running on the workers at the limit are killed and the search returns."""

@@ -32,6 +32,7 @@ from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import SolverProfile, get_profile
 from s3vm.solvers.registry import get_backend, unavailable_reason
+from s3vm.solvers.runtime.clock import Clock, ManualTimer
 
 STATUSES = {"pruned", "branched", "leaf", "infeasible", "open"}
 
@@ -50,18 +51,21 @@ class QuadProblem(LabelingProblem):
     heuristic : ndarray, optional
         Returned by :meth:`initial_incumbent`.
     delay : float
-        Seconds slept in each bound (for time limits and progress).
+        Seconds each bound takes (for time limits and progress): slept, or, with a ``timer``
+        (a :class:`ManualTimer` the search's clock reads), added to it, so that the limit falls
+        after a known number of bounds whatever the machine's load.
+    timer : ManualTimer, optional
     interrupt_at : int, optional
         Raise KeyboardInterrupt in that call of :meth:`bound` (1-based).
     """
 
     def __init__(self, Q, c, positives=None, *, hints=True, greedy=False, heuristic=None,
-                 delay=0.0, interrupt_at=None):
+                 delay=0.0, interrupt_at=None, timer=None):
         Q = np.asarray(Q, dtype=float)
         self.Q, self.c = (Q + Q.T) / 2, np.asarray(c, dtype=float)
         self.u, self.positives = len(self.c), positives
         self.hints, self.greedy, self.heuristic = hints, greedy, heuristic
-        self.delay, self.interrupt_at = delay, interrupt_at
+        self.delay, self.interrupt_at, self.timer = delay, interrupt_at, timer
         self.calls = 0
         self.first_labels = {}  # partial labeling (bytes) -> the first label it asked for
 
@@ -78,7 +82,9 @@ class QuadProblem(LabelingProblem):
         self.calls += 1
         if self.interrupt_at == self.calls:
             raise KeyboardInterrupt
-        if self.delay:
+        if self.delay and self.timer is not None:
+            self.timer.advance(self.delay)
+        elif self.delay:
             time.sleep(self.delay)
         self._check_state(partial, parent_state)
         fixed = partial != 0
@@ -357,19 +363,28 @@ def test_node_limit_before_any_labeling_is_an_error():
 
 @pytest.mark.parametrize("selection", NODE_SELECTIONS)
 def test_time_limit_gives_an_anytime_result(selection):
+    # Each bound takes 2 ms of the clock's time: the limit of 0.1 s falls after 50 bounds, and
+    # the search stops at the next check, before an expansion (two bounds at most past it).
     heuristic = np.ones(14, dtype=int)
-    problem = random_problem(4, u=14, heuristic=heuristic, delay=0.002)
+    timer = ManualTimer()
+    problem = random_problem(4, u=14, heuristic=heuristic, delay=0.002, timer=timer)
     best, _, _ = enumerate_optimum(problem)
-    result = quiet(problem, node_selection=selection, time_limit=0.1)
+    result = quiet(problem, node_selection=selection, clock=Clock(0.1, timer=timer))
     assert result.status == "time_limit" and result.open_nodes > 0
-    assert 0.1 <= result.seconds < 1.0
+    assert 0.1 <= result.seconds <= 0.1 + 2 * 0.002 + 1e-9
+    assert 50 <= problem.calls <= 52
     assert result.lower_bound <= best + tol(best) and best <= result.objective + tol(best)
 
 
 def test_start_charges_earlier_work_to_the_time_limit():
-    problem = random_problem(4, u=14, heuristic=np.ones(14, dtype=int), delay=0.002)
-    result = quiet(problem, time_limit=0.5, start=time.perf_counter() - 0.5)
-    assert result.status == "time_limit" and result.nodes == 1 and result.seconds >= 0.5
+    # The clock started 0.5 s before the search (the problem's building): its limit of 0.5 s
+    # is spent, and the search stops after the root.
+    timer = ManualTimer(100.0)
+    problem = random_problem(4, u=14, heuristic=np.ones(14, dtype=int), delay=0.002,
+                             timer=timer)
+    result = quiet(problem, clock=Clock(0.5, start=99.5, timer=timer))
+    assert result.status == "time_limit" and result.nodes == 1
+    assert result.seconds == pytest.approx(0.502)
 
 
 @pytest.mark.parametrize("selection", NODE_SELECTIONS)
@@ -458,12 +473,15 @@ def test_log_lines_every_n_nodes_with_the_columns():
 
 @pytest.mark.slow
 def test_default_log_and_progress_go_to_the_logger(caplog):
-    problem = random_problem(4, u=14, heuristic=np.ones(14, dtype=int), delay=0.002)
+    # 5 ms a bound: the first search runs to its limit of 0.3 s, past a progress line's 0.2 s.
+    timer = ManualTimer()
+    problem = random_problem(4, u=14, heuristic=np.ones(14, dtype=int), delay=0.005,
+                             timer=timer)
     stamps = []
     with caplog.at_level(logging.INFO, logger="s3vm.bnb"):
-        search(problem, time_limit=0.3, log_every=20)
-        quiet(random_problem(4, u=14, delay=0.02), time_limit=0.7,
-              progress=lambda line: stamps.append(time.perf_counter()))
+        search(problem, clock=Clock(0.3, timer=timer), log_every=20)
+        quiet(random_problem(4, u=14, delay=0.02, timer=timer),
+              clock=Clock(0.7, timer=timer), progress=lambda line: stamps.append(timer()))
     records = [r for r in caplog.records if r.name == "s3vm.bnb"]
     progress = [r for r in records if getattr(r, "progress", False)]
     assert progress and all(r.levelno == logging.INFO for r in records)
@@ -542,7 +560,7 @@ class ToyBB(BranchAndBoundFormulation):
     name = "toy-bb"
     summary = "toy"
 
-    def labeling_problem(self, instance, settings, backend, profile):
+    def labeling_problem(self, instance, settings, backend, profile, clock=None):
         P = settings.positive_count(instance) if settings.balance == "count" else None
         problem = random_problem(0, u=instance.u, positives=P)
         problem.decision_values = lambda labels: np.asarray(labels, dtype=float) / 2

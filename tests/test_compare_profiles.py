@@ -55,6 +55,7 @@ def solves(monkeypatch):
     return names
 
 
+@pytest.mark.wallclock
 @pytest.mark.solver
 @pytest.mark.slow
 @needs_scip
@@ -72,6 +73,7 @@ def test_the_profile_goes_to_the_formulations_its_solver_solves(capsys, scip_pro
                        "bb": "builtin"}
     notes = [line for line in without_progress(err).splitlines() if "own solver" in line]
     assert len(notes) == 1 and "switching, bb" in notes[0] and "'scip'" in notes[0], err
+    # Wall clock: each limit within 10% + 1 s (the promise is 5% + 0.5 s), no retry.
     assert all(r["seconds"] < 5 * 1.1 + 1 for r in rows if r["formulation"] != "vs3vm"), rows
 
 

@@ -268,6 +268,7 @@ def test_the_readmes_dependency_table_is_setup_cfgs():
     assert listed <= declared, listed - declared
 
 
+@pytest.mark.wallclock
 @pytest.mark.subprocess
 @pytest.mark.slow
 def test_the_sdp_cut_example_runs_in_seconds():

@@ -49,7 +49,7 @@ def test_em_prior_is_the_maximum_likelihood_mixture_weight():
 def test_a_one_to_three_set_gets_its_prior_and_does_not_lose_to_svc(seed):
     # Labels drawn 10 a class carry a 1:1 ratio; the unlabeled rows are 1:3. Tolerance: the
     # prior within 0.1 of the truth; the error at most 1.5 points above SVC's on the same rows
-    # (SVC at the estimator's width, on the labeled rows alone): the count comes from an
+    # (scikit-learn's SVC() on the labeled rows alone): the count comes from an
     # estimate a few rows off the truth (seed 1: 0.268 for 0.241), and each row the count
     # forces to the wrong side is an error.
     X, y, truth = _blobs(150, 450, 10, seed)
@@ -58,7 +58,7 @@ def test_a_one_to_three_set_gets_its_prior_and_does_not_lose_to_svc(seed):
     share = np.mean(truth[unlabeled])
     assert abs(clf.class_prior_[1] - share) <= 0.1, clf.report_["class_prior"]
     assert clf.report_["class_prior"]["source"] == "estimated"
-    svc = SVC(gamma=1 / (2 * clf.sigma_ ** 2)).fit(X[~unlabeled], y[~unlabeled])
+    svc = SVC().fit(X[~unlabeled], y[~unlabeled])
     ours = np.mean(clf.transduction_[unlabeled] != truth[unlabeled])
     theirs = np.mean(svc.predict(X[unlabeled]) != truth[unlabeled])
     assert ours <= theirs + 0.015, (ours, theirs, clf.report_)
@@ -93,9 +93,10 @@ def test_labels_that_ignore_the_clusters_get_the_supervised_model_and_a_warning(
     assert clf.safeguard_ == "supervised"
     guard = clf.report_["safeguard"]
     assert guard["transductive_error"] > guard["supervised_error"]
-    # The model is the labeled rows' SVM: its predictions, recomputed here by scikit-learn.
+    # The model is the labeled rows' SVM, scikit-learn's SVC() with its defaults: its
+    # predictions, recomputed here by scikit-learn.
     labeled = y != -1
-    svc = SVC(C=1.0, gamma=1 / (2 * clf.sigma_ ** 2)).fit(X[labeled], y[labeled])
+    svc = SVC().fit(X[labeled], y[labeled])
     np.testing.assert_array_equal(clf.predict(X), svc.predict(X))
     np.testing.assert_array_equal(clf.transduction_[~labeled], svc.predict(X[~labeled]))
     # The S3VM alone follows the clusters, and is far worse here.
@@ -125,7 +126,7 @@ def test_the_report_counts_the_rows_the_unlabeled_data_changed():
     X, y, truth = _blobs(100, 100, 4, seed=5, separation=2.0)
     clf = S3VMClassifier(safeguard=None).fit(X, y)
     labeled = y != -1
-    svc = SVC(gamma=1 / (2 * clf.sigma_ ** 2)).fit(X[labeled], y[labeled])
+    svc = SVC().fit(X[labeled], y[labeled])
     changed = int(np.sum(svc.predict(X[~labeled]) != clf.transduction_[~labeled]))
     assert clf.report_["changed"] == changed
     assert clf.report_["positives"] == clf.result_.info["settings"]["positives"]

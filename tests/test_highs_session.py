@@ -89,12 +89,11 @@ def test_a_session_stopped_by_a_signal_solves_its_last_step_afterwards():
 
     m, A, c = dense_lp()
     clock = Clock()
-    with clock.active():
-        s = HighsBackend().session(m, SolverProfile())
-        clock.stop(INTERRUPTED, signal.SIGINT)
-        assert s.resolve().status != "optimal"
-        with clock.finishing(60.0):
-            outcome = s.resolve()
+    s = HighsBackend().session(m, SolverProfile(), clock)
+    clock.stop(INTERRUPTED, signal.SIGINT)
+    assert s.resolve().status != "optimal"
+    with clock.finishing(60.0):
+        outcome = s.resolve()
     assert outcome.status == "optimal", outcome.message
     reference = linprog(-c, A_ub=A, b_ub=np.ones(len(c)), bounds=(0, 10), method="highs")
     assert outcome.objective == pytest.approx(-reference.fun, rel=1e-7)

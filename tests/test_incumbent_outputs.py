@@ -24,7 +24,7 @@ import s3vm
 from s3vm.api import load
 from s3vm.core.registry import formulation_class
 from s3vm.core.settings import Settings
-from s3vm.solvers.runtime.clock import TIME_LIMIT, current
+from s3vm.solvers.runtime.clock import TIME_LIMIT
 
 from reference import problem3_columns, problem3_labeling_lp, svm_by_lbfgs
 
@@ -61,11 +61,11 @@ def stop_at_the_root(monkeypatch, name, release: threading.Event):
     cls = formulation_class(name)
     made = cls.labeling_problem
 
-    def labeling_problem(self, instance, settings, backend, profile):
-        problem = made(self, instance, settings, backend, profile)
+    def labeling_problem(self, instance, settings, backend, profile, clock=None):
+        problem = made(self, instance, settings, backend, profile, clock)
 
         def bound(partial, parent_state=None):
-            current().stop(TIME_LIMIT)
+            clock.stop(TIME_LIMIT)
             release.wait(60)
             raise RuntimeError("released")
 

@@ -246,6 +246,7 @@ def test_no_warning_is_printed_before_the_error_line(capsys, tmp_path):
 
 # -- the deadlock ----------------------------------------------------------------------------
 
+@pytest.mark.wallclock
 @pytest.mark.subprocess
 @pytest.mark.slow
 @needs_scip
@@ -315,6 +316,7 @@ def moons3010(tmp_path_factory):
     return str(path)
 
 
+@pytest.mark.wallclock
 @pytest.mark.subprocess
 @pytest.mark.slow
 def test_model_building_is_inside_the_time_limit(moons3010):
@@ -332,6 +334,7 @@ def test_model_building_is_inside_the_time_limit(moons3010):
     assert wall < result["seconds"] + 2
 
 
+@pytest.mark.wallclock
 @pytest.mark.subprocess
 @pytest.mark.slow
 def test_sdp_subspace_holds_its_time_limit(tmp_path):
@@ -368,6 +371,7 @@ def test_a_signal_prints_the_best_result_so_far(args, after, signum, status):
         f"s3vm: interrupted by {signal.Signals(signum).name}"
 
 
+@pytest.mark.wallclock
 @pytest.mark.subprocess
 @pytest.mark.slow
 def test_ctrl_c_on_a_mip_returns_at_once_with_its_incumbent():
@@ -381,6 +385,7 @@ def test_ctrl_c_on_a_mip_returns_at_once_with_its_incumbent():
     assert "interrupted by SIGINT" in result["message"]
 
 
+@pytest.mark.wallclock
 @pytest.mark.subprocess
 @pytest.mark.slow
 def test_ctrl_c_on_an_sdp_solve_is_an_interruption_not_a_solver_failure():
@@ -777,7 +782,7 @@ def test_a_signal_after_an_infeasible_subspace_still_answers_the_rounded_labels(
     # labelings (found by the interrupt test above, once in three runs). The signal is
     # delivered here right after the SDP returns, whatever the load.
     from s3vm.core.registry import formulation_class
-    from s3vm.solvers.runtime.clock import INTERRUPTED, current
+    from s3vm.solvers.runtime.clock import INTERRUPTED
     from s3vm.solvers.runtime.supervisor import Interrupted
 
     cls = formulation_class("sdp-lowrank")
@@ -785,7 +790,7 @@ def test_a_signal_after_an_infeasible_subspace_still_answers_the_rounded_labels(
 
     def then_a_signal(self, instance, settings, backend, profile, clock):
         done = run_model(self, instance, settings, backend, profile, clock)
-        current().stop(INTERRUPTED, signal.SIGINT)
+        clock.stop(INTERRUPTED, signal.SIGINT)
         return done
 
     monkeypatch.setattr(cls, "run_model", then_a_signal)

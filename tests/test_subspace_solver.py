@@ -403,7 +403,7 @@ def test_a_failed_default_solver_falls_back_on_the_conic_model(monkeypatch, form
     from s3vm.solvers.backends.base import Outcome
     from s3vm.solvers.backends.psd_barrier import PsdBarrierBackend
 
-    def fail(self, model, profile):
+    def fail(self, model, profile, clock=None):
         return Outcome(status="error", message="the SVM dual did not converge")
 
     monkeypatch.setattr(PsdBarrierBackend, "solve", fail)

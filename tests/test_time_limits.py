@@ -8,7 +8,13 @@ to solve (docs/reliability.md), through the Python API with each solve in a chil
 the command line runs it (:func:`s3vm.solvers.runtime.supervisor.set_isolation`): a step that cannot
 be cut short is killed with its process instead of running on in the test's. Both the solve's
 own clock (``seconds``, from the call) and the wall clock of the call are held to
-[0.95 T, 1.05 T + 0.5 s]; the command line itself is timed in tests/test_reliability.py.
+[0.95 T, 1.05 T + 0.5 s], with no retry (marked ``wallclock``: ``-m "not wallclock"`` leaves
+them out); the command line itself is timed in tests/test_reliability.py.
+
+The logic of the limits (where a search stops, what a solver call gets, what a step does past
+the limit) is tested on a clock whose timer only the test moves
+(:class:`~s3vm.solvers.runtime.clock.ManualTimer`): the limit falls where the test puts it,
+whatever the load of the machine.
 """
 
 from __future__ import annotations
@@ -145,6 +151,7 @@ def solve_limited(data, name, options, limit):
     return out
 
 
+@pytest.mark.wallclock
 @pytest.mark.solver
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
@@ -186,16 +193,78 @@ def test_the_time_limit_holds(instances, isolated, name):
 
 @pytest.mark.solver
 @pytest.mark.slow
-def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(isolated):
-    # sdp_2moons (270 points) with one round a node: an SDPA solve of a few seconds is running
-    # at the limit. In the command line's solve process SDPA ran in place, holding the GIL
-    # with no limit of its own, so the whole solve was killed at the end of the grace period
-    # (3.66 s of 3) and the result came from its last progress report: "time limit reached
-    # while starting heuristic", no trace, no decision values.
-    result = solve_limited("sdp_2moons", "bb-sdp", {"bias": False, "max_rounds": 1}, LIMIT)
+def test_a_node_sdp_running_at_the_limit_is_stopped_there_with_the_search(monkeypatch):
+    # bb-sdp with one round a node: a node SDP is running at the limit (sdp_2moons). In
+    # the command line's solve process SDPA ran in place, holding the GIL with no limit of its
+    # own, so the whole solve was killed at the end of the grace period (3.66 s of 3) and the
+    # result came from its last progress report: "time limit reached while starting
+    # heuristic", no trace, no decision values. (That path, a child process at the wall
+    # clock's limit, is test_the_time_limit_holds's bb-sdp case.)
+    #
+    # The solve's clock runs on a timer that only this test moves: the time stands still
+    # until the third node SDP, which starts with 0.5 s left and takes 1 s, so that the limit
+    # falls while it runs, at the same place on any machine under any load.
+    from s3vm.core.registry import get_formulation
+    from s3vm.core.settings import Settings
+    from s3vm.formulations.bb_sdp import BranchAndBoundSDP
+    from s3vm.solvers.profiles import get_profile
+    from s3vm.solvers.runtime.clock import Clock, ManualTimer
+
+    at_the_limit, left, took = 3, 0.5, 1.0
+    timer = ManualTimer()
+    clock = Clock(LIMIT, timer=timer)
+    calls = []  # (time left, limit passed) at each node SDP's call
+    bounds = []  # the SDP calls made before each node bound began
+    made = BranchAndBoundSDP.labeling_problem
+
+    def labeling_problem(self, instance, settings, backend, profile, clock=None):
+        problem = made(self, instance, settings, backend, profile, clock)
+        sdp_backend = problem.sdp.backend
+        solve = sdp_backend.solve
+
+        def timed_solve(model, profile, clock=None):
+            if len(calls) + 1 == at_the_limit:
+                timer.advance(LIMIT - left - clock.seconds)
+            calls.append((clock.remaining(), clock.expired()))
+            outcome = solve(model, profile, clock)
+            if len(calls) == at_the_limit:
+                timer.advance(took)
+            return outcome
+
+        def counted_bound(partial, parent_state=None):
+            bounds.append(len(calls))
+            return bound(partial, parent_state)
+
+        bound = problem.bound
+        monkeypatch.setattr(sdp_backend, "solve", timed_solve)
+        monkeypatch.setattr(problem, "bound", counted_bound)
+        return problem
+
+    monkeypatch.setattr(BranchAndBoundSDP, "labeling_problem", labeling_problem)
+    # moons90 (the bb-sdp case of test_the_time_limit_holds: a search of a minute) with one
+    # worker: the nodes are bounded in this process, on this clock (a forked worker would
+    # move a copy of the timer).
+    instance = two_moons(5, 40, seed=1)
+    form = get_formulation("bb-sdp", max_rounds=1, workers=1)
+    settings = form.settings_for(Settings(), RBF)
+    profile = get_profile(form.default_solver(), None, form.problem_class)
+    result = form.solve(instance, settings, profile, clock=clock).to_dict()
+    check_result_object(result, formulation="bb-sdp")
+    # The SDP at the limit got what was left as its own limit, and none came after it.
+    assert len(calls) == at_the_limit, calls
+    assert calls[-1][0] == pytest.approx(left) and not any(expired for _, expired in calls)
+    # The search stopped at its next check: after the node of that SDP, at most its sibling
+    # was bounded (without an SDP), and every node bounded is counted.
+    assert sum(1 for made in bounds if made >= at_the_limit) <= 1, bounds
+    assert result["nodes"] == len(bounds)
+    # The search's own result at the limit, on the clock's time: the limit and the SDP's
+    # overrun, nothing more (no step after it charged to the clock).
+    assert result["status"] == "time_limit"
     assert result["message"] == "time limit reached", result["message"]
+    assert result["seconds"] == pytest.approx(LIMIT - left + took)
     assert result["info"].get("labels_from") is None
-    assert result["objective"] is not None
+    assert result["objective"] is not None and result["decision_values"] is not None
+    assert result["lower_bound"] <= result["objective"] + 1e-9 * abs(result["objective"])
     trace = result["info"]["trace"]
     assert trace["nodes"][-1:] == ([result["nodes"]] if result["nodes"] else [])
 
@@ -210,25 +279,29 @@ def test_a_highs_session_gets_its_whole_limit_on_every_re_solve():
     from s3vm.models.problem3 import Problem3Data, build_problem3
     from s3vm.solvers.profiles import get_profile
     from s3vm.solvers.registry import get_backend
-    from s3vm.solvers.runtime.clock import Clock
+    from s3vm.solvers.runtime.clock import Clock, ManualTimer
 
     instance = two_moons(20, 200, seed=3)
     settings = Settings(kernel="rbf", sigma=0.5)
     model = build_problem3(Problem3Data.from_instance(instance, settings), mu=settings.mu,
                            unlabeled="mip", nu=settings.nu)
     profile = get_profile(None, None, "lp")
-    problem = LPRelaxationProblem(model, get_backend(None, "lp"), profile)
-    clock = Clock(600.0)
-    with clock.active():
-        partial = np.zeros(instance.u, dtype=int)
-        for j in range(4):
-            partial[j] = 1 if j % 2 else -1
-            outcome = problem._solve(partial)
-            assert outcome.status == "optimal", outcome.message
-            spent = problem.session.h.getRunTime()
-            limit = problem.session.h.getOptionValue("time_limit")[1]
-            # The option is the run time so far plus the (about 600 s) left on the clock.
-            assert limit >= spent + 590, (limit, spent)
+    # The solve's clock moves 100 s between the LPs, whatever they take.
+    timer = ManualTimer()
+    problem = LPRelaxationProblem(model, get_backend(None, "lp"), profile,
+                                  clock=Clock(600.0, timer=timer))
+    partial = np.zeros(instance.u, dtype=int)
+    for j in range(4):
+        timer.advance(100.0)
+        left = 600.0 - 100.0 * (j + 1)
+        partial[j] = 1 if j % 2 else -1
+        before = problem.session.h.getRunTime()
+        outcome = problem._solve(partial)
+        assert outcome.status == "optimal", outcome.message
+        after = problem.session.h.getRunTime()
+        limit = problem.session.h.getOptionValue("time_limit")[1]
+        # The option is the session's run time at the call plus what the clock has left.
+        assert before + left - 1e-9 <= limit <= after + left + 1e-9, (limit, before, after)
 
 
 def test_an_lp_cancelled_by_a_signal_stops_the_search_with_its_incumbent():
@@ -253,8 +326,9 @@ def test_an_lp_cancelled_by_a_signal_stops_the_search_with_its_incumbent():
     problem.lp_solves = problem.lp_iterations = 0
     problem._failing = set()  # no labeling whose LP failed before
     problem._apply = lambda partial: None
-    problem.clock = Clock()
-    problem.clock.stop(INTERRUPTED, signal.SIGINT)
+    clock = Clock()
+    clock.stop(INTERRUPTED, signal.SIGINT)
+    problem.clock = clock  # the attribute the constructor sets (bypassed here)
     with pytest.raises(Stopped):
         problem.objective(np.array([1, -1, 1]))
 
@@ -300,16 +374,18 @@ def test_the_limit_reached_during_the_last_step_does_not_cancel_it():
     # the decision values, so the command line's bb-mip results had none.
     import signal
 
-    from s3vm.solvers.runtime.clock import INTERRUPTED, TIME_LIMIT, Clock
+    from s3vm.solvers.runtime.clock import INTERRUPTED, TIME_LIMIT, Clock, ManualTimer
 
     cancelled = []
-    clock = Clock(0.01)
-    time.sleep(0.02)
+    timer = ManualTimer()
+    clock = Clock(0.01, timer=timer)
+    timer.advance(0.02)
     assert clock.expired()
     with clock.finishing(5.0):
+        timer.advance(1.0)
         with clock.cancellable(lambda: cancelled.append("call")):
             assert not cancelled  # a step started after the limit is not cancelled at once
-            assert 4.0 < clock.remaining() <= 5.0
+            assert clock.remaining() == pytest.approx(4.0)
             clock.stop(TIME_LIMIT)
             assert not cancelled and clock.stop_reason == TIME_LIMIT
             clock.stop(INTERRUPTED, signal.SIGINT)
@@ -317,6 +393,7 @@ def test_the_limit_reached_during_the_last_step_does_not_cancel_it():
     assert clock.remaining() < 1e-6  # after the step: stopped
 
 
+@pytest.mark.wallclock
 @pytest.mark.slow
 def test_an_abortable_step_is_stopped_at_the_stop():
     # Pyomo's model building and its compiling for HiGHS check no clock: rlp on 3,000 labeled
@@ -369,10 +446,11 @@ def test_a_step_begun_after_the_stop_runs_to_its_end_and_no_stop_lands_after_a_s
 
 
 def _expired_clock():
-    from s3vm.solvers.runtime.clock import Clock
+    from s3vm.solvers.runtime.clock import Clock, ManualTimer
 
-    clock = Clock(1e-6)
-    time.sleep(0.01)
+    timer = ManualTimer()
+    clock = Clock(1.0, timer=timer)
+    timer.advance(1.0)
     assert clock.expired()
     return clock
 
@@ -396,8 +474,7 @@ def test_l2_miqp_makes_no_kernel_after_the_limit(monkeypatch):
         model.z[j].set_value(float(labels[k] > 0))
     monkeypatch.setattr(l2_miqp, "s3vm_objective", lambda *a: pytest.fail("made after the limit"))
     result = Result(formulation="l2-miqp", solver="scip", status="time_limit")
-    with _expired_clock().active():
-        formulation.fill(result, model, instance, settings)
+    formulation.fill_on_clock(result, model, instance, settings, _expired_clock())
     np.testing.assert_array_equal(result.labels, labels)
     # Its decision values are the SVM's at those labels (a solve of its own, cold).
     reference = S3VMObjective(instance, settings).solve(labels)
@@ -429,8 +506,7 @@ def test_bd_mip_builds_no_labeling_lp_after_the_limit(monkeypatch):
         model.d[j].set_value(float(labels[k] > 0), skip_validation=True)
     monkeypatch.setattr(bd_mip, "labeling_value", lambda *a: pytest.fail("built after the limit"))
     result = Result(formulation="bd-mip", solver="highs", status="time_limit")
-    with _expired_clock().active():
-        formulation.fill(result, model, instance, settings)
+    formulation.fill_on_clock(result, model, instance, settings, _expired_clock())
     np.testing.assert_array_equal(result.labels, labels)
     primal = primal_values(model)
     data = model.problem_data

@@ -66,6 +66,7 @@ def isolated():
     supervisor.set_isolation(False)
 
 
+@pytest.mark.wallclock
 def test_reading_many_columns_is_not_quadratic(wide_csv):
     start = time.perf_counter()
     instance = data.read_csv(wide_csv)
@@ -133,6 +134,7 @@ def test_the_time_limit_counts_reading_the_data(tmp_path, monkeypatch):
         assert result.labels is not None  # the supervised SVM's: labels at every limit
 
 
+@pytest.mark.wallclock
 @pytest.mark.parametrize("name", sorted(FORMULATIONS))
 def test_the_time_limit_holds_on_wide_data(wide_csv, isolated, capsys, name):
     if name == "l2-miqp" and "scip" not in installed_solvers("miqp"):

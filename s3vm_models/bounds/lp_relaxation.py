@@ -75,6 +75,8 @@ class LPRelaxationProblem(LabelingProblem):
     links : s3vm.solvers.bnb.links.Links, optional
         The groups, as the model's ``groups`` rows state them: the driver branches on whole
         groups, and the starting labeling keeps them.
+    clock : s3vm.solvers.runtime.clock.Clock, optional
+        The solve's: every LP gets the time it has left, and a stop ends the search.
 
     Attributes
     ----------
@@ -84,7 +86,8 @@ class LPRelaxationProblem(LabelingProblem):
         Simplex (and interior point) iterations over all of them.
     """
 
-    def __init__(self, model, backend, profile, positives: Optional[int] = None, links=None):
+    def __init__(self, model, backend, profile, positives: Optional[int] = None, links=None,
+                 clock=None):
         import pyomo.environ as pyo
 
         relax_binaries(model)
@@ -92,13 +95,14 @@ class LPRelaxationProblem(LabelingProblem):
         self.u = len(model.U)
         self.positives = positives
         self.links = links
-        self.session = backend.session(model, profile)
+        self.clock = clock
+        self.session = backend.session(model, profile, clock)
         self.profile = profile
         self._loose_lp = None  # the labeling LP at default tolerances, made on first need
         #: (mu, nu) of the labelings' LPs
         self.labeling_lp_costs = (pyo.value(model.mu), pyo.value(model.cost_r[0]))
         self.labeling_lp = LabelingLP(model.problem_data, *self.labeling_lp_costs, backend,
-                                      profile)
+                                      profile, clock)
         # The fixing the model holds now (+1: d = 1, -1: d = 0, 0: free), so that a node changes
         # only the binaries that differ from the last node solved.
         self._fixed = np.zeros(self.u, dtype=int)
@@ -271,7 +275,7 @@ class LPRelaxationProblem(LabelingProblem):
             profile = self.profile.updated(options={**HIGHS_DEFAULT_TOLERANCES,
                                                     **self.profile.options})
             self._loose_lp = LabelingLP(self.model.problem_data, *self.labeling_lp_costs,
-                                        self.labeling_lp.session.backend, profile)
+                                        self.labeling_lp.session.backend, profile, self.clock)
             self._loose_lp.session.warm = False
         outcome = self._loose_lp.solve(labels)
         self.lp_solves += 1

@@ -72,15 +72,16 @@ class NodeSDP:
     last_status : str or None
         The solver's status of the last SDP.
     clock : s3vm.solvers.runtime.clock.Clock, optional
-        The solve's time limit is what it leaves.
+        The solve's: each SDP's time limit is what it leaves (the backend's option at the
+        call).
     """
 
     def __init__(self, data: OutputSpaceData, lifted: bool, backend, profile, options,
-                 stats: dict):
+                 stats: dict, clock=None):
         self.data, self.lifted = data, bool(lifted)
         self.backend, self.profile = backend, profile
         self.options, self.stats = options, stats
-        self.clock = None
+        self.clock = clock
         d = data
         N = d.n + 1 + (d.u if self.lifted else 0)
         self.Ct = np.zeros((N, N))
@@ -108,6 +109,11 @@ class NodeSDP:
             self.hints = {"sdpa": {"lambdaStar": max(1.0, float(np.mean(np.diag(d.Cm))))}}
 
     # -- the rows ------------------------------------------------------------------------------
+    def __getstate__(self) -> dict:
+        # Pickled with its problem for a worker in another process: without the solve's clock
+        # (see LabelingProblem.__getstate__).
+        return {**self.__dict__, "clock": None}
+
     def rows(self, L, U, lmd, umd, cuts, upper=None) -> RowList:
         """The round's rows at the box (L, U), diagonal bounds (lmd, umd), RLT ``cuts`` and
         shown upper rows ``upper`` (None: all)."""
@@ -253,12 +259,8 @@ class NodeSDP:
         c, A_std, b_std, nl = standard_form(A, b, eq, Ct)
         problem = StandardConic(c, A_std, b_std, l=nl, s=(Ct.shape[0],), tolerance=tolerance,
                                 hints=self.hints)
-        profile = self.profile
-        remaining = None if self.clock is None else self.clock.remaining()
-        if remaining is not None:
-            profile = profile.updated(time_limit=remaining)
         t0, c0 = time.perf_counter(), time.process_time()
-        outcome = self.backend.solve(problem, profile)
+        outcome = self.backend.solve(problem, self.profile, self.clock)
         self.last_status = outcome.status
         self.stats["sdp"] += 1
         self.stats["sdp_seconds"] += time.perf_counter() - t0

@@ -217,12 +217,13 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
         ``products_dropped`` (rounds whose product rows the solver failed on).
     log : list of NodeLog
     clock : s3vm.solvers.runtime.clock.Clock, optional
-        Set by the formulation; rounds stop when it expires.
+        The solve's clock: rounds stop, and SDPs are cut off, when it expires.
     """
 
     def __init__(self, K, label, C, balance: str, positives: Optional[int], objective, backend,
                  profile, options: Optional[ShorOptions] = None, rel_gap: float = 0.0,
-                 abs_gap: float = 0.0, links=None, k_best: int = 1, record_proof: bool = False):
+                 abs_gap: float = 0.0, links=None, k_best: int = 1, record_proof: bool = False,
+                 clock=None):
         self.data = OutputSpaceData(K, label, C, balance, positives)
         self.u = self.data.u
         self.positives = self.data.positives
@@ -243,7 +244,9 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
                       "root_seconds": None, "root_rounds": None, "sdp_failures": 0,
                       "sdp_escalations": 0, "upper_rows_shown": 0, "products_dropped": 0,
                       "root_ended": None, "root_finished": False}
-        self.sdp = NodeSDP(self.data, self._lifted, backend, profile, self.options, self.stats)
+        self.clock = clock
+        self.sdp = NodeSDP(self.data, self._lifted, backend, profile, self.options, self.stats,
+                           clock)
         self.incumbents = IncumbentSearch(self.data, self._offer, self.stats, links)
         self._start = time.perf_counter()
 
@@ -308,15 +311,8 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
     def _gap_closed(self, bound: float) -> bool:
         return math.isfinite(self.UB) and bound >= self._prune_at()
 
-    @property
-    def clock(self):
-        """The solve's clock (set by the formulation): rounds stop, and SDPs are cut off, when
-        it expires."""
-        return self.sdp.clock
-
-    @clock.setter
-    def clock(self, clock) -> None:
-        self.sdp.clock = clock
+    def run_on(self, clock) -> None:
+        self.clock = self.sdp.clock = clock
 
     # -- the starting incumbent --------------------------------------------------------------------
     def initial_incumbent(self):

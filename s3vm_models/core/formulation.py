@@ -59,11 +59,11 @@ MEMORY_ADVICE = {
 
 
 def solve_recorded(form, instance: Instance, settings: Settings, profile,
-                   started: Optional[float]) -> Result:
+                   started: Optional[float], clock: Optional[Clock] = None) -> Result:
     """:func:`s3vm.core.pipeline.solve`, with what applied (limit, solver, profile, options)
     recorded on its result, a signal's too (:func:`s3vm.core.answers.record_applied`)."""
     try:
-        result = pipeline.solve(form, instance, settings, profile, started=started)
+        result = pipeline.solve(form, instance, settings, profile, started=started, clock=clock)
     except Interrupted as exc:
         record_applied(exc.result, profile)
         raise
@@ -365,13 +365,12 @@ class Formulation(ABC):
 
     # -- the pipeline ----------------------------------------------------------------------
     def solve(self, instance: Instance, settings: Settings, profile, *,
-              started: Optional[float] = None) -> Result:
+              started: Optional[float] = None, clock: Optional[Clock] = None) -> Result:
         """Check, resolve the solver, run the family's step on a clock that starts before the
         model is built, and return the completed :class:`~s3vm.solvers.results.Result`: the
-        one pipeline of every formulation, :func:`s3vm.core.pipeline.solve` (``started``, the
-        time limit, progress lines and signals are described there)."""
-        return solve_recorded(self, instance, settings, profile, started)
-
+        one pipeline of every formulation, :func:`s3vm.core.pipeline.solve` (``started``,
+        ``clock``, the time limit, progress lines and signals are described there)."""
+        return solve_recorded(self, instance, settings, profile, started, clock)
 
     def round_fallback(self, scores: np.ndarray, instance: Instance,
                        settings: Settings) -> tuple[np.ndarray, np.ndarray]:
@@ -404,8 +403,8 @@ class Formulation(ABC):
         """The family's step: build, solve with ``backend`` (or drive it), and fill ``result``
         (status, objective, lower bound, labels, decision values, primal, counts, message).
 
-        ``clock`` started before anything was built; solver calls get ``clock.remaining()`` as
-        their time limit.
+        ``clock`` started before anything was built; the step hands it on (the bound problems,
+        the search, ``backend.solve(model, profile, clock)``: its solver gets the time left).
         """
 
     # -- models and export -----------------------------------------------------------------
@@ -522,8 +521,3 @@ def group_formulations() -> list:
 #: (formulation, solver) pairs whose missing preferred solver was already reported.
 _INSTALL_HINTS_GIVEN: set = set()
 
-
-def remaining_profile(profile, clock: Clock):
-    """``profile`` with the time limit that remains on ``clock`` (unchanged without a limit)."""
-    remaining = clock.remaining()
-    return profile if remaining is None else profile.updated(time_limit=remaining)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
-import time
+from contextlib import nullcontext
 from typing import Optional
 
 import numpy as np
@@ -22,7 +22,7 @@ import numpy as np
 from s3vm._version import __version__
 from s3vm.core.answers import prefer_held
 from s3vm.core.kernels import kernel_matrix
-from s3vm.core.settings import Settings
+from s3vm.core.settings import SETTING_KEYS, Settings
 from s3vm.core.supervised import l2svm_no_bias
 from s3vm.data.instance import Instance
 from s3vm.solvers.backends.base import check_options
@@ -49,9 +49,6 @@ BOUND_ROUNDING = 1e-6
 #: Progress lines of long solves (elapsed time, incumbent, bound), every few seconds.
 PROGRESS_LOG = logging.getLogger("s3vm.progress")
 
-ALL_SETTINGS = ("kernel", "sigma", "C", "C_star", "bias", "hard_margin", "balance", "positives",
-                "mu", "nu")
-
 #: The most labeled rows for which a solve stopped without labels computes the supervised
 #: SVM's (well under a second at this size, inside the time limit's tolerance).
 SUPERVISED_FALLBACK_ROWS = 500
@@ -72,7 +69,7 @@ FALLBACK_BLOCK_ENTRIES = 1_000_000
 
 
 def solve(form, instance: Instance, settings: Settings, profile, *,
-          started: Optional[float] = None) -> Result:
+          started: Optional[float] = None, clock: Optional[Clock] = None) -> Result:
     """Check, resolve the solver, run the family's step on a clock that starts before the
     model is built, and return the completed :class:`~s3vm.solvers.results.Result`.
 
@@ -85,49 +82,100 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
     ``time_limit``. ``info["seconds_before_step"]`` is the clock's reading when the model
     building began (or when the limit was found spent before it).
 
+    ``clock`` replaces the one the pipeline builds from the profile's ``time_limit`` and
+    ``started`` (a test's clock on a :class:`~s3vm.solvers.runtime.clock.ManualTimer`, whose
+    limit falls where the test puts it). Either way the solve has one clock, handed to the
+    step and on from there (bound problems, the search, every backend call); the profile
+    below this function carries solver options only.
+
     The step runs under :func:`~s3vm.solvers.runtime.supervisor.supervise`: the time limit holds
     even inside a step that cannot be cut short (the result is then what the step reported
     so far, status ``time_limit``), a progress line reaches the log (logger
     ``s3vm.progress``) every few seconds, and a signal (Ctrl-C; SIGTERM under the command
     line) stops the solve and raises :class:`~s3vm.solvers.runtime.supervisor.Interrupted` carrying
     the best result so far.
+
+    The stages, each with one exit: :func:`solve_clock`, :func:`spent_reading` (the limit
+    spent before the solver library is imported), :func:`resolve_backend`,
+    :func:`spent_importing` (spent by the import), :func:`run_step` (the fallback answer, the
+    supervised step, and the completion of a stopped one).
     """
+    clock = solve_clock(profile, started, clock)
+    instance = form.dense_instance(instance, settings)
+    form.check(instance, settings)
+    result = spent_reading(form, instance, settings, profile, clock, started)
+    if result is None:
+        backend = resolve_backend(form, instance, settings, profile, clock, started)
+        result = spent_importing(form, backend, instance, settings, clock, started)
+        if result is None:
+            result = run_step(form, backend, instance, settings, profile, clock)
+    return result
+
+
+def solve_clock(profile, started: Optional[float], clock: Optional[Clock]) -> Clock:
+    """The solve's one clock: ``clock`` when given, else one of the profile's ``time_limit``
+    counting from ``started`` (now by default). A limit that is not a positive finite number
+    is an :class:`~s3vm.solvers.errors.InputError`."""
     limit = profile.time_limit
     if limit is not None and not (limit > 0 and math.isfinite(limit)):
         # profiles check this; a duck-typed one may not
         raise InputError(f"time limit must be > 0 (seconds), got {limit}")
-    instance = form.dense_instance(instance, settings)
-    form.check(instance, settings)
-    if started is not None and Clock(limit, start=started).expired():
-        # Reading the data used the whole limit: no solver library is imported, no model
-        # built, no process forked (each takes seconds on a loaded machine).
-        clock = Clock(limit, start=started)
+    return Clock(limit, start=started) if clock is None else clock
+
+
+def spent_reading(form, instance: Instance, settings: Settings, profile, clock: Clock,
+                  started: Optional[float]) -> Optional[Result]:
+    """The result of a solve whose limit reading the data used up (counted from ``started``),
+    None otherwise: no solver library is imported, no model built, no process forked (each
+    takes seconds on a loaded machine)."""
+    result = None
+    if started is not None and clock.expired():
         result = Result(formulation=form.name, solver=str(profile.solver),
                         status="time_limit",
                         message="time limit reached while reading the data")
         result.info["seconds_before_step"] = round(clock.seconds, 6)
         unscored_labels(form, instance, settings, result)
-        return finish(form, result, instance, settings, clock)
-    importing = time.perf_counter()
-    backend = form.backend(profile)
+        result = finish(form, result, instance, settings, clock)
+    return result
+
+
+def resolve_backend(form, instance: Instance, settings: Settings, profile, clock: Clock,
+                    started: Optional[float]):
+    """The backend of ``profile``, its options checked and the memory guard run with it.
+
+    Importing the solver library is not charged to the solve (a second or two, once per
+    process, that no clock can cut short): the clock skips it, but under a program that charges
+    it (the command line, whose caller waits on the wall clock) when the clock counts from the
+    program's ``started``."""
+    charged = started is not None and imports_charged()
+    with (nullcontext() if charged else clock.excluding()):
+        backend = form.backend(profile)
     check_options(backend, profile)  # an option this solver ignores would pass silently
-    if started is not None and not imports_charged():
-        # Importing the solver library is not charged to the solve (a second or two, once
-        # per process, that no clock can cut short): the clock skips it, but under a
-        # program that charges it (the command line, whose caller waits on the wall clock).
-        started += time.perf_counter() - importing
     form.check_memory(instance, settings, backend)  # a solver's own model may cost more
-    clock = Clock(limit, start=started)
-    seconds_before_step = round(clock.seconds, 6)
+    return backend
+
+
+def spent_importing(form, backend, instance: Instance, settings: Settings, clock: Clock,
+                    started: Optional[float]) -> Optional[Result]:
+    """The result of a solve whose limit starting the command and the imports used up (seconds
+    on a loaded machine), None otherwise: nothing is built, no process forked; the labels are
+    the supervised SVM's."""
+    result = None
     if started is not None and clock.expired():
-        # Starting the command and the imports used the whole limit (seconds on a loaded
-        # machine): nothing is built, no process forked.
         result = Result(formulation=form.name, solver=backend.name, status="time_limit",
                         message="time limit reached while importing the solver library")
         if instance.u:
             supervised_labels(form, instance, settings, result)
-        result.info["seconds_before_step"] = seconds_before_step
-        return finish(form, result, instance, settings, clock)
+        result.info["seconds_before_step"] = round(clock.seconds, 6)
+        result = finish(form, result, instance, settings, clock)
+    return result
+
+
+def run_step(form, backend, instance: Instance, settings: Settings, profile,
+             clock: Clock) -> Result:
+    """The family's step under the supervisor, and its result completed (a stopped step's from
+    what it reported, with the fallback labels when it had none)."""
+    seconds_before_step = round(clock.seconds, 6)
 
     def work() -> Optional[Result]:
         result = Result(formulation=form.name, solver=backend.name, status="error")
@@ -155,8 +203,26 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
     # the same labels, unscored (s3vm.core.signal_answers).
     fallback, value = fallback_answer(form, instance, settings, clock)
     if clock.interrupted:  # a signal while it was computed: that is the answer
-        return stopped_before_step(form, backend, instance, settings, clock, fallback, value,
-                                   seconds_before_step)
+        result = Result(formulation=form.name, solver=backend.name, status="error",
+                        message="stopped before the model was built")
+    else:
+        result = supervised_step(form, backend, profile, clock, work)
+    try:
+        # The step is over: a signal from here on must not lose its answer (one that came
+        # while the answer was checked left the command line without output, exit 130).
+        with signals_deferred():
+            result = complete_stopped(form, result, instance, settings, clock, fallback, value,
+                                      seconds_before_step)
+    except Interrupted as exc:
+        if exc.result is None:
+            exc.result = result
+        raise
+    return result
+
+
+def supervised_step(form, backend, profile, clock: Clock, work) -> Result:
+    """``work()`` (the step) under the supervisor: its result, or, for a step stopped inside,
+    what it reported on ``clock`` (:func:`result_so_far`)."""
     # A library prints nothing on stdout: what solver libraries write there from C goes to
     # the null device (to stderr under verbose, where the solver's log belongs).
     try:
@@ -168,23 +234,13 @@ def solve(form, instance: Instance, settings: Settings, profile, *,
         # A signal after the step had ended, before its answer was taken (supervise handles
         # those that come while it waits): switching's answer was lost there, exit 130 with
         # nothing on stdout (the interrupt test, twice under load). The labels the step
-        # reported are the answer, completed below as a stopped solve's.
+        # reported are the answer, completed as a stopped solve's.
         clock.stop(INTERRUPTED, signal_of(exc))
         result = None
     if result is None:
         result = result_so_far(form.name, backend, clock)
     elif clock.interrupted and result.status == "time_limit":
         result.status = "feasible" if result.labels is not None else "error"
-    try:
-        # The step is over: a signal from here on must not lose its answer (one that came
-        # while the answer was checked left the command line without output, exit 130).
-        with signals_deferred():
-            result = complete_stopped(form, result, instance, settings, clock, fallback, value,
-                                      seconds_before_step)
-    except Interrupted as exc:
-        if exc.result is None:
-            exc.result = result
-        raise
     return result
 
 
@@ -268,16 +324,6 @@ def count_can_be_met(instance: Instance, settings: Settings) -> bool:
     return True
 
 
-def stopped_before_step(form, backend, instance: Instance, settings: Settings, clock: Clock,
-                        fallback: Optional[np.ndarray], value: tuple,
-                        seconds_before_step: float) -> Result:
-    """The result of a solve a signal stopped before its step began: the fallback labels."""
-    result = Result(formulation=form.name, solver=backend.name, status="error",
-                    message="stopped before the model was built")
-    return complete_stopped(form, result, instance, settings, clock, fallback, value,
-                            seconds_before_step)
-
-
 def finish(form, result: Result, instance: Instance, settings: Settings, clock: Clock) -> Result:
     """Check ``result``, stamp its time and provenance; raise Interrupted after a signal."""
     check_result(result, instance)
@@ -286,7 +332,7 @@ def finish(form, result: Result, instance: Instance, settings: Settings, clock: 
         # The advice in a message names keywords under the Python API (scale='standard').
         result.message = translate(result.message)
     result.seconds = clock.seconds
-    used = [k for k in ALL_SETTINGS if k in form.settings_used or k in form.settings_fixed]
+    used = list(form.applicable(dict.fromkeys(SETTING_KEYS), fixed=True))
     options = form.option_values()
     result.info.update({
         "instance": instance.name,

@@ -26,11 +26,11 @@ labeling of lower objective J kept. (3) The formulation is solved (``switching``
 ``sparse_linear`` path). (4) The safeguard (``safeguard="cv"``,
 :mod:`s3vm.estimator.safeguard`) runs steps 2-3 again on up to five folds of the labeled rows,
 their labels withheld, and compares the held-out error with that of the SVM on the labeled
-rows alone (``SVC`` or ``LinearSVC`` at ``supervised_C``): the S3VM is kept unless it is
-strictly worse, by at least two held-out rows, and otherwise the model is that SVM and an
-:class:`UnlabeledDataWarning` says so. Every decision is in ``report_``. A fit therefore costs
-six solves, twelve where the estimated count is arbitrated against the labeled ratio's (a
-fold reads at most 5,000 unlabeled rows).
+rows alone (scikit-learn's ``SVC()``, or ``LinearSVC()`` for the linear kernel): the S3VM
+is kept unless it is strictly worse, by at least two held-out rows, and otherwise the model is
+that SVM and an :class:`UnlabeledDataWarning` says so. Every decision is in ``report_``. A
+fit therefore costs six solves, twelve where the estimated count is arbitrated against the
+labeled ratio's (a fold reads at most 5,000 unlabeled rows).
 
 **Why the class prior is estimated.** The labeled rows' ratio (Joachims 1999, the book's
 TSVM) is what a count balance classically copies; labels drawn per class carry no ratio,

@@ -12,7 +12,7 @@ from s3vm import api
 from s3vm.core.problems import INDUCTIVE_RULES
 from s3vm.data.instance import Instance
 from s3vm.estimator.prior import ClassPrior, estimate_prior
-from s3vm.estimator.supervised import LinearDecision, family_supervised, labeled_svm
+from s3vm.estimator.supervised import family_supervised
 from s3vm.inductive import predictor
 from s3vm.solvers.errors import InputError
 
@@ -56,7 +56,7 @@ def class_prior(clf, X, label: np.ndarray, instance, cls, settings) -> ClassPrio
         return ClassPrior(ratio, "labeled ratio", why="one-vs-rest: the estimators are for "
                           "two classes")
     return estimate_prior(X[instance.labeled], labeled, X[instance.unlabeled],
-                          settings.kernel, settings.sigma, clf.supervised_C, clf.seed)
+                          settings.kernel, clf.supervised_C, clf.seed)
 
 
 def _has_solution(result, rule: str) -> bool:
@@ -97,19 +97,18 @@ def warn_if_stopped(result, limit) -> None:
 
 
 def adopt(clf, decision) -> None:
-    """Set ``clf``'s decision function: a :class:`~s3vm.inductive.Predictor` or a
-    :class:`~s3vm.estimator.supervised.LinearDecision`."""
+    """Set ``clf``'s decision function from a :class:`~s3vm.inductive.Predictor`."""
     clf._kernel_ = (decision.kernel, decision.sigma)
     clf.intercept_ = decision.intercept
     for attr in ("coef_", "dual_coef_", "X_fit_"):
         clf.__dict__.pop(attr, None)
     if decision.coef is not None:
         clf.coef_ = decision.coef
-        clf.decision_rule_ = getattr(decision, "rule", "linear")
+        clf.decision_rule_ = decision.rule
     else:
         clf.dual_coef_ = decision.dual_coef
         clf.X_fit_ = decision.basis
-        clf.decision_rule_ = getattr(decision, "rule", "expansion")
+        clf.decision_rule_ = decision.rule
 
 
 def fit_binary(clf, X, label: np.ndarray, cls, rule) -> np.ndarray:
@@ -189,9 +188,3 @@ def _against_the_labeled_ratio(clf, instance, cls, base, explicit, options, resu
         return other
     clf.prior_.why += "; a lower objective J there than at the labeled ratio's count"
     return result
-
-
-def labeled_decision(X, label, kernel, sigma, C) -> LinearDecision:
-    """The labeled rows' SVM of one binary problem (labels +1/-1, 0 unlabeled)."""
-    rows = label != 0
-    return labeled_svm(X[rows], label[rows], kernel, sigma, C)

@@ -82,9 +82,10 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         :class:`UnlabeledDataWarning` says so. Needs two labeled rows in each class (else the
         S3VM is kept, said in ``report_``). None: always the S3VM.
     supervised_C : float, default 1.0
-        C of the SVM on the labeled rows (``SVC`` with the same kernel and width, or
-        ``LinearSVC`` for the linear kernel; scikit-learn's default C), which the class prior
-        reads and the safeguard compares against.
+        C of the SVM on the labeled rows: ``SVC(C=supervised_C)`` with scikit-learn's default
+        width (``gamma="scale"``) for the rbf kernel, ``LinearSVC`` for the linear kernel. The
+        baseline a user would fit: the class prior reads it, the safeguard compares against it
+        and falls back to it.
     mu : float, default 0.1
         Weight of the 1-norm of w (LP/MIP family).
     nu : float, default 1.0

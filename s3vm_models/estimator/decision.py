@@ -8,30 +8,23 @@ import warnings
 import numpy as np
 
 from s3vm.estimator import binary, calibration
-from s3vm.estimator.safeguard import UnlabeledDataWarning, held_out, prefers_supervised
+from s3vm.estimator.safeguard import UnlabeledDataWarning, classes_of, held_out, prefers_supervised
 from s3vm.estimator.supervised import labeled_models, stacked
-
-
-def _classes(decisions: np.ndarray) -> np.ndarray:
-    if decisions.shape[1] == 1:
-        return (decisions[:, 0] >= 0).astype(np.intp)
-    return np.argmax(decisions, axis=1)
 
 
 def decide(clf, X, code) -> None:
     """The safeguard's decision and the calibration, from one set of held-out folds."""
     k = clf.classes_.size
     labeled = code >= 0
-    models = labeled_models(X[labeled], code[labeled], k, clf.kernel_, clf.sigma_,
-                            float(clf.supervised_C))
+    models = labeled_models(X[labeled], code[labeled], k, clf.kernel_, float(clf.supervised_C))
     supervised = stacked(models)
     unlabeled = np.flatnonzero(~labeled)
     weights = np.where(np.isfinite(clf.class_prior_), clf.class_prior_, 1.0 / k)
     held = None
     if unlabeled.size and (clf.safeguard == "cv" or clf.probability):
         held = held_out(clf, X, code, lambda Xl, cl: stacked(labeled_models(
-            Xl, cl, k, clf.kernel_, clf.sigma_, float(clf.supervised_C))), clf.seed)
-    sup_labels = _classes(supervised(X[unlabeled])) if unlabeled.size else unlabeled
+            Xl, cl, k, clf.kernel_, float(clf.supervised_C))), clf.seed)
+    sup_labels = classes_of(supervised(X[unlabeled])) if unlabeled.size else unlabeled
     own = np.searchsorted(clf.classes_, clf.transduction_[unlabeled])
     decision = {"folds": None, "transductive_error": None, "supervised_error": None}
     if not unlabeled.size:

@@ -121,8 +121,7 @@ def em_prior(posterior: np.ndarray, trained: float, tol: float = 1e-8,
     return prior
 
 
-def held_out_decisions(X, y: np.ndarray, kernel: str, sigma: float, C: float,
-                       seed: int) -> np.ndarray:
+def held_out_decisions(X, y: np.ndarray, kernel: str, C: float, seed: int) -> np.ndarray:
     """Decision values of the labeled rows, each from an SVM not trained on it (stratified
     folds, at most :data:`CALIBRATION_FOLDS`)."""
     from sklearn.model_selection import StratifiedKFold
@@ -131,7 +130,7 @@ def held_out_decisions(X, y: np.ndarray, kernel: str, sigma: float, C: float,
     scores = np.empty(y.size)
     for train, test in StratifiedKFold(folds, shuffle=True, random_state=seed).split(
             np.zeros(y.size), y):
-        scores[test] = labeled_svm(X[train], y[train], kernel, sigma, C)(X[test])
+        scores[test] = labeled_svm(X[train], y[train], kernel, C)(X[test])
     return scores
 
 
@@ -162,8 +161,8 @@ def spreading_share(X_labeled, y: np.ndarray, X_unlabeled, seed: int) -> float:
     return float(np.mean(model.transduction_[y.size:] == 1))
 
 
-def estimate_prior(X_labeled, y: np.ndarray, X_unlabeled, kernel: str, sigma: float,
-                   C: float, seed: int = 0) -> ClassPrior:
+def estimate_prior(X_labeled, y: np.ndarray, X_unlabeled, kernel: str, C: float,
+                   seed: int = 0) -> ClassPrior:
     """The positive share among the unlabeled rows (see the module's notes).
 
     Parameters
@@ -172,7 +171,7 @@ def estimate_prior(X_labeled, y: np.ndarray, X_unlabeled, kernel: str, sigma: fl
     y : ndarray of shape (l,)
         +1/-1.
     X_unlabeled : array or sparse matrix of shape (u, p), u >= 1
-    kernel, sigma, C
+    kernel, C
         The supervised SVM's (:func:`~s3vm.estimator.supervised.labeled_svm`).
     seed : int
         Seeds the calibration folds and the spreading sample.
@@ -182,8 +181,8 @@ def estimate_prior(X_labeled, y: np.ndarray, X_unlabeled, kernel: str, sigma: fl
     if smallest < 2:
         return ClassPrior(trained, "labeled ratio",
                           why="a class has one labeled row: no held-out calibration")
-    A, B = fit_sigmoid(held_out_decisions(X_labeled, y, kernel, sigma, C, seed), y > 0)
-    f = labeled_svm(X_labeled, y, kernel, sigma, C)(X_unlabeled)
+    A, B = fit_sigmoid(held_out_decisions(X_labeled, y, kernel, C, seed), y > 0)
+    f = labeled_svm(X_labeled, y, kernel, C)(X_unlabeled)
     posterior = sigmoid_probability(f, A, B)
     estimates = {"count": float(np.mean(f >= 0)),
                  "probability": float(np.mean(posterior)),

@@ -58,10 +58,11 @@ class HeldOut:
 
     @property
     def supervised_labels(self) -> np.ndarray:
-        return _classes_of(self.supervised)
+        return classes_of(self.supervised)
 
 
-def _classes_of(decisions: np.ndarray) -> np.ndarray:
+def classes_of(decisions: np.ndarray) -> np.ndarray:
+    """The class index of each row of decision values (one column: its sign; more: argmax)."""
     if decisions.shape[1] == 1:
         return (decisions[:, 0] >= 0).astype(np.intp)
     return np.argmax(decisions, axis=1)

@@ -7,22 +7,22 @@ Two kinds, for two reasons:
   solves when every row is labeled, so that the estimator is a classifier on fully labeled
   data too;
 - :func:`labeled_svm`: the SVM a practitioner would train on the labeled rows instead,
-  scikit-learn's ``SVC`` (libsvm) with the S3VM's kernel and width, or ``LinearSVC``
-  (liblinear) for the linear kernel, which scales to sparse input. The class prior's estimate
-  reads its outputs and the safeguard compares the S3VM against it.
+  scikit-learn's ``SVC`` (libsvm) with its own default width (``gamma="scale"``, over the rows
+  it is trained on), or ``LinearSVC`` (liblinear) for the linear kernel, which scales to sparse
+  input. The class prior's estimate reads its outputs, the safeguard compares the S3VM against
+  it, and it is the model where the safeguard sets the S3VM aside: the baseline a user would
+  otherwise fit, not a variant of it.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
 from s3vm import api
 from s3vm.core.kernels import kernel_matrix, rbf_gamma
 from s3vm.data.instance import is_sparse
-from s3vm.inductive import blocked_expansion
+from s3vm.estimator.widths import scale_sigma
+from s3vm.inductive import Predictor
 from s3vm.models.conic import problem2_penalties
 from s3vm.models.l2_svm import squared_hinge_svm
 from s3vm.models.svm_dual import svm_dual_value
@@ -30,40 +30,23 @@ from s3vm.solvers.errors import InputError
 from s3vm.solvers.results import Result
 
 
-@dataclass(frozen=True)
-class LinearDecision:
-    """f(x) = x'coef + intercept, or k(x, basis) dual_coef + intercept with ``basis``."""
-
-    kernel: str
-    sigma: float
-    intercept: float
-    coef: Optional[np.ndarray] = None
-    dual_coef: Optional[np.ndarray] = None
-    basis: Optional[np.ndarray] = None
-
-    def __call__(self, X) -> np.ndarray:
-        if self.coef is not None:
-            return np.asarray(X @ self.coef).ravel() + self.intercept
-        return blocked_expansion(X, self.basis, self.kernel, self.sigma, self.dual_coef,
-                                 self.intercept)
-
-
-def labeled_svm(X, y: np.ndarray, kernel: str, sigma: float, C: float) -> LinearDecision:
+def labeled_svm(X, y: np.ndarray, kernel: str, C: float) -> Predictor:
     """The SVM on labeled rows ``X`` with labels ``y`` (+1/-1): ``LinearSVC(C)`` for the
-    linear kernel (squared hinge, as S3VM-L2), ``SVC(C, gamma=1 / (2 sigma^2))`` for rbf."""
+    linear kernel (squared hinge, as S3VM-L2), ``SVC(C, gamma="scale")`` for rbf."""
     from sklearn.svm import SVC, LinearSVC
 
     if kernel == "linear":
         svm = LinearSVC(C=C, dual="auto", max_iter=10_000).fit(X, y)
-        return LinearDecision("linear", sigma, float(svm.intercept_[0]),
-                              coef=np.asarray(svm.coef_).ravel())
+        return Predictor("linear", "linear", 1.0, float(svm.intercept_[0]),
+                         coef=np.asarray(svm.coef_).ravel())
+    sigma = scale_sigma(X)   # scikit-learn's gamma="scale" on these rows, as a width
     svm = SVC(C=C, kernel="rbf", gamma=rbf_gamma(sigma)).fit(X, y)
     basis, dual = svm.support_vectors_, svm.dual_coef_
     if is_sparse(basis):  # libsvm on sparse input keeps both sparse
         basis, dual = basis.tocsr(), dual.toarray()
     # SVC's positive side is classes_[1], here +1.
-    return LinearDecision("rbf", sigma, float(svm.intercept_[0]),
-                          dual_coef=np.asarray(dual).ravel(), basis=basis)
+    return Predictor("expansion", "rbf", sigma, float(svm.intercept_[0]),
+                     dual_coef=np.asarray(dual).ravel(), basis=basis)
 
 
 def family_supervised(clf, instance, cls, rule, base, explicit):
@@ -105,14 +88,13 @@ def family_supervised(clf, instance, cls, rule, base, explicit):
     return result, rule
 
 
-def labeled_models(X, code: np.ndarray, n_classes: int, kernel: str, sigma: float,
-                   C: float) -> list:
+def labeled_models(X, code: np.ndarray, n_classes: int, kernel: str, C: float) -> list:
     """The labeled rows' SVMs as the estimator arranges its binary problems: one for two
     classes (``classes_[1]`` positive), one a class against the others for more (as
     ``LinearSVC``'s one-vs-rest)."""
     if n_classes == 2:
-        return [labeled_svm(X, np.where(code == 1, 1, -1), kernel, sigma, C)]
-    return [labeled_svm(X, np.where(code == j, 1, -1), kernel, sigma, C)
+        return [labeled_svm(X, np.where(code == 1, 1, -1), kernel, C)]
+    return [labeled_svm(X, np.where(code == j, 1, -1), kernel, C)
             for j in range(n_classes)]
 
 

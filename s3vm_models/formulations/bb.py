@@ -61,10 +61,13 @@ class BranchAndBound(BranchAndBoundFormulation):
         if settings.C <= 0 or settings.C_unlabeled <= 0:
             raise InputError("bb needs C > 0 and C* > 0")
 
-    def labeling_problem(self, instance, settings, backend, profile):
+    def labeling_problem(self, instance, settings, backend, profile, clock=None):
+        # The SVM bounds are a few Newton steps each: the driver's check between nodes holds
+        # the limit; only the starting heuristic stops with the clock.
         positives = settings.positive_count(instance) if settings.balance == "count" else None
         links = instance.unlabeled_links()
-        heuristic = LabelSwitching(links) if self.heuristic == "switching" else None
+        stop = None if clock is None else clock.expired
+        heuristic = LabelSwitching(links, stop) if self.heuristic == "switching" else None
         return SVMBoundProblem(s3vm_objective(instance, settings), positives, heuristic, links)
 
     def result_primal(self, problem, labels) -> dict:

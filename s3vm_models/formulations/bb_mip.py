@@ -83,12 +83,12 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
             raise InputError("bb-mip writes a certificate of the best labeling: give "
                              "certificate or k_best, not both")
 
-    def labeling_problem(self, instance, settings, backend, profile):
+    def labeling_problem(self, instance, settings, backend, profile, clock=None):
         """A :class:`s3vm.bounds.lp_relaxation.LPRelaxationProblem` on the model of ``bd-mip``."""
 
         positives = settings.positive_count(instance) if settings.balance == "count" else None
         return LPRelaxationProblem(self._mip(instance, settings), backend, profile, positives,
-                                   links=instance.unlabeled_links())
+                                   links=instance.unlabeled_links(), clock=clock)
 
     def _mip(self, instance, settings):
         """The Bennett-Demiriz MIP of ``bd-mip``, which the nodes relax."""

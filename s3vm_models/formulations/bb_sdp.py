@@ -170,7 +170,7 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
             options = replace(options, **CERTIFIED_OPTIONS)
         return options
 
-    def labeling_problem(self, instance, settings, backend, profile):
+    def labeling_problem(self, instance, settings, backend, profile, clock=None):
         """A :class:`s3vm.bounds.shor.ShorBoundProblem` for ``instance``."""
 
         objective = s3vm_objective(instance, settings)
@@ -180,7 +180,8 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         problem = ShorBoundProblem(K, instance.label, C, settings.balance, positives, objective,
                                    backend, profile, self.shor_options(), rel_gap=self.rel_gap,
                                    abs_gap=self.abs_gap, links=instance.unlabeled_links(),
-                                   k_best=self.k_best, record_proof=self.certificate is not None)
+                                   k_best=self.k_best, record_proof=self.certificate is not None,
+                                   clock=clock)
         problem.exact = objective
         return problem
 

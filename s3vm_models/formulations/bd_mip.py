@@ -36,7 +36,6 @@ from s3vm.models.problem3 import (
     unlabeled_scores,
 )
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import current
 
 
 class BennettDemirizMIP(PyomoFormulation):
@@ -71,16 +70,18 @@ class BennettDemirizMIP(PyomoFormulation):
         return {"labels": labels, "decision_values": unlabeled_scores(model)}
 
     def fill(self, result, model, instance, settings):
+        self.fill_on_clock(result, model, instance, settings, None)
+
+    def fill_on_clock(self, result, model, instance, settings, clock):
         labels = np.where(primal_values(model)["d"] > 0.5, 1, -1).astype(int)
         data = model.problem_data
-        clock = current()
         skipped = clock is not None and clock.expired()
         if skipped:
             # Past the limit the labeling's LP is given no time: it returned at once, after its
             # model had been built and compiled (tenths of a second past the limit, for nothing).
             value = w = g = None
         else:
-            value, w, g = labeling_value(data, labels, settings.mu, settings.nu)
+            value, w, g = labeling_value(data, labels, settings.mu, settings.nu, clock=clock)
         if value is None:  # the labeling's LP did not solve: keep the MIP's own point
             primal = primal_values(model)
             w, g = primal["w"], -primal["b"]

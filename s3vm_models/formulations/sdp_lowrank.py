@@ -37,7 +37,6 @@ from typing import ClassVar, Optional
 
 import numpy as np
 
-from s3vm.core.formulation import remaining_profile
 from s3vm.core.options import SEED, Option
 from s3vm.core.settings import Settings
 from s3vm.data.instance import Instance
@@ -177,7 +176,7 @@ class LowRankSDP(SubspaceFamily):
         """Column and constraint generation (see the class notes): (built, outcome, info)."""
         C = problem2_penalties(instance, settings)
         n = instance.n
-        V = self.basis(instance)
+        V = self.basis(instance, clock)
         G, _ = self.factor(instance, settings)
         balance = self._balance(V, instance, settings)
         size = DEFAULT_WORKING_SET if self.working_set is None else self.working_set
@@ -188,7 +187,7 @@ class LowRankSDP(SubspaceFamily):
         while True:
             rounds += 1
             built = lowrank_dual_model(G[S], V[S], None if C is None else C[S], balance, beta)
-            outcome = backend.solve(built.model, remaining_profile(profile, clock))
+            outcome = backend.solve(built.model, profile, clock)
             iterations += outcome.iterations or 0
             info = {"working_set_rounds": rounds, "working_set_size": int(S.size)}
             if outcome.status not in ("optimal", "feasible") or not outcome.has_solution:

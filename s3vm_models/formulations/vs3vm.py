@@ -19,7 +19,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from s3vm.core.formulation import remaining_profile
 from s3vm.core.options import Option
 from s3vm.formulations.families.pyomo import PyomoFormulation, labels_from_scores, update_problem3
 from s3vm.formulations.families.supervised_lp import LP_FORM, DualFormLP
@@ -33,7 +32,6 @@ from s3vm.models.problem3 import (
     solution_wg,
 )
 from s3vm.solvers.engines.slp import successive_lp
-from s3vm.solvers.runtime.clock import checkpoint
 
 TIE_TOL = 1e-9  # r_j and s_j closer than this (relative) count as a tie: lambda = 0.5
 
@@ -150,10 +148,10 @@ class VS3VM(DualFormLP, PyomoFormulation):
         clock.report(phase="building the LP")
         with clock.abortable():  # Pyomo's construction has no place for a checkpoint
             model = self.model_to_solve(instance, settings, backend)
-        checkpoint()
+        clock.checkpoint()
         problem = ConcaveS3VM(model, settings.mu, settings.nu)
         clock.report(phase=f"setting up the LP ({backend.name})")
-        session = backend.session(model, remaining_profile(profile, clock))
+        session = backend.session(model, profile, clock)
         session.warm = self.warm_start
         data = model.problem_data
 

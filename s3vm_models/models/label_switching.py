@@ -31,7 +31,6 @@ import numpy as np
 
 from s3vm.models.l2_svm import S3VMObjective
 from s3vm.solvers.bnb.links import round_scores
-from s3vm.solvers.runtime.clock import current
 
 #: Fractions of C* of the annealing stages (the last is C* itself).
 ANNEAL = tuple(2.0 ** -k for k in range(10, -1, -1))
@@ -200,17 +199,17 @@ def _anneal(objective, positives, labels, anneal, max_rounds, stop, on_stage, li
 
 class LabelSwitching:
     """The ``switching`` heuristic as a callable ``(objective, positives) -> (labels, value)``
-    (labels None when the groups' ``links`` leave no labeling with the count)."""
+    (labels None when the groups' ``links`` leave no labeling with the count). ``stop`` (a
+    callable, None: never) ends it early with the labels so far, a labeling still (the solve's
+    time limit or a signal)."""
 
     name = "switching"
 
-    def __init__(self, links=None):
+    def __init__(self, links=None, stop: Optional[Callable[[], bool]] = None):
         self.links = links
+        self.stop = stop
 
     def __call__(self, objective: S3VMObjective, positives: Optional[int]):
-        # Stopped with the solve (a time limit, a signal): the labels so far are a labeling.
-        clock = current()
-        labels, value, _ = label_switching(objective, positives,
-                                           stop=None if clock is None else clock.expired,
+        labels, value, _ = label_switching(objective, positives, stop=self.stop,
                                            links=self.links)
         return labels, value

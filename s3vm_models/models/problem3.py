@@ -397,7 +397,7 @@ class LabelingLP:
     profile : s3vm.solvers.profiles.SolverProfile
     """
 
-    def __init__(self, data: Problem3Data, mu: float, nu: float, backend, profile):
+    def __init__(self, data: Problem3Data, mu: float, nu: float, backend, profile, clock=None):
         self.model = build_problem3(data, mu=mu, unlabeled="lp", nu=nu)
         self.nu = float(nu)
         if backend.name == "highs":
@@ -405,7 +405,7 @@ class LabelingLP:
             # 1-norm lie below them and a warm re-solve stops up to 20 % above the optimum,
             # where a 1e-10 tolerance agrees with a cold solve to 1e-14.
             profile = profile.updated(options={**HIGHS_TIGHT, **profile.options})
-        self.session = backend.session(self.model, profile)
+        self.session = backend.session(self.model, profile, clock)
 
     def solve(self, labels: np.ndarray):
         """Solve at ``labels`` (+1, -1, or 0 for a point left out); the session's Outcome, with
@@ -419,12 +419,13 @@ class LabelingLP:
 
 
 def labeling_value(data: Problem3Data, labels: np.ndarray, mu: float, nu: float,
-                   backend=None, profile=None):
+                   backend=None, profile=None, clock=None):
     """(objective, w, g) of Problem 3 at one full labeling by :class:`LabelingLP` (HiGHS by
-    default); objective is None when the LP does not solve to optimality."""
+    default), under the solve's ``clock`` (None: no limit); objective is None when the LP does
+    not solve to optimality."""
     if backend is None:
         backend, profile = get_backend(None, "lp"), get_profile(problem_class="lp")
-    lp = LabelingLP(data, mu, nu, backend, profile)
+    lp = LabelingLP(data, mu, nu, backend, profile, clock)
     outcome = lp.solve(labels)
     if outcome.status != "optimal" or outcome.objective is None:
         return None, None, None

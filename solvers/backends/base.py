@@ -2,8 +2,11 @@
 
 A backend is one module in ``solvers/backends``; the registry (``solvers/registry.py``) maps a
 solver name to it. All backends of a problem class take the same arguments: a model built by a
-formulation and a :class:`~s3vm.solvers.profiles.SolverProfile`. Solution values are loaded into the
-model; the returned :class:`Outcome` carries status and the solver's numbers.
+formulation, a :class:`~s3vm.solvers.profiles.SolverProfile` (the solver's options) and the
+solve's :class:`~s3vm.solvers.runtime.clock.Clock`, whose time left the backend turns into its
+solver's own time-limit option at the call (and whose stop it passes on to the solver's
+interrupt). Solution values are loaded into the model; the returned :class:`Outcome` carries
+status and the solver's numbers.
 """
 
 from __future__ import annotations
@@ -66,16 +69,23 @@ class Backend(ABC):
         """None when the solver can run here, else why not (one short phrase)."""
 
     @abstractmethod
-    def solve(self, model, profile) -> Outcome:
-        """Solve ``model`` with the options of ``profile`` and load the solution into it."""
+    def solve(self, model, profile, clock=None) -> Outcome:
+        """Solve ``model`` with the options of ``profile`` and load the solution into it.
 
-    def session(self, model, profile) -> "Session":
-        """A handle for solving ``model`` repeatedly after small changes.
+        ``clock`` (:class:`~s3vm.solvers.runtime.clock.Clock`) is the solve's: the call gets
+        the time it has left, and its stop cancels the call. None for a backend called on its
+        own: the call then gets the profile's ``time_limit``, counted from the call
+        (:func:`~s3vm.solvers.runtime.clock.time_left`).
+        """
+
+    def session(self, model, profile, clock=None) -> "Session":
+        """A handle for solving ``model`` repeatedly after small changes, every solve under
+        ``clock`` (see :meth:`solve`).
 
         The default re-solves from scratch; persistent backends override it to keep the solver's
         model and warm start from the last basis.
         """
-        return Session(self, model, profile)
+        return Session(self, model, profile, clock)
 
 
 def check_options(backend, profile) -> None:
@@ -108,8 +118,9 @@ class Session:
 
     warm: bool = True
 
-    def __init__(self, backend: Backend, model, profile):
+    def __init__(self, backend: Backend, model, profile, clock=None):
         self.backend, self.model, self.profile = backend, model, profile
+        self.clock = clock
 
     def resolve(self) -> Outcome:
-        return self.backend.solve(self.model, self.profile)
+        return self.backend.solve(self.model, self.profile, self.clock)

@@ -48,7 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from s3vm.solvers.backends.base import Backend, Outcome
-from s3vm.solvers.runtime.clock import current
+from s3vm.solvers.runtime.clock import time_left
 from s3vm.solvers.runtime.processes import (
     ChildCallStopped,
     call_in_child,
@@ -158,11 +158,12 @@ class StandardConicBackend(Backend):
             return f"the Python package {cls.python_package or cls.python_module} is not installed"
         return None
 
-    def solve(self, problem: StandardConic, profile) -> Outcome:
+    def solve(self, problem: StandardConic, profile, clock=None) -> Outcome:
         start = time.perf_counter()
         problem.x = problem.y = None
         try:
-            status, message, objective = self._solve(problem, profile)
+            status, message, objective = self._solve(problem, profile, clock,
+                                                     time_left(clock, profile.time_limit))
         except (ValueError, RuntimeError, ArithmeticError, np.linalg.LinAlgError,
                 ChildCallStopped) as exc:
             text = str(exc).strip().splitlines()
@@ -177,7 +178,11 @@ class StandardConicBackend(Backend):
                        iterations=problem.info.get("iterations"),
                        seconds=time.perf_counter() - start, message=message, has_solution=ok)
 
-    def _solve(self, problem: StandardConic, profile) -> tuple[str, str, Optional[float]]:
+    def _solve(self, problem: StandardConic, profile, clock,
+               limit: Optional[float]) -> tuple[str, str, Optional[float]]:
+        """(status, message, objective) of one solve of ``problem`` under ``profile``'s
+        options and the solve's ``clock`` (None: none), the call's time ``limit`` (what the
+        clock has left) in the solver's own option."""
         raise NotImplementedError
 
 
@@ -215,7 +220,7 @@ class SdpaDirectBackend(StandardConicBackend):
     #: limit).
     DIRECT_MARGIN = 10.0
 
-    def _call(self, solve):
+    def _call(self, solve, clock, left):
         """``solve()``, in a child process or in place.
 
         SDPA holds the GIL for a whole solve and has no time limit: in a thread of the caller's
@@ -227,18 +232,16 @@ class SdpaDirectBackend(StandardConicBackend):
         whole search (its trace, node count and decision values lost): near the limit, and
         before the first call has shown how long one takes, it runs in a child too.
         """
-        clock = current()
-        left = None if clock is None else clock.remaining()
         longest = getattr(self, "_longest", None)
         direct = in_solve_process() and (
             left is None or (longest is not None and left >= self.DIRECT_MARGIN * longest + 1.0))
         start = time.perf_counter()
         try:
-            return solve() if direct else call_in_child(solve)
+            return solve() if direct else call_in_child(solve, clock=clock)
         finally:
             self._longest = max(longest or 0.0, time.perf_counter() - start)
 
-    def _solve(self, problem, profile):
+    def _solve(self, problem, profile, clock, limit):
         from sdpap import SymCone
         from sdpap.param import param
         from sdpap.sdpacall import sdpacall
@@ -259,7 +262,7 @@ class SdpaDirectBackend(StandardConicBackend):
                     problem.A.tocsc(), sp.csc_matrix(problem.b.reshape(-1, 1)),
                     sp.csc_matrix(problem.c.reshape(-1, 1)), cone, opt)
 
-        x, y, _, info = self._call(solve)
+        x, y, _, info = self._call(solve, clock, limit)
         problem.x = np.asarray(x.todense(), dtype=float).ravel()
         problem.y = np.asarray(y.todense(), dtype=float).ravel()
         phase = str(info.get("phasevalue", ""))
@@ -311,15 +314,15 @@ class ScsDirectBackend(StandardConicBackend):
     name = "scs"
     python_module = "scs"
 
-    def _solve(self, problem, profile):
+    def _solve(self, problem, profile, clock, limit):
         import scs
 
         G, h, c, T = _scs_form(problem)
         settings = {"verbose": bool(profile.verbose)}
         if problem.tolerance is not None:
             settings.update(eps_abs=float(problem.tolerance), eps_rel=float(problem.tolerance))
-        if profile.time_limit is not None:
-            settings["time_limit_secs"] = float(profile.time_limit)
+        if limit is not None:
+            settings["time_limit_secs"] = float(limit)
         settings.update(profile.options)
         cone = {"z": problem.rows, "l": problem.l, "s": list(problem.s)}
         with _silenced(not profile.verbose):
@@ -333,8 +336,8 @@ class ScsDirectBackend(StandardConicBackend):
         status = {"solved": "optimal", "solved_inaccurate": "feasible"}.get(text, "error")
         if text.startswith("infeasible"):
             status = "infeasible"
-        elif "time" in text or (text == "solved_inaccurate" and profile.time_limit is not None
-                                and info.get("solve_time", 0) / 1e3 >= 0.98 * profile.time_limit):
+        elif "time" in text or (text == "solved_inaccurate" and limit is not None
+                                and info.get("solve_time", 0) / 1e3 >= 0.98 * limit):
             status = "time_limit"
         return status, f"SCS {text}", float(info.get("pobj", np.nan))
 
@@ -346,7 +349,7 @@ class ClarabelDirectBackend(StandardConicBackend):
     name = "clarabel"
     python_module = "clarabel"
 
-    def _solve(self, problem, profile):
+    def _solve(self, problem, profile, clock, limit):
         import clarabel
 
         G, h, c, T = _scs_form(problem, upper=True)
@@ -356,8 +359,8 @@ class ClarabelDirectBackend(StandardConicBackend):
         if problem.tolerance is not None:
             settings.tol_gap_abs = settings.tol_gap_rel = float(problem.tolerance)
             settings.tol_feas = float(problem.tolerance)
-        if profile.time_limit is not None:
-            settings.time_limit = float(profile.time_limit)
+        if limit is not None:
+            settings.time_limit = float(limit)
         for key, value in profile.options.items():
             setattr(settings, key, value)
         cones = [clarabel.ZeroConeT(problem.rows)]

@@ -13,7 +13,7 @@ import time
 from s3vm.solvers.backends.base import Backend, Outcome
 from s3vm.solvers.backends.pyomo.mosek import NeedsMosekLicence
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import call_limit
+from s3vm.solvers.runtime.clock import time_left
 
 
 def _first_line(exc: BaseException) -> str:
@@ -31,12 +31,13 @@ class MosekFusionBackend(NeedsMosekLicence, Backend):
     model_kind = "fusion"
     provides_duals = False
 
-    def set_parameters(self, model, profile) -> None:
-        """Time limit, threads, log and the profile's own options, as Fusion solver parameters."""
+    def set_parameters(self, model, profile, clock=None) -> None:
+        """The time ``clock`` has left, threads, log and the profile's own options, as Fusion
+        solver parameters."""
         import mosek.fusion as mf
 
         params = {}
-        limit = call_limit(profile.time_limit)
+        limit = time_left(clock, profile.time_limit)
         if limit is not None:
             params["optimizerMaxTime"] = float(limit)
         if profile.threads is not None:
@@ -51,12 +52,12 @@ class MosekFusionBackend(NeedsMosekLicence, Backend):
         if profile.verbose:
             model.setLogHandler(sys.stderr)
 
-    def solve(self, model, profile) -> Outcome:
+    def solve(self, model, profile, clock=None) -> Outcome:
         import mosek
         import mosek.fusion as mf
 
         start = time.perf_counter()
-        self.set_parameters(model, profile)
+        self.set_parameters(model, profile, clock)
         try:
             model.solve()
         except (mf.OptimizeError, mf.FusionRuntimeException, mf.FusionException,

@@ -21,6 +21,7 @@ from typing import Optional
 from s3vm.solvers.backends.base import Backend, Outcome
 from s3vm.solvers.engines.psd_barrier import PSDProblem, minimize
 from s3vm.solvers.errors import InputError
+from s3vm.solvers.runtime.clock import time_left
 
 OPTIONS = {"tol": float, "mu_factor": float, "max_iterations": int, "certify": bool,
            "predictor": bool}
@@ -59,12 +60,13 @@ class PsdBarrierBackend(Backend):
     def unavailable_reason(cls) -> Optional[str]:
         return None   # numpy, scipy and Clarabel: all required by the package
 
-    def solve(self, model: PSDProblem, profile) -> Outcome:
+    def solve(self, model: PSDProblem, profile, clock=None) -> Outcome:
         from threadpoolctl import threadpool_limits
 
         options = solver_options(dict(profile.options))
         with threadpool_limits(limits=profile.threads or 1):
-            result = minimize(model, time_limit=profile.time_limit, verbose=profile.verbose,
+            result = minimize(model, time_limit=time_left(clock, profile.time_limit),
+                              verbose=profile.verbose,
                               **options)
         model.result = result
         has = result.M is not None

@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import math
 import numbers
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -38,7 +37,7 @@ from s3vm.solvers.bnb.problem import LabelingProblem
 from s3vm.solvers.bnb.queues import QUEUES, Node
 from s3vm.solvers.bnb.tree import NoTree, ProofRecorder, TreeRecorder, write_graphml
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import Stopped
+from s3vm.solvers.runtime.clock import Stopped, call_clock
 
 __all__ = ["NODE_SELECTIONS", "SearchResult", "search", "validate_search_options",
            "write_graphml", "BuiltinBackend"]
@@ -169,7 +168,7 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
            node_limit: Optional[int] = None, log_every: Optional[int] = 1000,
            log: Optional[Callable[[str], Any]] = None,
            progress: Optional[Callable[[str], Any]] = None, keep_tree: bool = True,
-           start: Optional[float] = None, clock=None, pool=None, k_best: int = 1,
+           clock=None, pool=None, k_best: int = 1,
            record_proof: bool = False, initial: Optional[np.ndarray] = None) -> SearchResult:
     """Minimise ``problem`` over the labelings that meet its balance count, by branch and bound.
 
@@ -186,8 +185,10 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
         A node is pruned when its bound is at least
         ``incumbent - max(abs_gap, rel_gap * |incumbent|)`` (less a relative 1e-9 for rounding).
     time_limit : float, optional
-        Seconds since ``start``, checked before each node is expanded (a bound computation in
-        progress is not cut short).
+        Seconds from the call, for a search run on its own (no ``clock``): the search then runs
+        on a clock of that limit. Checked before each node is expanded (a bound computation in
+        progress is not cut short). With a ``clock``, the clock's limit holds instead; giving
+        both is an :class:`InputError`.
     node_limit : int, optional
         Stop before the next expansion once this many nodes were evaluated (an expansion
         evaluates up to two, so the count may pass the limit by one).
@@ -202,13 +203,12 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
         ``extra={"progress": True}``, which the command line renders in place on a terminal.
     keep_tree : bool
         Record the explored tree as a networkx DiGraph in :attr:`SearchResult.tree`.
-    start : float, optional
-        The ``time.perf_counter()`` at which the clock of ``time_limit`` and ``seconds``
-        started (default: now), so that a caller can charge its model building to the limit.
     clock : s3vm.solvers.runtime.clock.Clock, optional
-        The solve's clock: a stop request (a signal, a supervisor's time limit) ends the search
-        before the next expansion like Ctrl-C, and the incumbent, the bound and the node count
-        are published with :meth:`~s3vm.solvers.runtime.clock.Clock.report` as they change.
+        The solve's clock, which started before the problem was built (its building is charged
+        to the limit): its limit is checked before each expansion, ``seconds`` counts from its
+        start, a stop request (a signal, a supervisor's time limit) ends the search before the
+        next expansion like Ctrl-C, and the incumbent, the bound and the node count are
+        published with :meth:`~s3vm.solvers.runtime.clock.Clock.report` as they change.
     pool : s3vm.solvers.bnb.pool.NodePool, optional
         Bound the nodes on this pool of workers (:mod:`s3vm.solvers.bnb.pool`: forked
         processes, a Dask cluster): each step expands the next ``max(1, workers // 2)`` nodes of
@@ -248,14 +248,17 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
     """
     validate_search_options(node_selection, abs_gap, rel_gap, time_limit, node_limit, log_every,
                             k_best)
+    if clock is not None and time_limit is not None:
+        raise InputError("give the search a clock or a time limit, not both (the clock's "
+                         "limit holds)")
     frontier = QUEUES[node_selection]()
-    run = _Search(problem, abs_gap=float(abs_gap), rel_gap=float(rel_gap), time_limit=time_limit,
+    run = _Search(problem, abs_gap=float(abs_gap), rel_gap=float(rel_gap),
                   node_limit=node_limit, log_every=log_every,
                   log=log if log is not None else LOGGER.info,
                   progress=progress if progress is not None else _log_progress,
-                  keep_tree=keep_tree, start=time.perf_counter() if start is None else start,
-                  clock=clock, pool=pool, k_best=k_best, record_proof=record_proof,
-                  initial=initial)
+                  keep_tree=keep_tree, clock=call_clock(clock, time_limit),
+                  publish=clock is not None, pool=pool,
+                  k_best=k_best, record_proof=record_proof, initial=initial)
     result = run.execute(frontier)
     if result.tree is not None:
         result.tree.graph.update(node_selection=node_selection, status=result.status,
@@ -281,8 +284,8 @@ class _Job:
 class _Search:
     """One run of the search; :meth:`execute` is the loop."""
 
-    def __init__(self, problem, *, abs_gap, rel_gap, time_limit, node_limit, log_every, log,
-                 progress, keep_tree, start, clock=None, pool=None, k_best=1,
+    def __init__(self, problem, *, abs_gap, rel_gap, node_limit, log_every, log,
+                 progress, keep_tree, clock, publish=True, pool=None, k_best=1,
                  record_proof=False, initial=None):
         self.problem = problem
         self.pool = pool
@@ -290,7 +293,7 @@ class _Search:
         self.u = int(problem.u)
         self.P = None if problem.positives is None else int(problem.positives)
         self.abs_gap, self.rel_gap = abs_gap, rel_gap
-        self.time_limit, self.node_limit, self.log_every = time_limit, node_limit, log_every
+        self.node_limit, self.log_every = node_limit, log_every
         self.log, self.progress = log, progress
         self.tree = TreeRecorder() if keep_tree else NoTree()
         if record_proof:
@@ -299,8 +302,11 @@ class _Search:
         self.kept = LabelingPool(k_best) if k_best > 1 else None
         self.initial = initial  # a start labeling (a warm start)
         self.threshold = math.inf  # the value a labeling must beat to enter the answer
-        self.start = start
         self.clock = clock
+        self.start = start = clock.start
+        # Whether the incumbent's decision values go on the clock (a solve's, which a
+        # supervisor reads): a search run on its own spares computing them.
+        self.publish = publish
         self.incumbent = math.inf
         self.cutoff = math.inf
         self.labels: Optional[np.ndarray] = None
@@ -340,7 +346,7 @@ class _Search:
         if value < self.incumbent and not np.array_equal(labels, self.labels):
             self.incumbent = value
             self.labels, self.source = labels.astype(int), source
-            if self.clock is not None:
+            if self.publish:
                 # Labels, objective and decision values together: a search stopped where its
                 # worker cannot return (a node bound in C) answers the incumbent from the clock.
                 self.clock.report(objective=value, labels=self.labels.copy(),
@@ -503,10 +509,7 @@ class _Search:
     def _pool_stop(self) -> bool:
         """Whether the bounds running on the pool must be stopped (the time limit, a stopped
         clock); the driver's usual limit checks, asked while it waits."""
-        now = time.perf_counter()
-        if self.clock is not None and (self.clock.stopped or self.clock.expired()):
-            return True
-        return self.time_limit is not None and now - self.start >= self.time_limit
+        return self.clock.expired()
 
     # -- the loop --------------------------------------------------------------------------
     def execute(self, frontier) -> SearchResult:
@@ -526,8 +529,8 @@ class _Search:
             self._phase("branch and bound")
             self.expanding = math.inf
             while len(frontier):
-                now = time.perf_counter()
-                if self._limit_reached(now):
+                now = self.clock.now()
+                if self._limit_reached():
                     break
                 self._report(frontier, now)
                 if self.pool is not None:
@@ -545,7 +548,7 @@ class _Search:
         except Stopped:
             # A step of the problem gave up because the solve's clock stopped (its limit, a
             # signal): the search ends as at a limit, with what it proved so far.
-            interrupted = self.clock is not None and self.clock.interrupted
+            interrupted = self.clock.interrupted
             self.stop = "interrupted" if interrupted else "time limit"
         return self._finish(frontier)
 
@@ -568,8 +571,7 @@ class _Search:
 
     def _phase(self, phase: str) -> None:
         """Tell the clock (and so the progress lines) what runs now."""
-        if self.clock is not None:
-            self.clock.report(phase=phase, nodes=self.nodes)
+        self.clock.report(phase=phase, nodes=self.nodes)
 
     def _initial_incumbent(self) -> None:
         if self.initial is not None:
@@ -579,10 +581,10 @@ class _Search:
             labels, value, name = start
             self._offer(labels, value, str(name))
 
-    def _limit_reached(self, now: float) -> bool:
-        if self.clock is not None and self.clock.stopped:
+    def _limit_reached(self) -> bool:
+        if self.clock.stopped:
             self.stop = "interrupted" if self.clock.interrupted else "time limit"
-        elif self.time_limit is not None and now - self.start >= self.time_limit:
+        elif self.clock.expired():
             self.stop = "time limit"
         elif self.node_limit is not None and self.nodes >= self.node_limit:
             self.stop = "node limit"
@@ -620,11 +622,10 @@ class _Search:
             row = self._row(frontier, now)
             self.log(row)
             self.last_log = now
-            if self.clock is not None:
-                self.clock.logged()
+            self.clock.logged()
             if self.log_every:
                 self.next_log = (self.nodes // self.log_every + 1) * self.log_every
-        if self.clock is not None and now - self.last_report >= PROGRESS_SECONDS:
+        if now - self.last_report >= PROGRESS_SECONDS:
             bound = self._lower_bound(frontier)
             self.clock.report(phase="branch and bound", nodes=self.nodes,
                               lower_bound=bound if math.isfinite(bound) else None)
@@ -638,7 +639,7 @@ class _Search:
                            self._lower_bound(frontier), now - self.start)
 
     def _finish(self, frontier) -> SearchResult:
-        now = time.perf_counter()
+        now = self.clock.now()
         bound = self._lower_bound(frontier)
         objective = None if self.labels is None else self.incumbent
         status, message = self._status(objective, bound)
@@ -709,8 +710,9 @@ class BuiltinBackend(Backend):
 
     The ``svm`` problem class (the ``bb`` formulation, its SVM bounds computed in numpy) has this
     one solver; the model it takes is a :class:`LabelingProblem`, and :meth:`solve` searches it
-    with the profile's time limit and relative gap. No solution is loaded anywhere: formulations
-    call :func:`search` themselves for the labeling.
+    on the solve's clock (the profile's time limit from the call when called on its own) with
+    the profile's relative gap. No solution is loaded anywhere: formulations call
+    :func:`search` themselves for the labeling.
     """
 
     name = "builtin"
@@ -722,8 +724,10 @@ class BuiltinBackend(Backend):
     def unavailable_reason(cls) -> Optional[str]:
         return None
 
-    def solve(self, model: LabelingProblem, profile) -> Outcome:
-        result = search(model, time_limit=profile.time_limit,
+    def solve(self, model: LabelingProblem, profile, clock=None) -> Outcome:
+        # On its own (no solve's clock), the search counts the profile's limit from the call.
+        result = search(model, clock=clock,
+                        time_limit=profile.time_limit if clock is None else None,
                         rel_gap=profile.mip_rel_gap or 0.0, keep_tree=False)
         return Outcome(status=result.status, objective=result.objective,
                        bound=result.lower_bound, nodes=result.nodes, seconds=result.seconds,

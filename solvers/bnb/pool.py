@@ -160,11 +160,10 @@ class DaskPool(NodePool):
         self._sent = None
 
     def _scattered(self, problem):
-        """The problem on every worker, sent once (without its clock, which stays here)."""
+        """The problem on every worker, sent once (pickled without its clock, which stays
+        here: :meth:`~.problem.LabelingProblem.__getstate__`)."""
         if self._problem is not problem:
-            shipped = copy.copy(problem)
-            shipped.clock = None
-            self._sent = self.client.scatter(shipped, broadcast=True, hash=False)
+            self._sent = self.client.scatter(problem, broadcast=True, hash=False)
             self._problem = problem
         return self._sent
 
@@ -193,10 +192,8 @@ def _dask_bound(problem, partial, state, incumbent, remaining) -> tuple:
     """A bound on a Dask worker: a copy of the shared problem (tasks of one worker share it),
     under a clock of the time that remained when it was sent."""
     problem = copy.deepcopy(problem)
-    clock = Clock(remaining)
-    problem.clock = clock
-    with clock.active():
-        return bound_task(problem, partial, state, incumbent)
+    problem.run_on(Clock(remaining))
+    return bound_task(problem, partial, state, incumbent)
 
 
 def default_workers(bytes_per_worker: float = 0.0) -> int:

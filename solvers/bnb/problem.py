@@ -63,9 +63,9 @@ class LabelingProblem(ABC):
         constraint. The driver prunes nodes that can no longer meet it; a problem may also use it
         in its bound.
     clock : s3vm.solvers.runtime.clock.Clock or None
-        The clock of the solve, set by the caller before the search: a problem whose bound
+        The clock of the solve, given to the problem when it is built: a problem whose bound
         computations are long may cut them short when it expires (the driver checks the time
-        only between nodes).
+        only between nodes), and its solver calls get the time it has left.
     links : s3vm.solvers.bnb.links.Links or None
         Positions whose labels are tied (fixed, or equal or opposite to others'): the driver
         branches on a whole class at once and takes only labelings that keep them. None: none.
@@ -118,6 +118,22 @@ class LabelingProblem(ABC):
         bound in C at a time limit or a signal) still answers them. :meth:`decision_values` is
         asked at the end anyway."""
         return None
+
+    def __getstate__(self) -> dict:
+        """The problem as it is sent to a worker in another process (pickled: a Dask cluster),
+        without the solve's clock, which stays in the driver's process (it holds locks); the
+        worker gives its copy a clock of its own (:meth:`run_on`)."""
+        state = dict(self.__dict__)
+        if "clock" in state:
+            state["clock"] = None
+        return state
+
+    def run_on(self, clock) -> None:
+        """Run this copy's bounds on ``clock`` (None: none) from now on: for a copy sent to a
+        worker in another process, where the solve's clock (which stays in the driver's
+        process) cannot go; the worker gives it a clock of the time left. A problem gets the
+        solve's clock when it is built."""
+        self.clock = clock
 
     def worker_begin(self) -> None:
         """A copy of the problem in a worker is about to bound one node: start afresh what

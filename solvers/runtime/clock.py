@@ -2,15 +2,23 @@
 solve's controls: a stop request, the solver calls to cancel on it, and a progress snapshot.
 
 One clock starts when a solve starts, before its model is built, so that the time limit covers
-data preparation, model building and every solver call; each step asks for the time that remains
-(:meth:`Clock.remaining`) instead of the whole limit.
+data preparation, model building and every solver call. The pipeline builds it and hands it on
+explicitly: to the formulation's step, to the bound problems when they are built, to the
+branch-and-bound driver, and to every backend call (``backend.solve(model, profile, clock)``),
+which turns the time left (:meth:`Clock.remaining`) into its solver's own option at the call.
+There is no clock of the running thread to look up: a step that has no clock passed to it has
+no limit.
+
+The time it reads is its ``timer``'s (``time.perf_counter`` by default): a test passes a timer it
+moves by hand (:class:`ManualTimer`), so that the limit falls exactly where the test puts it,
+whatever the machine's load.
 
 The same object carries what a supervisor (:mod:`s3vm.solvers.runtime.supervisor`) needs to stop a
 solve that runs in another thread: :meth:`Clock.stop` records why (the time limit, a signal) and
 calls the cancel functions that solver calls registered with :meth:`Clock.cancellable` (HiGHS's
 ``cancelSolve``, SCIP's ``interruptSolve``, killing a solver process); loops ask
-:meth:`Clock.expired` between steps, and :func:`checkpoint` raises :class:`Stopped` inside long
-model builds. A pure-Python step with no place for a checkpoint (Pyomo compiling a model, an
+:meth:`Clock.expired` between steps, and :meth:`Clock.checkpoint` raises :class:`Stopped` inside
+long model builds. A pure-Python step with no place for a checkpoint (Pyomo compiling a model, an
 ARPACK iteration in SciPy) runs inside :meth:`Clock.abortable`: a stop raises :class:`Stopped`
 in its thread at the next Python instruction. Steps publish their best solution so far with
 :meth:`Clock.report`, so that a solve stopped in the middle of a step that cannot be cut short
@@ -36,12 +44,9 @@ MIN_CALL_SECONDS = 1e-9
 TIME_LIMIT = "time limit"
 INTERRUPTED = "interrupted"
 
-_local = threading.local()
-
-
 class Stopped(Exception):
-    """Raised by :func:`checkpoint` when the solve's clock was stopped (a time limit, a signal):
-    the step gives up, and the solve returns what it reported so far."""
+    """Raised by :meth:`Clock.checkpoint` when the solve's clock was stopped (a time limit, a
+    signal): the step gives up, and the solve returns what it reported so far."""
 
 
 def _raise_in(thread_id: int, exc_type: Optional[type]) -> None:
@@ -51,20 +56,47 @@ def _raise_in(thread_id: int, exc_type: Optional[type]) -> None:
         ctypes.c_ulong(thread_id), None if exc_type is None else ctypes.py_object(exc_type))
 
 
+class ManualTimer:
+    """A timer that moves only when told (:meth:`advance`), for a :class:`Clock` under test:
+    the limit falls where the test puts it, whatever the load of the machine.
+
+    Parameters
+    ----------
+    now : float
+        Its first reading.
+    """
+
+    def __init__(self, now: float = 0.0):
+        self.now = float(now)
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        """Move the time on by ``seconds``."""
+        self.now += float(seconds)
+
+
 class Clock:
-    """Seconds since creation (``time.perf_counter``), against an optional limit.
+    """Seconds since creation, against an optional limit.
 
     Parameters
     ----------
     limit : float, optional
         Seconds; None for no limit.
     start : float, optional
-        The ``time.perf_counter()`` value the clock counts from, when earlier than now (the
-        moment the data began to be read); default now.
+        The timer's value the clock counts from, when earlier than now (the moment the data
+        began to be read); default now.
+    timer : callable, optional
+        What the clock reads the time from: ``time.perf_counter`` by default; a test's
+        :class:`ManualTimer` makes every reading of the clock (the limit, the remaining time,
+        the supervisor's wait) deterministic.
     """
 
-    def __init__(self, limit: Optional[float] = None, start: Optional[float] = None):
-        now = time.perf_counter()
+    def __init__(self, limit: Optional[float] = None, start: Optional[float] = None,
+                 timer: Callable[[], float] = time.perf_counter):
+        self.timer = timer
+        now = timer()
         self.start = now if start is None else min(float(start), now)
         self.limit = None if limit is None else float(limit)
         self.stop_reason: Optional[str] = None
@@ -80,9 +112,13 @@ class Clock:
         # The answer at hand before the step (see hold()), apart from what the step reports.
         self._held: dict = {}
 
+    def now(self) -> float:
+        """The timer's reading (``time.perf_counter()`` unless a test gave another timer)."""
+        return self.timer()
+
     @property
     def seconds(self) -> float:
-        return time.perf_counter() - self.start
+        return self.timer() - self.start
 
     def remaining(self) -> Optional[float]:
         """Seconds left (at least :data:`MIN_CALL_SECONDS`), None without a limit.
@@ -90,7 +126,7 @@ class Clock:
         After :meth:`stop`, :data:`MIN_CALL_SECONDS`: a solver call made then returns at once.
         """
         if self._finishing_until is not None:
-            return max(self._finishing_until - time.perf_counter(), MIN_CALL_SECONDS)
+            return max(self._finishing_until - self.timer(), MIN_CALL_SECONDS)
         if self.stop_reason is not None:
             return MIN_CALL_SECONDS
         if self.limit is None:
@@ -102,10 +138,29 @@ class Clock:
         return self.stop_reason is not None or (self.limit is not None
                                                 and self.seconds >= self.limit)
 
+    def checkpoint(self) -> None:
+        """Raise :class:`Stopped` when the solve was stopped or its time is up (stopping the
+        clock at its limit first). Long model builds call it between their parts."""
+        if self.expired():
+            if self.stop_reason is None:
+                self.stop(TIME_LIMIT)
+            raise Stopped(self.stop_reason)
+
     @property
     def deadline(self) -> float:
-        """The ``time.perf_counter()`` value at which the limit runs out (inf without one)."""
+        """The timer's value at which the limit runs out (inf without one)."""
         return math.inf if self.limit is None else self.start + self.limit
+
+    @contextmanager
+    def excluding(self) -> Iterator[None]:
+        """Time spent inside is not charged to the limit: the clock's start moves on by it.
+        For a step no clock can cut short that a caller does not wait on (importing a solver
+        library, once per process), before anything else ran on the clock."""
+        began = self.timer()
+        try:
+            yield
+        finally:
+            self.start += self.timer() - began
 
     # -- stopping --------------------------------------------------------------------------
     def stop(self, reason: str = INTERRUPTED, signal: Optional[int] = None) -> None:
@@ -201,7 +256,7 @@ class Clock:
         must fit in the supervisor's grace period after the limit or the signal
         (:mod:`s3vm.solvers.runtime.supervisor`), or the worker is abandoned without its result.
         """
-        self._finishing_until = time.perf_counter() + max(float(seconds), 0.0)
+        self._finishing_until = self.timer() + max(float(seconds), 0.0)
         try:
             yield self
         finally:
@@ -249,65 +304,21 @@ class Clock:
     def logged(self) -> None:
         """A step printed a progress line of its own (the branch-and-bound log): the supervisor's
         line waits."""
-        self.last_line = time.perf_counter()
-
-    # -- the clock of the running solve ----------------------------------------------------
-    @contextmanager
-    def active(self) -> Iterator["Clock"]:
-        """Make this the clock of the solve that runs in this thread (:func:`current`)."""
-        previous = getattr(_local, "clock", None)
-        _local.clock = self
-        try:
-            yield self
-        finally:
-            _local.clock = previous
+        self.last_line = self.timer()
 
 
-def current() -> Optional[Clock]:
-    """The clock of the solve running in this thread, None outside a solve."""
-    return getattr(_local, "clock", None)
+def call_clock(clock: Optional[Clock], limit: Optional[float] = None) -> Clock:
+    """The clock of one backend call: the solve's ``clock``, or, for a backend called on its
+    own (no solve around it), a clock that starts now with ``limit`` seconds (a profile's
+    ``time_limit``, read only there)."""
+    return Clock(limit) if clock is None else clock
 
 
-def checkpoint() -> None:
-    """Raise :class:`Stopped` when the solve running in this thread was stopped or its time is
-    up; a no-op outside a solve. Long model builds call it between their parts."""
-    clock = current()
-    if clock is not None and clock.expired():
-        if clock.stop_reason is None:
-            clock.stop(TIME_LIMIT)
-        raise Stopped(clock.stop_reason)
-
-
-def call_limit(limit: Optional[float]) -> Optional[float]:
-    """The time limit of one solver call: ``limit`` (a profile's), or what the current solve's
-    clock has left when that is less; None for no limit."""
-    clock = current()
-    left = None if clock is None else clock.remaining()
-    if left is None:
-        return limit
-    return left if limit is None else min(float(limit), left)
-
-
-@contextmanager
-def abortable() -> Iterator[None]:
-    """:meth:`Clock.abortable` on the current clock (nothing outside a solve)."""
-    clock = current()
-    if clock is None:
-        yield
-        return
-    with clock.abortable():
-        yield
-
-
-@contextmanager
-def cancellable(cancel: Callable[[], object]) -> Iterator[Optional[Clock]]:
-    """:meth:`Clock.cancellable` on the current clock (nothing outside a solve); yields it."""
-    clock = current()
-    if clock is None:
-        yield None
-        return
-    with clock.cancellable(cancel):
-        yield clock
+def time_left(clock: Optional[Clock], limit: Optional[float] = None) -> Optional[float]:
+    """The time limit of one backend call, for the solver's own option: what the solve's
+    ``clock`` has left, or, for a backend called on its own, ``limit`` (a profile's
+    ``time_limit``) as it is; None for no limit."""
+    return limit if clock is None else clock.remaining()
 
 
 # -- a program's clock ---------------------------------------------------------------------------

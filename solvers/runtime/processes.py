@@ -6,7 +6,8 @@ through a pipe and is stopped through another, and is killed at the end of its g
 whatever it is doing; a child killed by the system (out of memory) ends the solve with
 :class:`SolveProcessDied` instead of the whole program. :func:`call_in_child` and
 :func:`calls_in_children` run one library call, or several at once, in children that are killed
-when the current clock stops (a library that holds the GIL and has no limit of its own, SDPA).
+when the clock they are given stops (a library that holds the GIL and has no limit of its own,
+SDPA).
 
 The thread half, the waiting loop both modes share and the signals are in
 :mod:`s3vm.solvers.runtime.supervisor`, which calls this module.
@@ -19,6 +20,7 @@ import signal
 import sys
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -28,8 +30,6 @@ from s3vm.solvers.runtime.clock import (
     TIME_LIMIT,
     Clock,
     Stopped,
-    cancellable,
-    current,
     signal_name,
 )
 
@@ -161,8 +161,7 @@ def _child(work, clock: Clock, up: int, down: int) -> None:
         threading.Thread(target=listen, daemon=True).start()
         threading.Thread(target=report, daemon=True).start()
         try:
-            with clock.active():
-                message = ("done", work())
+            message = ("done", work())
         except BaseException as exc:
             message = ("error", exc)
         try:
@@ -340,14 +339,14 @@ class ChildCallStopped(Exception):
     before it answered."""
 
 
-def call_in_child(fn: Callable[..., Any], *args) -> Any:
+def call_in_child(fn: Callable[..., Any], *args, clock: Optional[Clock] = None) -> Any:
     """``fn(*args)`` in a forked child process; its return value must pickle.
 
     For a library call that holds the GIL and has no limit of its own (SDPA): the calling
-    thread waits on a pipe, so the supervisor keeps running, and the child is killed when the
-    current clock is stopped (its time limit, a signal) or expires. The arguments need no
-    pickling (the child shares them at the fork). An exception in the child comes back as a
-    RuntimeError with its type and message.
+    thread waits on a pipe, so the supervisor keeps running, and the child is killed when
+    ``clock`` (the solve's; None: none) is stopped (its time limit, a signal) or expires. The
+    arguments need no pickling (the child shares them at the fork). An exception in the child
+    comes back as a RuntimeError with its type and message.
 
     Raises
     ------
@@ -390,8 +389,7 @@ def call_in_child(fn: Callable[..., Any], *args) -> Any:
                 pass
 
     try:
-        with cancellable(kill):
-            clock = current()
+        with (clock.cancellable(kill) if clock is not None else nullcontext()):
             while not conn.poll(0.1):
                 if clock is not None and clock.expired():
                     kill()

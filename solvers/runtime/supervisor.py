@@ -6,7 +6,7 @@ where Python runs no signal handler and checks no clock. So :func:`supervise` ru
 daemon thread and waits in the calling thread, which stays responsive:
 
 - at the time limit it stops the solve's :class:`~s3vm.solvers.runtime.clock.Clock` (loops see
-  :meth:`Clock.expired`, model builds :func:`~s3vm.solvers.runtime.clock.checkpoint`, running solver
+  :meth:`Clock.expired`, model builds :meth:`Clock.checkpoint`, running solver
   calls their cancel function), then gives the worker a grace period to return what it has;
 - on SIGINT or SIGTERM (raised in the calling thread as :class:`KeyboardInterrupt` or
   :class:`Interrupted`) it does the same, and a second signal stops waiting at once;
@@ -36,7 +36,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
@@ -239,20 +238,24 @@ class _Waiter:
         self.next_line = clock.start + interval
 
     def timeout(self) -> float:
-        """Seconds to wait for the worker before the next check."""
+        """Seconds to wait for the worker before the next check (at most a quarter of a
+        second of the wall clock)."""
+        # The limit, the grace period and the progress lines are all on the clock's time:
+        # under a test's timer (ManualTimer) a worker gets its grace until the test moves the
+        # time on, whatever the load of the machine.
         clock = self.clock
         wake = self.next_line
         if clock.stop_reason is None:
             wake = min(wake, clock.deadline)
         elif self.give_up is not None:
             wake = min(wake, self.give_up)
-        return max(0.0, min(wake - time.perf_counter(), 0.25))
+        return max(0.0, min(wake - clock.now(), 0.25))
 
     def check(self, stop: Callable[[str, Optional[int]], None]) -> bool:
         """Enforce the limit (``stop(reason, signal)`` asks the worker to stop) and print
         progress; False once the worker's grace period is over."""
         clock = self.clock
-        now = time.perf_counter()
+        now = clock.now()
         if clock.stop_reason is None and now >= clock.deadline:
             clock.stop(TIME_LIMIT)
             stop(TIME_LIMIT, None)
@@ -282,7 +285,7 @@ class _Waiter:
         signum = signal_of(exc)
         clock.stop(INTERRUPTED, signum)
         stop(INTERRUPTED, signum)
-        self.give_up = time.perf_counter() + interrupt_grace(clock)
+        self.give_up = clock.now() + interrupt_grace(clock)
         return True
 
 
@@ -298,8 +301,7 @@ class _Worker(threading.Thread):
 
     def run(self) -> None:
         try:
-            with self.clock.active():
-                self.value = self.work()
+            self.value = self.work()
         except BaseException as exc:  # handed to the supervising thread
             self.error = exc
         finally:
@@ -316,7 +318,7 @@ def supervise(work: Callable[[], Any], clock: Clock,
     Parameters
     ----------
     work : callable
-        The solve; it runs with ``clock`` as the current clock of its thread. An exception it
+        The solve, which holds ``clock`` itself (passed to it, not looked up). An exception it
         raises is raised here; what it returns is :attr:`Supervised.value`.
     clock : Clock
         Its limit is kept here (see the module notes); a signal stops it with reason

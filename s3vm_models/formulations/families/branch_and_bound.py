@@ -83,11 +83,12 @@ class BranchAndBoundFormulation(Formulation):
                 check_writable(path)
 
     @abstractmethod
-    def labeling_problem(self, instance, settings, backend, profile):
+    def labeling_problem(self, instance, settings, backend, profile, clock=None):
         """The :class:`~s3vm.solvers.bnb.problem.LabelingProblem` of ``instance`` under
         ``settings``.
 
-        ``backend`` and ``profile`` solve the bounds' models (for ``problem_class`` lp or sdp);
+        ``backend`` and ``profile`` solve the bounds' models (for ``problem_class`` lp or sdp)
+        under ``clock``, the solve's (None: no limit), which the problem gets when it is built;
         the problem's ``positives`` is the balance count when ``settings.balance`` is
         ``"count"`` (``settings.positive_count(instance)``), else None.
         """
@@ -210,16 +211,15 @@ class BranchAndBoundFormulation(Formulation):
                                   "labeled +1 (the balance count)")
                 return
         clock.report(phase="building the bounds")
-        problem = self.labeling_problem(instance, settings, backend, profile)
-        problem.clock = clock  # a problem with long bound computations stops them at the limit
+        problem = self.labeling_problem(instance, settings, backend, profile, clock)
         build_seconds = clock.seconds
         clock.report(phase="starting heuristic")
         pool = self.node_pool(instance, settings)
         try:
             found = search(problem, node_selection=self.node_selection, abs_gap=self.abs_gap,
-                           rel_gap=self.rel_gap, time_limit=clock.limit,
-                           node_limit=self.node_limit, log_every=self.log_every,
-                           keep_tree=self.tree_file is not None, start=clock.start, clock=clock,
+                           rel_gap=self.rel_gap, node_limit=self.node_limit,
+                           log_every=self.log_every, keep_tree=self.tree_file is not None,
+                           clock=clock,
                            pool=pool, k_best=self.k_best,
                            record_proof=self.certificate_path() is not None, initial=self.start)
         finally:

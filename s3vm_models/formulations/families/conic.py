@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Optional
 
 import numpy as np
 
-from s3vm.core.formulation import Formulation, GivenModel, remaining_profile
+from s3vm.core.formulation import Formulation, GivenModel
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.options import Option
 from s3vm.core.settings import Settings
@@ -17,7 +17,7 @@ from s3vm.data.instance import Instance
 from s3vm.models.conic import ConicModel, problem2_penalties, round_scores
 from s3vm.models.svm_dual import svm_dual_value
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import Clock, checkpoint
+from s3vm.solvers.runtime.clock import Clock
 from s3vm.solvers.runtime.files import atomic_output
 
 ROUNDINGS = ("gamma", "eigenvector")
@@ -132,9 +132,9 @@ class ConicFormulation(Formulation):
         """
         with clock.abortable():  # CVXPY's and Fusion's model building check no clock
             built = self.build(instance, settings, backend.model_kind)
-        checkpoint()
+        clock.checkpoint()
         clock.report(phase=f"solving the SDP ({backend.name})")
-        return built, backend.solve(built.model, remaining_profile(profile, clock)), {}
+        return built, backend.solve(built.model, profile, clock), {}
 
     def supervised_value(self, instance: Instance, settings: Settings, y: np.ndarray
                          ) -> tuple[float, Optional[np.ndarray], Optional[str]]:
@@ -236,9 +236,9 @@ def given_step(given: GivenModel):
         if backend.model_kind != given.modeler:
             raise InputError(f"solver {backend.name!r} does not take a {given.modeler} model: "
                              f"{given.solvers}")
-        checkpoint()
+        clock.checkpoint()
         clock.report(phase=f"solving the SDP ({backend.name})")
         conic = dataclasses.replace(given.conic, model=given.model)
-        return conic, backend.solve(given.model, remaining_profile(profile, clock)), {}
+        return conic, backend.solve(given.model, profile, clock), {}
 
     return run_model

@@ -14,7 +14,7 @@ from typing import Optional
 
 import numpy as np
 
-from s3vm.core.formulation import GivenModel, remaining_profile
+from s3vm.core.formulation import GivenModel
 from s3vm.data.instance import Instance
 from s3vm.models import derived_constants as dc
 from s3vm.models.problem3 import OPTIMALITY_GAP, primal_values, unlabeled_scores
@@ -39,7 +39,7 @@ def kept_exact(base, given: GivenModel):
         def run(self, instance, settings, backend, profile, clock, result):
             model = given.model
             changed = model_state(model) != given.baseline["state"]
-            self._exact = (backend, profile, clock) if changed else None
+            self._exact = (backend, profile) if changed else None
             broken = dc.assumption_broken(model, given.baseline) if changed else None
             raised = grown = 0
             while True:
@@ -71,12 +71,13 @@ def kept_exact(base, given: GivenModel):
                                   f"below {value:.6g}, the model's optimum at its labels")
             return value, bound
 
-        def fill(self, result, model, instance, settings):
-            super().fill(result, model, instance, settings)
+        def fill_on_clock(self, result, model, instance, settings, clock):
+            super().fill_on_clock(result, model, instance, settings, clock)
             if self._exact is not None and result.labels is not None:
-                backend, profile, clock = self._exact
+                backend, profile = self._exact
                 _value_on_model(result, model, instance,
-                                backend.solve, remaining_profile(profile, clock))
+                                lambda model, profile: backend.solve(model, profile, clock),
+                                profile)
 
     return KeptExact
 

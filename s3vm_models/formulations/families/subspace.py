@@ -6,6 +6,7 @@ default with the conic model as its fallback and reference.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import ClassVar, Optional
 
 import numpy as np
@@ -26,7 +27,7 @@ from s3vm.models.subspace_oracle import KernelColumns, make_oracle, svm_value
 from s3vm.models.svm_dual import svm_dual_value, svm_dual_value_factor
 from s3vm.solvers.engines.psd_barrier import PSDProblem
 from s3vm.solvers.registry import get_backend, unavailable_reason
-from s3vm.solvers.runtime.clock import abortable
+from s3vm.solvers.runtime.clock import Clock
 
 EXACT_COLUMNS_MIN_N = 3000   # beyond this, the rbf kernel is read by columns computed on demand
 
@@ -59,9 +60,11 @@ class SubspaceFamily(ConicFormulation):
 
         return get_backend(profile.solver or self.default_solver(), self.problem_class)
 
-    def basis(self, instance: Instance) -> np.ndarray:
-        """V from the spectral step with this formulation's options."""
-        with abortable():  # ARPACK's iteration (seconds at 1,000 points) checks no clock
+    def basis(self, instance: Instance, clock: Optional[Clock] = None) -> np.ndarray:
+        """V from the spectral step with this formulation's options; a stop of ``clock`` (the
+        solve's, None: none) aborts it."""
+        # ARPACK's iteration (seconds at 1,000 points) checks no clock.
+        with (clock.abortable() if clock is not None else nullcontext()):
             return subspace_basis(instance, self.dim, rule=self.spectral_rule,
                                   graph=self.graph, threshold_quantile=self.threshold_quantile)
 

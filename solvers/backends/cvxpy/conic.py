@@ -2,8 +2,9 @@
 
 Each solver's module names its CVXPY solver and how the profile's options are spelled for it.
 
-Stopping. A solver call gets the time the solve's clock has left (:func:`call_limit`). Two
-solvers need more than that to stop on time and on a signal:
+Stopping. A solver call gets the time the solve's clock has left (the ``clock`` of
+:meth:`CvxpyBackend.solve`), as the solver's own time-limit option. Two solvers need more than
+that to stop on time and on a signal:
 
 - SCS catches SIGINT itself while it runs (it replaces Python's handler) and returns its status
   "interrupted", which CVXPY reports as a failed solve: :class:`InterruptibleScs` turns that
@@ -23,7 +24,7 @@ from typing import ClassVar, Optional
 
 from s3vm.solvers.backends.base import Backend, Outcome
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import INTERRUPTED, call_limit, current
+from s3vm.solvers.runtime.clock import INTERRUPTED, time_left
 from s3vm.solvers.runtime.processes import ChildCallStopped, call_in_child, native_threads
 from s3vm.solvers.runtime.supervisor import Interrupted
 
@@ -86,31 +87,32 @@ class CvxpyBackend(Backend):
             return f"CVXPY finds no {cls.cvxpy_name} (pip install {package})"
         return None
 
-    def solver_options(self, profile) -> dict:
-        """The profile's time limit in this solver's vocabulary, plus its options."""
+    def solver_options(self, profile, limit: Optional[float] = None) -> dict:
+        """The profile's options, plus the call's time ``limit`` (seconds, None for none) in
+        this solver's vocabulary."""
         options = dict(profile.options)
         if self.threads_option is not None:
             options.setdefault(self.threads_option, native_threads())
-        limit = call_limit(profile.time_limit)
         if limit is not None and self.time_limit_option is not None:
             options.setdefault(self.time_limit_option, float(limit))
         return options
 
-    def cvxpy_solver(self):
-        """What ``problem.solve(solver=...)`` gets: the CVXPY name, or a custom solver."""
+    def cvxpy_solver(self, clock=None):
+        """What ``problem.solve(solver=...)`` gets: the CVXPY name, or a custom solver (one
+        that watches ``clock``)."""
         return self.cvxpy_name
 
-    def solve(self, problem, profile) -> Outcome:
+    def solve(self, problem, profile, clock=None) -> Outcome:
         import cvxpy as cp
 
         start = time.perf_counter()
-        limit = call_limit(profile.time_limit)
-        options = self.solver_options(profile)
+        limit = time_left(clock, profile.time_limit)
+        options = self.solver_options(profile, limit)
         hush_inaccurate_warning()
         try:
-            problem.solve(solver=self.cvxpy_solver(), verbose=bool(profile.verbose), **options)
+            problem.solve(solver=self.cvxpy_solver(clock), verbose=bool(profile.verbose),
+                          **options)
         except cp.error.SolverError as exc:
-            clock = current()
             status = "time_limit" if clock is not None and clock.stopped \
                 and not clock.interrupted else "error"
             return Outcome(status=status, seconds=time.perf_counter() - start,
@@ -145,9 +147,9 @@ class CvxpyBackend(Backend):
 SCS_SIGINT = -5  # SCS's status value after it caught SIGINT
 
 
-def interruptible_scs():
+def interruptible_scs(clock=None):
     """A CVXPY solver that is SCS, except that a solve SCS stopped on SIGINT raises
-    :class:`~s3vm.solvers.runtime.supervisor.Interrupted` (and stops the solve's clock)."""
+    :class:`~s3vm.solvers.runtime.supervisor.Interrupted` (and stops the solve's ``clock``)."""
     from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
 
     class InterruptibleScs(SCS):
@@ -158,7 +160,6 @@ def interruptible_scs():
             results = super().solve_via_data(data, warm_start, verbose, solver_opts,
                                              solver_cache)
             if results.get("info", {}).get("status_val") == SCS_SIGINT:
-                clock = current()
                 if clock is not None:
                     clock.stop(INTERRUPTED, signal.SIGINT)
                 raise Interrupted(signal.SIGINT)
@@ -174,15 +175,16 @@ def _sdpa_solve(*args):
     return sdpap.solve(*args)
 
 
-def solve_sdpa_in_process(*args):
+def solve_sdpa_in_process(clock, *args):
     """``sdpap.solve(*args)`` in a forked child process (:func:`call_in_child`): killed when the
-    solve's clock is stopped (the time limit, a signal), so that SDPA, which holds the GIL and
-    has no time limit, can neither outrun the limit nor make the process deaf to signals."""
-    return call_in_child(_sdpa_solve, *args)
+    solve's ``clock`` is stopped (the time limit, a signal), so that SDPA, which holds the GIL
+    and has no time limit, can neither outrun the limit nor make the process deaf to
+    signals."""
+    return call_in_child(_sdpa_solve, *args, clock=clock)
 
 
-def sdpa_in_process():
-    """A CVXPY solver that is SDPA run by :func:`solve_sdpa_in_process`."""
+def sdpa_in_process(clock=None):
+    """A CVXPY solver that is SDPA run by :func:`solve_sdpa_in_process` under ``clock``."""
     from cvxpy.error import SolverError
     from cvxpy.reductions.solvers.conic_solvers import sdpa_conif
 
@@ -202,7 +204,7 @@ def sdpa_in_process():
                 solver_opts["print"] = "display" if verbose else "no"
             try:
                 x, y, sdpapinfo, timeinfo, sdpainfo = solve_sdpa_in_process(
-                    A, -b, c, K, J, solver_opts)
+                    clock, A, -b, c, K, J, solver_opts)
             except ChildCallStopped as exc:
                 raise SolverError(f"SDPA: {exc}") from None
             solution = {s.STATUS: self.STATUS_MAP[sdpapinfo["phasevalue"]]}

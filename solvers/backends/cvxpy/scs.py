@@ -10,5 +10,5 @@ class ScsBackend(CvxpyBackend):
     cvxpy_name = "SCS"
     time_limit_option = "time_limit_secs"
 
-    def cvxpy_solver(self):
-        return interruptible_scs()
+    def cvxpy_solver(self, clock=None):
+        return interruptible_scs(clock)

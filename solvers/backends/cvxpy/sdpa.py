@@ -14,8 +14,8 @@ class SdpaBackend(CvxpyBackend):
     extra = "sdpa"
     option_types = SDPA_OPTIONS
 
-    def solver_options(self, profile) -> dict:
-        return sdpa_options(super().solver_options(profile))
+    def solver_options(self, profile, limit=None) -> dict:
+        return sdpa_options(super().solver_options(profile, limit))
 
-    def cvxpy_solver(self):
-        return sdpa_in_process()
+    def cvxpy_solver(self, clock=None):
+        return sdpa_in_process(clock)

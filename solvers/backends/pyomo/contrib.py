@@ -14,7 +14,7 @@ from typing import Optional
 
 from s3vm.solvers.backends.base import Backend, Outcome, Session
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import call_limit
+from s3vm.solvers.runtime.clock import time_left
 
 
 def map_status(termination, solution_status) -> str:
@@ -70,14 +70,16 @@ class PyomoContribBackend(Backend):
             pyomo_log.setLevel(level)
         return None if bool(ok) else f"not available ({ok})"
 
-    def _options(self, profile) -> dict:
+    def _options(self, profile, clock=None) -> dict:
+        """Pyomo's options of one call: the profile's, and the time ``clock`` has left as
+        ``time_limit``."""
         options = {
             "load_solutions": False,
             "raise_exception_on_nonoptimal_result": False,
             "tee": sys.stderr if profile.verbose else False,
             "solver_options": dict(profile.options),
         }
-        limit = call_limit(profile.time_limit)
+        limit = time_left(clock, profile.time_limit)
         if limit is not None:
             options["time_limit"] = float(limit)
         if profile.mip_rel_gap is not None:
@@ -106,7 +108,12 @@ class PyomoContribBackend(Backend):
         """(iterations, nodes) from the results' extra_info; per solver."""
         return None, None
 
-    def solve(self, model, profile) -> Outcome:
+    def _call(self, model, options: dict, clock):
+        """The Pyomo solver's ``solve`` with ``options``; a backend that watches the clock
+        during the call (SCIP) hands it on."""
+        return self._solver.solve(model, **options)
+
+    def solve(self, model, profile, clock=None) -> Outcome:
         import warnings
 
         from pyomo.contrib.solver.common.results import SolutionStatus
@@ -116,7 +123,7 @@ class PyomoContribBackend(Backend):
             with warnings.catch_warnings():
                 # The dual Suffix is written by us after the solve, never read by the solver.
                 warnings.filterwarnings("ignore", message=".*does not detect changes to suffixes")
-                results = self._solver.solve(model, **self._options(profile))
+                results = self._call(model, self._options(profile, clock), clock)
         except InputError:  # the profile's fault (an option the solver refused): exit 2
             raise
         except Exception as exc:  # the solver library failed; report, do not crash the caller
@@ -144,7 +151,7 @@ class PyomoContribBackend(Backend):
             has_solution=has_solution,
         )
 
-    def session(self, model, profile) -> Session:
+    def session(self, model, profile, clock=None) -> Session:
         # The contrib solver objects are persistent: the same object re-solving the same model
         # sends only what changed (mutable parameters, fixed variables) and keeps the basis.
-        return Session(self, model, profile)
+        return Session(self, model, profile, clock)

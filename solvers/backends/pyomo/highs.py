@@ -14,13 +14,14 @@ import math
 import sys
 import threading
 import time
+from contextlib import nullcontext
 from typing import Optional
 
 import numpy as np
 
 from s3vm.solvers.backends.base import Backend, Outcome, Session
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import TIME_LIMIT, abortable, call_limit, current
+from s3vm.solvers.runtime.clock import TIME_LIMIT, time_left
 
 LARGE_LP_ROWS = 5000  # below this, simplex is fast whatever the start
 
@@ -37,11 +38,11 @@ class HighsBackend(Backend):
             return f"highspy is not installed ({exc})"
         return None
 
-    def solve(self, model, profile) -> Outcome:
-        return HighsSession(self, model, profile).resolve()
+    def solve(self, model, profile, clock=None) -> Outcome:
+        return HighsSession(self, model, profile, clock).resolve()
 
-    def session(self, model, profile) -> "HighsSession":
-        return HighsSession(self, model, profile)
+    def session(self, model, profile, clock=None) -> "HighsSession":
+        return HighsSession(self, model, profile, clock)
 
 
 def _objective(model):
@@ -56,18 +57,19 @@ def _objective(model):
 class HighsSession(Session):
     """One highspy model kept in step with one Pyomo model."""
 
-    def __init__(self, backend, model, profile):
+    def __init__(self, backend, model, profile, clock=None):
         import highspy
         from pyomo.common.collections import ComponentMap
         from pyomo.core.expr.numvalue import is_constant
         from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
         from pyomo.repn.standard_repn import generate_standard_repn
 
-        super().__init__(backend, model, profile)
+        super().__init__(backend, model, profile, clock)
         start = time.perf_counter()
         self.inf = highspy.kHighsInf
         objective = _objective(model)
-        with abortable():  # Pyomo's compiler checks no clock (seconds for a large model)
+        # Pyomo's compiler checks no clock (seconds for a large model): a stop aborts it.
+        with (clock.abortable() if clock is not None else nullcontext()):
             info = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
         self.columns = info.columns
         self.offset = float(info.c_offset[0]) if len(info.c_offset) else 0.0
@@ -128,7 +130,6 @@ class HighsSession(Session):
         if not self.minimizing:
             h.changeObjectiveSense(highspy.ObjSense.kMaximize)
         self.h = h
-        self.clock = current()
         self.cancel_requested = False
         if self.clock is not None:
             # Interrupt callbacks: a stop of the clock (a time limit, a signal) reaches the
@@ -336,9 +337,9 @@ class HighsSession(Session):
         self.solved_once = True
         if self.profile.verbose:
             sys.stderr.flush()
-        # The limit of this call: the profile's, or less when the solve's clock has less left
-        # (a session re-solves many times under one limit).
-        limit = call_limit(self.profile.time_limit)
+        # The limit of this call: what the solve's clock has left (a session re-solves many
+        # times under one limit).
+        limit = time_left(self.clock, self.profile.time_limit)
         # HiGHS holds its time limit against the total run time of this Highs object, summed
         # over every run() of the session, not against this call: the limit given is the
         # run time so far plus what this call may use (a bare limit would stop a session's

@@ -10,6 +10,7 @@ import time
 from typing import Optional
 
 from s3vm.solvers.backends.base import Backend, Outcome
+from s3vm.solvers.runtime.clock import time_left
 
 
 def map_legacy_status(termination, has_solution: bool) -> str:
@@ -53,23 +54,24 @@ class PyomoLegacyBackend(Backend):
             return f"{type(exc).__name__}: {exc}".splitlines()[0]
         return None if ok else "not installed"
 
-    def _options(self, profile) -> dict:
+    def _options(self, profile, clock=None) -> dict:
         options = dict(profile.options)
-        if profile.time_limit is not None:
-            options[self.time_limit_option] = float(profile.time_limit)
+        limit = time_left(clock, profile.time_limit)
+        if limit is not None:
+            options[self.time_limit_option] = float(limit)
         if profile.mip_rel_gap is not None:
             options[self.gap_option] = float(profile.mip_rel_gap)
         if profile.threads is not None and self.threads_option:
             options[self.threads_option] = int(profile.threads)
         return options
 
-    def solve(self, model, profile) -> Outcome:
+    def solve(self, model, profile, clock=None) -> Outcome:
         from pyomo.opt import SolutionStatus
 
         start = time.perf_counter()
         try:
             results = self._solver.solve(model, tee=profile.verbose, load_solutions=False,
-                                         options=self._options(profile))
+                                         options=self._options(profile, clock))
         except Exception as exc:  # the solver failed; report, do not crash the caller
             return Outcome(status="error", seconds=time.perf_counter() - start,
                            message=f"{type(exc).__name__}: {exc}".splitlines()[0])

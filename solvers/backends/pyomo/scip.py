@@ -20,7 +20,7 @@ import time
 
 from s3vm.solvers.backends.pyomo.contrib import PyomoContribBackend
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import TIME_LIMIT, current
+from s3vm.solvers.runtime.clock import TIME_LIMIT
 from s3vm.solvers.runtime.stdio import quiet_stderr
 from s3vm.solvers.runtime.threads import ReusedThreads
 
@@ -157,7 +157,8 @@ def _scip_direct_class():
                 cache[key] = (comp, terms)  # the component kept: ids stay unique
             return cache[key][1]
 
-        def solve(self, model, **kwds):
+        def solve(self, model, clock=None, **kwds):
+            """Pyomo's solve, watched by the solve's ``clock`` (None: not watched)."""
             start_timestamp = datetime.datetime.now(datetime.timezone.utc)
             config = self.config(value=kwds, preserve_implicit=True)
             self._matrix_cache = {}  # a new model: new components
@@ -189,7 +190,6 @@ def _scip_direct_class():
                     # profile's fault (exit 2), as HiGHS's refusal is, not a failed solve.
                     why = (str(exc).strip() or type(exc).__name__).splitlines()[0]
                     raise InputError(f"SCIP rejected option {key} = {option!r} ({why})") from None
-            clock = current()
             timer.start("optimize")
             if clock is None:
                 SCIP_THREADS.call(scip_model.optimizeNogil, scip_model.interruptSolve)
@@ -224,8 +224,8 @@ class ScipBackend(PyomoContribBackend):
     def __init__(self):
         self._solver = _scip_direct_class()()
 
-    def _options(self, profile) -> dict:
-        options = super()._options(profile)
+    def _options(self, profile, clock=None) -> dict:
+        options = super()._options(profile, clock)
         # tee: SCIP's own log on fd 1 (stderr under --verbose), never through a pipe.
         options["tee"] = bool(profile.verbose)
         return options
@@ -235,12 +235,14 @@ class ScipBackend(PyomoContribBackend):
         nodes = getattr(results.extra_info, "NNodes", None)
         return None, nodes if isinstance(nodes, int) else None
 
-    def solve(self, model, profile):
+    def _call(self, model, options: dict, clock):
+        return self._solver.solve(model, clock=clock, **options)
+
+    def solve(self, model, profile, clock=None):
         try:
-            outcome = super().solve(model, profile)
+            outcome = super().solve(model, profile, clock)
         finally:
             self._solver.free()
-        clock = current()
         if clock is not None and clock.stop_reason == TIME_LIMIT and \
                 outcome.message == "interrupted":
             # Stopped by the solve's clock at its limit: a time limit, with SCIP's incumbent.
