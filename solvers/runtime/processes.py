@@ -278,9 +278,10 @@ class _Noted(KeyboardInterrupt):
 def _whole_message(conn, noted: list):
     """``conn.recv()`` with SIGINT and SIGTERM appended to ``noted`` instead of raised while the
     message is read (main thread): a signal's exception between a message's length and its
-    body left the pipe in the middle of a message, and every later read took a body's bytes
-    for a length and waited for more than the child would ever send (a command that ignored
-    its signal and solved on, once in about 60 signals at 2 to 4 s on bd-mip)."""
+    body leaves the pipe in the middle of a message, and every later read takes a body's bytes
+    for a length and waits for more than the child will ever send (the likely cause of a
+    command that ignored its signal and solved on, seen once in about 60 signals at 2 to 4 s
+    on bd-mip)."""
     if threading.current_thread() is not threading.main_thread():
         return conn.recv()
     previous = {}
