@@ -129,6 +129,7 @@ def _fallback_labels(instance, settings, positives: int) -> np.ndarray:
 
 
 @pytest.mark.subprocess
+@pytest.mark.solver
 @pytest.mark.parametrize("name, limit", [("l2-miqp", 5), ("l2-miqp", 8), ("bd-mip", 4),
                                          ("bd-mip", 6)])
 def test_a_stopped_solve_answers_no_worse_than_the_fallback_it_holds(name, limit):
@@ -168,6 +169,8 @@ def test_a_short_limit_answers_labels(name, limit):
 
 
 # -- what applied ------------------------------------------------------------------------------
+@pytest.mark.subprocess
+@pytest.mark.solver
 def test_the_answer_records_the_limit_solver_profile_and_options(tmp_path):
     profile = tmp_path / "p.toml"
     profile.write_text('solver = "highs"\nthreads = 1\nmip_rel_gap = 0.25\n'
@@ -182,6 +185,7 @@ def test_the_answer_records_the_limit_solver_profile_and_options(tmp_path):
     assert applied["solver_options"] == {"mip_rel_gap": 0.25, "threads": 1, "random_seed": 7}
 
 
+@pytest.mark.solver
 def test_the_api_result_records_a_shipped_profile_by_name():
     import s3vm
 
