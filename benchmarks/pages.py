@@ -315,6 +315,21 @@ def solve_loops(data="benchmarks/solve_loop.jsonl") -> str:
     return printed("benchmarks/solve_loop.py", "table", data)
 
 
+@table("reliability.md", "signal sweep")
+def signal_sweep(data="benchmarks/answers.jsonl") -> str:
+    return printed("benchmarks/answers.py", "table", "signals", data)
+
+
+@table("reliability.md", "short limits")
+def short_limits(data="benchmarks/answers.jsonl") -> str:
+    return printed("benchmarks/answers.py", "table", "limits", data)
+
+
+@table("reliability.md", "never worse")
+def never_worse(data="benchmarks/answers.jsonl") -> str:
+    return printed("benchmarks/answers.py", "table", "never-worse", data)
+
+
 @table(PRACTICE, "ssl-book defaults")
 def ssl_book_defaults(data="benchmarks/ssl_book_defaults.jsonl") -> str:
     return printed("benchmarks/ssl_book.py", "--versus-book", "defaults", "--summary", data)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Iterable, Optional, Union
 
 import numpy as np
 
+from s3vm.core.answers import record_applied
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.registry import formulation_class, formulation_options, get_formulation
 from s3vm.core.settings import SETTINGS_TABLE, Settings, instance_files, keyword_hint, load_instance
@@ -30,7 +31,12 @@ from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.registry import problem_classes
 from s3vm.solvers.runtime.clock import imports_charged
 from s3vm.solvers.runtime.files import check_not_input
-from s3vm.solvers.runtime.supervisor import Interrupted
+from s3vm.solvers.runtime.supervisor import (
+    Interrupted,
+    received_signal,
+    signal_of,
+    signals_received,
+)
 
 if TYPE_CHECKING:
     import pandas
@@ -177,19 +183,63 @@ def solve(data: Data, formulation: str, settings: Optional[Settings] = None, *,
         On Ctrl-C (a KeyboardInterrupt): its ``result`` is the best result so far.
     """
     started = time.perf_counter() if started is None else started
-    instance, data_settings = load(data)
-    instance = instance.with_pairs(pairs)
-    form = get_formulation(formulation, **_options(options))
-    _check_outputs(form, _input_files(data, inputs))
-    effective = form.settings_for(_base_settings(data_settings, settings), overrides)
-    if start is not None:
-        form.set_start(instance, effective, start)
-    result = form.solve(instance, effective, _profile(form, solver, profile, time_limit, verbose),
-                        started=started)
+    read, data_settings = load(data)
+    signals = signals_received()
+    try:
+        instance = read.with_pairs(pairs)
+        form = get_formulation(formulation, **_options(options))
+        _check_outputs(form, _input_files(data, inputs))
+        effective = form.settings_for(_base_settings(data_settings, settings), overrides)
+        if start is not None:
+            form.set_start(instance, effective, start)
+        result = form.solve(instance, effective,
+                            _profile(form, solver, profile, time_limit, verbose),
+                            started=started)
+    except KeyboardInterrupt as exc:
+        if getattr(exc, "result", None) is not None:
+            raise
+        # A signal before the solve held an answer (importing the formulation or the solver
+        # library, seconds under load): the supervised fallback's labels, as a stopped solve's.
+        signum = signal_of(exc)
+        answer = _answer_of_signal(read, pairs, formulation, options, data_settings, settings,
+                                   (solver, profile, time_limit, verbose), overrides, signum)
+        raise Interrupted(signum, result=answer) from None
+    except Exception:
+        if received_signal() is None or signals_received() == signals:
+            raise
+        # A library turned a signal into an error of its own (an import it cut short): the
+        # signal's answer, as above.
+        signum = received_signal()
+        answer = _answer_of_signal(read, pairs, formulation, options, data_settings, settings,
+                                   (solver, profile, time_limit, verbose), overrides, signum)
+        raise Interrupted(signum, result=answer) from None
     if effect and type(form).local and result.labels is not None and result.status in ANSWERED:
-        result.info["unlabeled_effect"] = unlabeled_effect(type(form), instance, effective,
-                                                           result)
+        try:
+            result.info["unlabeled_effect"] = unlabeled_effect(type(form), instance, effective,
+                                                               result)
+        except KeyboardInterrupt as exc:  # the solve's answer stands, without the comparison
+            raise Interrupted(signal_of(exc), result=result) from None
     return result
+
+def _answer_of_signal(read, pairs, formulation, options, data_settings, settings, run,
+                      overrides, signum: int):
+    """The answer of a solve a signal stopped before it held one (see
+    :func:`s3vm.core.answers.answer_of_signal`), with what applied; None when the call's
+    arguments are wrong. ``run``: (solver, profile, time_limit, verbose) of the call."""
+    # Not at the top: it imports the pipeline (scipy.optimize and more), which `s3vm --help`
+    # and parsing a solve must not import (tests/test_cli_startup.py).
+    from s3vm.core.signal_answers import answer_of_signal
+
+    try:
+        form = get_formulation(formulation, **_options(options))
+        effective = form.settings_for(_base_settings(data_settings, settings), overrides)
+        chosen = _profile(form, *run)
+        answer = answer_of_signal(form, read.with_pairs(pairs), effective,
+                                  str(chosen.solver or ""), signum)
+        record_applied(answer, chosen)
+        return answer
+    except Exception:  # noqa: BLE001 - an import the signal broke: the caller's answer then
+        return None
 
 
 #: The statuses of a finished local search, whose labeling :func:`unlabeled_effect` reports.

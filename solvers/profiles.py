@@ -62,6 +62,9 @@ class SolverProfile:
     #: True when no solver or profile was named and the caller took a default: a formulation may
     #: then answer with another solver when the default fails (never read from a file).
     by_default: bool = False
+    #: The file the profile was read from (a shipped profile's path, or the user's), "" for one
+    #: made in code: a result records it (what applied; never read from a file).
+    source: str = ""
 
     def __post_init__(self):
         # Each entry checked by its key (s3vm.solvers.runtime.keys.PROFILE): the same type and
@@ -94,7 +97,7 @@ def read_profile(path: str) -> SolverProfile:
     if "solver" not in spec:
         raise InputError(f"{path}: a profile needs a 'solver' entry")
     checked = {name: PROFILE[name].check(value, f"{path}: ") for name, value in spec.items()}
-    return SolverProfile(**checked)
+    return SolverProfile(**checked, source=str(path))
 
 
 def get_profile(solver: Optional[str] = None, profile_path: Optional[str] = None,

@@ -182,3 +182,28 @@ def test_a_results_file_of_another_suite_is_refused(tmp_path, capsys):
     (tmp_path / "junk.jsonl").write_text("not json\n")
     assert main(["bench", str(path), "-o", str(tmp_path / "junk")]) == 2
     assert "line 1 is not a record" in _one_error_line(capsys)
+
+
+def test_a_bench_row_records_what_applied(tmp_path):
+    # issue 38 item 6: the limit, solver, profile and solver options in force, in the JSON
+    # record and as CSV columns
+    suite = _write(tmp_path, """\
+        name = "applied"
+        formulations = ["svm1"]
+        time_limit = 15
+        output = "applied"
+
+        [set.svm1]
+        solver = "highs"
+
+        [[instances]]
+        file = "blobs_small"
+        """)
+    assert main(["bench", str(suite), "-q"]) == 0
+    (record,) = read_records(str(tmp_path / "applied.jsonl"))
+    assert record["applied"]["time_limit"] == 15 and record["applied"]["profile"] == "highs"
+    assert record["applied"]["solver"] == "highs"
+    with open(tmp_path / "applied.csv") as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert row["profile"] == "highs"
+    assert json.loads(row["solver_options"])["threads"] == 1  # solvers/profiles/highs.toml

@@ -38,7 +38,9 @@ LAYERS = (
     ("faces", ("s3vm.selection", "s3vm.built", "s3vm.plots", "s3vm.estimator", "s3vm.scoring",
                "s3vm.bench",
                "s3vm.instances.generate")),
-    ("cli", ("s3vm.cli",)),
+    # s3vm.console is the console script's first module (it notes signals before the command
+    # line is imported): the command line's, outside its package only to be imported first.
+    ("cli", ("s3vm.cli", "s3vm.console")),
     ("public face", ("s3vm",)),   # the package root itself only, not what lies under it
 )
 
@@ -465,7 +467,8 @@ def test_the_dynamic_importers_are_the_modules_that_compute_their_imports():
 @pytest.mark.slow
 def test_nothing_imports_the_command_line(edges):
     bad = [f"{e.source}:{e.line}" for e in edges
-           if e.target.startswith("s3vm.cli") and not e.source.startswith("s3vm.cli")]
+           if e.target.startswith("s3vm.cli")
+           and not e.source.startswith(("s3vm.cli", "s3vm.console"))]
     assert not bad, f"modules import the command line: {bad}"
 
 

@@ -59,7 +59,9 @@ def run_task(task: dict) -> dict:
                                                  "seconds", "nodes", "iterations", "solver",
                                                  "message")})
     record.update({"error": metrics["error"], "auc": metrics["auc"],
-                   "labels": out["labels"], "info": out.get("info", {})})
+                   "labels": out["labels"], "info": out.get("info", {}),
+                   # what applied (limit, solver, profile, options): a field of the row
+                   "applied": out.get("info", {}).get("applied")})
     return record
 
 

@@ -21,10 +21,14 @@ from s3vm.solvers.runtime.files import atomic_output, check_writable
 SETTING_COLUMNS = SETTING_KEYS
 
 
+#: What applied to a run (``info["applied"]`` of its result: s3vm.core.answers), one column each:
+#: the profile (a shipped profile's name or the file) and the solver options in force (JSON).
+APPLIED_COLUMNS = ("profile", "solver_options")
+
 #: The columns of the CSV results file (and of the summary's source), in order.
 COLUMNS = ("suite", "run", "instance", "formulation", "grid", "seed") + SETTING_COLUMNS + (
     "time_limit", "status", "objective", "lower_bound", "gap", "error", "auc", "seconds",
-    "nodes", "iterations", "solver", "message")
+    "nodes", "iterations", "solver", "message") + APPLIED_COLUMNS
 
 
 NUMERIC_COLUMNS = ("seed", "sigma", "C", "C_star", "mu", "nu", "time_limit", "objective",
@@ -37,7 +41,7 @@ REQUIRED_FIELDS = {"suite": str, "run": str, "instance": str, "formulation": str
 
 
 #: The types of the fields a record may hold (or hold as null), read by the summary and plots.
-OPTIONAL_FIELDS = {"grid": dict, "settings": dict, "seed": int,
+OPTIONAL_FIELDS = {"grid": dict, "settings": dict, "seed": int, "applied": dict,
                    **{k: (int, float) for k in ("objective", "lower_bound", "gap", "error",
                                                  "auc", "seconds", "nodes", "iterations",
                                                  "time_limit")}}
@@ -221,10 +225,13 @@ def _json_default(value):
 
 def csv_row(record: dict) -> list:
     settings = record.get("settings") or {}
+    applied = record.get("applied") or {}
     row = []
     for column in COLUMNS:
         value = settings.get(column) if column in SETTING_COLUMNS else record.get(column)
-        if column == "grid":
+        if column in APPLIED_COLUMNS:
+            value = applied.get(column)
+        if column == "grid" or (column == "solver_options" and value is not None):
             value = json.dumps(value or {}, sort_keys=True)
         row.append("" if value is None else value)
     return row

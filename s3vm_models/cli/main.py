@@ -31,6 +31,7 @@ from s3vm.solvers.runtime.supervisor import (
     set_isolation,
     signal_name,
     signals_interrupt,
+    signals_noted,
 )
 
 #: Whether the last command solved under a time limit (:func:`console_main` then exits at
@@ -38,7 +39,8 @@ from s3vm.solvers.runtime.supervisor import (
 _TIMED = [False]
 
 
-def main(argv: Optional[Sequence[str]] = None, started: Optional[float] = None) -> int:
+def main(argv: Optional[Sequence[str]] = None, started: Optional[float] = None,
+         noted: Optional[list] = None) -> int:
     """Entry point of the ``s3vm`` console script; returns the exit status.
 
     A command's time limit counts from ``started`` (a ``time.perf_counter()`` value; the console
@@ -50,13 +52,22 @@ def main(argv: Optional[Sequence[str]] = None, started: Optional[float] = None) 
     stderr with ``--verbose``. Python warnings (numpy's, the solvers') are shown with
     ``--verbose`` only: a message of ours is one line. SIGTERM, like Ctrl-C, stops a solve, which
     prints its best result so far; the status is then 128 + the signal number.
+
+    A signal before the command can answer it (the environment checked, the arguments read,
+    stdout taken over) is noted, not raised, and appended to ``noted`` (the console script
+    passes the list its first module noted signals in, before this module was imported); the
+    first one is then delivered to a command that answers signals (``solve``:
+    ``answers_noted_signals``) at its start, where it answers "interrupted before the data was
+    read" (a JSON object with ``--json``), and raised before any other command runs.
     """
+    pending = noted if noted is not None else []
     started = time.perf_counter() if started is None else started
     handler = None
     # Messages name the flags the user typed (--kernel), not the Python API's keywords.
     spelling, MESSAGES["spelling"] = MESSAGES["spelling"], "cli"
     try:
-        with signals_interrupt(), warnings.catch_warnings():
+        with signals_interrupt(), warnings.catch_warnings(), \
+                signals_noted(pending) as stop_noting:
             # Every environment variable is checked first: a wrong value is one line and exit 2
             # before anything runs, not an internal error when a solve first reads it.
             check_environment()
@@ -81,8 +92,17 @@ def main(argv: Optional[Sequence[str]] = None, started: Optional[float] = None) 
                 with own_stdout(native_to_stderr=getattr(args, "verbose", False)) as real, \
                         quiet_stderr(quiet):
                     out = OutputStream(real)
+                    # The command's module imports the API (a second under load): a signal
+                    # during that import is noted too (raised, it left stdout empty).
+                    command = command_module(args.command)
+                    # From here a signal is raised (Interrupted); one noted before is the
+                    # command's to answer, or ends it before it runs.
+                    stop_noting()
+                    args.noted_signal = pending[0] if pending else None
+                    if pending and not getattr(command, "answers_noted_signals", False):
+                        raise Interrupted(pending[0])
                     try:
-                        status = command_module(args.command).run(args, out)
+                        status = command.run(args, out)
                     finally:
                         out.flush()  # a closed pipe or a full disk shows here, not at exit
             except BrokenPipeError:
@@ -168,7 +188,7 @@ def _one_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def console_main() -> None:
+def console_main(noted: Optional[list] = None) -> None:
     """The console script: :func:`main` with each solve in a child process, then exit. When a
     solve step that could not be cut short was left running in a thread (a time limit or a
     signal), the process ends at once, after its output is flushed and no temporary file is
@@ -176,7 +196,13 @@ def console_main() -> None:
     with a time limit, whose caller waits on the wall clock (tearing down the solver libraries'
     modules at exit took 4.3 s on a machine at load 15, against 0.35 s for ``os._exit``). Its time
     limit counts from the process's start and charges the solver library's import: the whole command
-    is on the clock."""
+    is on the clock.
+
+    ``noted``: the signals the console script's first module (:mod:`s3vm.console`) noted
+    before this module was imported, and that its handler notes after :func:`main` returns;
+    :func:`main` delivers the first. One that comes after the answer is written ends the
+    command with its status (128 + its number) all the same."""
+    noted = [] if noted is None else noted
     # Each solve in a child process (Linux): a library that holds the GIL for seconds cannot
     # make the time limit or a signal wait, and running out of memory ends the solve, not the
     # program. S3VM_ISOLATE=0 keeps solves in a thread of this process.
@@ -188,7 +214,11 @@ def console_main() -> None:
     # The caller waits on the wall clock: a time limit covers the whole command, from the
     # process's start (starting Python, the imports, the solver library's included).
     charge_imports()
-    status = main(started=process_start())
+    status = main(started=process_start(), noted=noted)
+    if noted and status == 0:
+        # Noted after main's handlers were gone (the answer written) or while --help printed:
+        # the answer stands, and the status says that a signal ended the command.
+        status = 128 + noted[-1]
     # A signal's status (128 + its number): the user asked to stop, and the answer is printed;
     # the interpreter's teardown of the solver libraries took 2 s more at load 12.
     if abandoned_workers() or _TIMED[0] or status > 128:

@@ -25,7 +25,10 @@ def print_solve(args, out, instance, result) -> None:
             answer["unlabeled_effect"] = result.info["unlabeled_effect"]
         print(json.dumps(answer), file=out)
     else:
-        print(summary(result, api.evaluate(instance, result)), file=out)
+        # no instance: a signal before the data was read (an answer without labels)
+        metrics = {"error": None, "auc": None} if instance is None else \
+            api.evaluate(instance, result)
+        print(summary(result, metrics), file=out)
 
 
 def print_compare(args, out, instance, rows) -> None:

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Optional
 import numpy as np
 
 from s3vm.core import pipeline
+from s3vm.core.answers import record_applied
 from s3vm.core.options import flags_of, table
 from s3vm.core.problems import PROBLEMS, labeling_objective
 from s3vm.core.registry import all_options, formulation_class, formulation_names
@@ -33,6 +34,7 @@ from s3vm.solvers.results import Result
 from s3vm.solvers.runtime.clock import Clock
 from s3vm.solvers.runtime.files import check_writable
 from s3vm.solvers.runtime.memory import check_array_memory, check_dense_memory
+from s3vm.solvers.runtime.supervisor import Interrupted
 
 #: Bytes a solve with dense matrices needs whatever n, added to the guard's estimate: the
 #: libraries it imports (CVXPY, Pyomo, SCIP, SDPA) and their work space, 120 to 160 MiB for
@@ -53,6 +55,20 @@ MEMORY_ADVICE = {
     "svm": "use sdp-lowrank (a low-rank kernel factor, no n x n matrix) or fewer points",
     "sdp": "use sdp-lowrank (a low-rank kernel factor, no n x n matrix) or fewer points",
 }
+
+
+
+def solve_recorded(form, instance: Instance, settings: Settings, profile,
+                   started: Optional[float], clock: Optional[Clock] = None) -> Result:
+    """:func:`s3vm.core.pipeline.solve`, with what applied (limit, solver, profile, options)
+    recorded on its result, a signal's too (:func:`s3vm.core.answers.record_applied`)."""
+    try:
+        result = pipeline.solve(form, instance, settings, profile, started=started, clock=clock)
+    except Interrupted as exc:
+        record_applied(exc.result, profile)
+        raise
+    record_applied(result, profile)
+    return result
 
 
 class Formulation(ABC):
@@ -354,7 +370,7 @@ class Formulation(ABC):
         model is built, and return the completed :class:`~s3vm.solvers.results.Result`: the
         one pipeline of every formulation, :func:`s3vm.core.pipeline.solve` (``started``,
         ``clock``, the time limit, progress lines and signals are described there)."""
-        return pipeline.solve(self, instance, settings, profile, started=started, clock=clock)
+        return solve_recorded(self, instance, settings, profile, started, clock)
 
     def round_fallback(self, scores: np.ndarray, instance: Instance,
                        settings: Settings) -> tuple[np.ndarray, np.ndarray]:

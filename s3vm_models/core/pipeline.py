@@ -20,6 +20,7 @@ from typing import Optional
 import numpy as np
 
 from s3vm._version import __version__
+from s3vm.core.answers import prefer_held
 from s3vm.core.kernels import kernel_matrix
 from s3vm.core.settings import SETTING_KEYS, Settings
 from s3vm.core.supervised import l2svm_no_bias
@@ -36,6 +37,7 @@ from s3vm.solvers.runtime.supervisor import (
     received_signal,
     signal_of,
     signals_deferred,
+    signals_noted,
     signals_received,
     supervise,
 )
@@ -132,6 +134,7 @@ def spent_reading(form, instance: Instance, settings: Settings, profile, clock: 
                         status="time_limit",
                         message="time limit reached while reading the data")
         result.info["seconds_before_step"] = round(clock.seconds, 6)
+        unscored_labels(form, instance, settings, result)
         result = finish(form, result, instance, settings, clock)
     return result
 
@@ -196,6 +199,8 @@ def run_step(form, backend, instance: Instance, settings: Settings, profile,
     # J's supervised solve on heart took 1.3-1.9 s past a 3 s limit on a loaded machine. It
     # costs a supervised SVM on the labeled rows and one labeling's objective (heart, 297 rows:
     # 0.01-0.03 s for J and D(y), 0.4-0.7 s for the Bennett-Demiriz labeling LP, at load 3).
+    # A signal while the solver library is imported (before this) is answered by the API with
+    # the same labels, unscored (s3vm.core.signal_answers).
     fallback, value = fallback_answer(form, instance, settings, clock)
     if clock.interrupted:  # a signal while it was computed: that is the answer
         result = Result(formulation=form.name, solver=backend.name, status="error",
@@ -245,6 +250,9 @@ def complete_stopped(form, result: Result, instance: Instance, settings: Setting
     """``result`` given the fallback labels where a limit or a signal stopped the solve before
     it had any (see :func:`supervised_labels`), the signal named in its message, and finished
     (:func:`finish`)."""
+    # Never worse than what the run holds: the fallback's labels where they beat a stopped
+    # step's incumbent (s3vm.core.answers).
+    prefer_held(form, result, instance, settings, clock, fallback, value)
     stopped_without_labels = result.status == "time_limit" or (
         clock.interrupted and result.status == "error")
     if stopped_without_labels and result.labels is None and instance.u:
@@ -268,10 +276,12 @@ def fallback_answer(form, instance: Instance, settings: Settings,
     always, without one where their objective is computed too (:func:`scorable`; elsewhere a
     stopped solve computes the labels after the stop).
 
-    A signal while they are computed stops ``clock`` (and is not raised): the caller answers
-    with what is ready, scoring the labels still (a fraction of a second) unless a second
-    signal comes. A signal that a solver library turned into an error of its own, which
-    :func:`fallback_value` takes for a failure, is found by
+    A signal while the labels are computed (milliseconds) is noted until they are done; one
+    while they are scored stops the scoring (which may import Pyomo and HiGHS for the
+    Bennett-Demiriz labeling LP: 0.7 s cold, 2 s and more under load, where the signal's
+    answer waited for it). Either stops ``clock`` and is not raised: the caller answers with
+    the labels, and their objective when it was ready. A signal that a solver library turned
+    into an error of its own, which :func:`fallback_value` takes for a failure, is found by
     :func:`~s3vm.solvers.runtime.supervisor.signals_received`.
     """
     scores, value = None, (None,)
@@ -286,18 +296,18 @@ def fallback_answer(form, instance: Instance, settings: Settings,
         # answer (infeasible, with exit 0): no fallback labeling exists.
         return scores, value
     signals = signals_received()
+    noted: list = []
     try:
-        scores = supervised_scores(instance, settings)
-        value = fallback_value(form, instance, settings, scores)
+        with signals_noted(noted, raise_after=1):
+            scores = supervised_scores(instance, settings)
+        if noted:
+            clock.stop(INTERRUPTED, noted[0])
+        else:
+            value = fallback_value(form, instance, settings, scores)
     except KeyboardInterrupt as exc:
         clock.stop(INTERRUPTED, signal_of(exc))
     if not clock.interrupted and signals_received() != signals:
         clock.stop(INTERRUPTED, received_signal())
-    if clock.interrupted and scores is not None and value[0] is None:
-        try:
-            value = fallback_value(form, instance, settings, scores)
-        except KeyboardInterrupt:  # a second signal: the labels without their objective
-            pass
     if scores is not None:
         labels, decision_values = form.round_fallback(scores, instance, settings)
         clock.hold(labels=labels, decision_values=decision_values, objective=value[0])
@@ -411,6 +421,15 @@ def supervised_labels(form, instance: Instance, settings: Settings, result: Resu
             result.lower_bound = value
         note += f", scored by {form.name}'s objective"
     result.message = f"{result.message}; {note}" if result.message else note
+
+
+def unscored_labels(form, instance: Instance, settings: Settings, result: Result) -> None:
+    """Labels at every limit, for a limit already spent (reading the data): the supervised
+    SVM's (milliseconds, :func:`supervised_labels`), not scored, as their objective may need
+    Pyomo and HiGHS imported (the Bennett-Demiriz labeling LP), a second and more."""
+    if instance.u:
+        supervised_labels(form, instance, settings, result,
+                          supervised_scores(instance, settings), (None,))
 
 
 def fallback_value(form, instance: Instance, settings: Settings,

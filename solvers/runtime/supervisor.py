@@ -174,6 +174,43 @@ def signals_deferred() -> Iterator[None]:
         raise Interrupted(noted[0])
 
 
+@contextmanager
+def signals_noted(noted: list, raise_after: Optional[int] = None) -> Iterator[Callable[[], None]]:
+    """While the block runs in the main thread, SIGINT and SIGTERM are appended to ``noted``
+    (and counted), not raised: for a program's start, before it can answer a signal (its
+    arguments not read yet), which then delivers them itself, and for short work that a
+    signal must not cut in half (an answer being computed). ``raise_after``: once ``noted``
+    holds that many, the next signal is raised (:class:`Interrupted`): a second Ctrl-C stops
+    the work. Yields a function that ends the noting early (the previous handlers back at
+    once), so that the program can hand over to its interrupting handlers at the exact point
+    it is ready. Outside the main thread it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: None
+        return
+
+    def handler(signum, frame):
+        _received[0] = signum
+        _received_count[0] += 1
+        if raise_after is not None and len(noted) >= raise_after:
+            raise Interrupted(signum)
+        noted.append(signum)
+
+    previous = {signum: signal.signal(signum, handler) for signum in (signal.SIGINT,
+                                                                       signal.SIGTERM)}
+    released: list = []
+
+    def release() -> None:
+        if not released:
+            released.append(True)
+            for signum, old in previous.items():
+                signal.signal(signum, old)
+
+    try:
+        yield release
+    finally:
+        release()
+
+
 _abandoned: list = []
 _isolate = False
 
