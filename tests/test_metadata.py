@@ -122,3 +122,22 @@ def test_the_pre_commit_hook_runs_the_pinned_linter():
     assert hook, ".pre-commit-config.yaml has no ruff hook"
     assert hook.group(1) == str(pins["ruff"]), \
         f".pre-commit-config.yaml's ruff {hook.group(1)}, constraints.txt's {pins['ruff']}"
+
+
+def test_every_package_folder_is_listed_in_setup_cfg():
+    # A package folder setup.cfg does not list is missing from the wheel (setuptools' explicit
+    # ``packages``): the estimator package was, once, and only an installed wheel showed it.
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    listed = set(cfg["options"]["packages"].split())
+    roots = {name.strip(): folder.strip() for name, _, folder in
+             (line.partition("=") for line in cfg["options"]["package_dir"].splitlines()
+              if "=" in line)}
+    found = set()
+    for name, folder in roots.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(ROOT / folder).parts
+            if "__pycache__" not in parts and not any(p.startswith(".") for p in parts):
+                found.add(".".join((name, *parts)))
+    missing = sorted(found - listed)
+    assert not missing, f"package folders missing from setup.cfg's packages: {missing}"
