@@ -56,6 +56,10 @@ def prefer_held(form, result: Result, instance, settings, clock: Clock,
         return
     result.labels, result.decision_values = form.round_fallback(scores, instance, settings)
     result.objective = held
+    if result.status == "error":
+        # A step a signal cut short with an error of its own (an LP "interrupted by user")
+        # still answers a feasible labeling with its objective: this one.
+        result.status = "feasible"
     # The step's primal solution is of its own labels, not of these.
     result.primal = {}
     result.info["labels_from"] = "supervised SVM"
