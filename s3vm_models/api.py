@@ -263,10 +263,10 @@ def unlabeled_effect(cls, instance: Instance, settings: Settings, result) -> Opt
     name = cls.supervised_name()
     if name is not None:
         labeled = Instance(X_L, y_L, name=instance.name)
-        supervised_cls = formulation_class(name)
         plain = Settings(**dict(settings.to_dict(), balance="none", positives=None))
-        sup = get_formulation(name).solve(labeled, supervised_cls.settings_for(
-            plain, {}, strict=False), _profile(get_formulation(name), None, None, None, False))
+        counterpart = get_formulation(name)   # built once: its class's settings and profile
+        sup = counterpart.solve(labeled, counterpart.settings_for(plain, {}, strict=False),
+                                _profile(counterpart, None, None, None, False))
         f = predictor(sup, labeled)(X_U)
         what, value = f"{name} on the labeled rows", sup.objective
     else:
