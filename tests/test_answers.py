@@ -202,3 +202,28 @@ def test_the_api_result_records_a_shipped_profile_by_name():
     no_limit = s3vm.solve("blobs_small", "rlp")
     assert no_limit.info["applied"]["time_limit"] is None
     assert no_limit.info["applied"]["solver"] == no_limit.solver
+
+
+def test_a_stop_raised_as_the_step_returns_is_answered_from_what_it_reported():
+    # A model build's stop is raised in the step's thread asynchronously and can land after
+    # the step's own handler, leaving Stopped as the step's error: the signal's answer then
+    # came from the API, without the objective the pipeline held (vs3vm's build, once in a
+    # loaded suite). The pipeline answers what the step reported instead.
+    from types import SimpleNamespace
+
+    from s3vm.core import pipeline
+    from s3vm.solvers.runtime.clock import INTERRUPTED, Clock, Stopped
+
+    clock = Clock(None)
+    labels = np.array([1, -1, 1])
+
+    def work():
+        clock.report(phase="successive LPs, LP 1", labels=labels, objective=2.5)
+        clock.stop(INTERRUPTED, signal.SIGINT)
+        raise Stopped("stopped as the step returned")
+
+    form = SimpleNamespace(name="vs3vm")
+    backend = SimpleNamespace(name="highs")
+    result = pipeline.supervised_step(form, backend, SimpleNamespace(verbose=False), clock, work)
+    assert result.status == "feasible"
+    assert list(result.labels) == [1, -1, 1] and result.objective == 2.5

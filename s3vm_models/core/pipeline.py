@@ -237,6 +237,12 @@ def supervised_step(form, backend, profile, clock: Clock, work) -> Result:
         # reported are the answer, completed as a stopped solve's.
         clock.stop(INTERRUPTED, signal_of(exc))
         result = None
+    except Stopped:
+        # The stop of an abortable region (a model build) is raised in the step's thread
+        # asynchronously: it can land after the step's own handler, as it returns, and leave
+        # the step as its error (vs3vm's build, once in a loaded suite: the signal's answer then
+        # came from the API without the held objective). The step reported what it had.
+        result = None
     if result is None:
         result = result_so_far(form.name, backend, clock)
     elif clock.interrupted and result.status == "time_limit":
