@@ -327,8 +327,24 @@ def _bench_at_work(path):
     if len(workers) < 2:
         bench.kill()
         pytest.fail("the workers did not start")
-    time.sleep(1.0)  # let them take their runs
+    # A worker has taken its run once it maps SciPy's L-BFGS-B (imported by the solve, not by
+    # the worker's start): a fixed second was too short at load 9, where a worker still
+    # importing (before its initializer asked for the parent's death signal) outlived the
+    # 3 s below, then found its parent gone and ended without running anything.
+    while time.monotonic() < deadline and not all(_maps(pid, b"_lbfgsb") for pid in workers):
+        time.sleep(0.2)
+    if not all(_maps(pid, b"_lbfgsb") for pid in workers):
+        bench.kill()
+        pytest.fail("the workers did not take their runs")
     return bench, workers
+
+
+def _maps(pid: int, name: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/maps", "rb") as fh:
+            return name in fh.read()
+    except OSError:
+        return False
 
 
 @pytest.mark.subprocess

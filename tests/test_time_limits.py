@@ -161,6 +161,14 @@ def test_the_time_limit_holds(instances, isolated, name):
     data, options = CASES[name]
     instance = IN_MEMORY[data]() if data in IN_MEMORY else instances[data]
     result = solve_limited(instance, name, options, LIMIT)
+    if result["message"].split(";")[0] == "time limit reached while building the model":
+        # Under load the model's build alone can outlast the 3 s limit (l2-miqp's SCIP model
+        # at load 6): the answer is then the supervised fallback the solve held, scored by the
+        # formulation's objective, checked here against an independent computation.
+        assert result["info"]["labels_from"] == "supervised SVM", result["message"]
+        if result["objective"] is not None:
+            check_fallback_objective(instance, name, result)
+        return
     if name in OWN_RESULT:
         # The solver's own result (with its labels when it had some), not the last progress
         # report of a solve killed at the end of the grace period: l2-miqp scored SCIP's labels
@@ -189,6 +197,20 @@ def test_the_time_limit_holds(instances, isolated, name):
         assert result["lower_bound"] <= result["objective"] + 1e-9 * abs(result["objective"])
         trace = result["info"]["trace"]
         assert trace["nodes"] and trace["nodes"][-1] == result["nodes"] > 0
+
+
+def check_fallback_objective(instance, name, result) -> None:
+    from s3vm.core.registry import formulation_class
+    from s3vm.core.settings import Settings
+
+    from reference import labeling_objective_reference
+
+    settings = Settings(**result["info"]["settings"])
+    if isinstance(instance, str) or not hasattr(instance, "X"):
+        instance, _ = api.load(instance)
+    expected = labeling_objective_reference(formulation_class(name).problem, instance, settings,
+                                            np.asarray(result["labels"]))
+    assert result["objective"] == pytest.approx(expected, rel=1e-5, abs=1e-6), result["message"]
 
 
 @pytest.mark.solver
