@@ -513,9 +513,13 @@ def check_result(result: Result, instance: Instance) -> None:
     objective = result.objective
     if objective is not None and not math.isfinite(float(objective)):
         failures.append(f"objective {objective}")
+    certified = result.certified_labels
+    if certified is not None and (labels is None or objective is None
+                                  or np.asarray(certified).shape != (u,)):
+        result.certified_labels = None  # a certificate of no answer, or of another shape
     if failures:
         result.labels = result.decision_values = result.objective = None
-        result.lower_bound = None
+        result.lower_bound = result.certified_labels = None
         result.primal = {}
         if result.status in ("optimal", "feasible", "time_limit"):
             result.status = "error"
@@ -525,6 +529,8 @@ def check_result(result: Result, instance: Instance) -> None:
         return
     if result.labels is not None:
         result.labels = labels.astype(int)
+    if result.certified_labels is not None:
+        result.certified_labels = np.asarray(result.certified_labels, dtype=bool)
     bound = result.lower_bound
     if bound is not None:
         bound = float(bound)
@@ -538,6 +544,7 @@ def check_result(result: Result, instance: Instance) -> None:
                 # negative gap.
                 result.info["dropped_lower_bound"] = bound
                 result.lower_bound = None
+                result.certified_labels = None  # proven by the same bounds
                 if result.status == "optimal":
                     result.status = "feasible"
                     # the solver's "Optimal" would contradict the status
