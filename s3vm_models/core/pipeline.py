@@ -491,6 +491,16 @@ def _fmt(value) -> str:
     return "-" if value is None or not math.isfinite(value) else f"{value:.8g}"
 
 
+def _check_certified(result: Result, u: int) -> None:
+    """Certified labels only beside labels and an objective, one bool per unlabeled row."""
+    certified = result.certified_labels
+    if certified is None:
+        return
+    certified = np.asarray(certified, dtype=bool)
+    whole = result.labels is not None and result.objective is not None
+    result.certified_labels = certified if whole and certified.shape == (u,) else None
+
+
 def check_result(result: Result, instance: Instance) -> None:
     """The guarantees of every result, whatever a solver returned: labels are u values +1/-1,
     decision values u finite numbers, the objective and bound finite (or None), and the bound
@@ -513,10 +523,6 @@ def check_result(result: Result, instance: Instance) -> None:
     objective = result.objective
     if objective is not None and not math.isfinite(float(objective)):
         failures.append(f"objective {objective}")
-    certified = result.certified_labels
-    if certified is not None and (labels is None or objective is None
-                                  or np.asarray(certified).shape != (u,)):
-        result.certified_labels = None  # a certificate of no answer, or of another shape
     if failures:
         result.labels = result.decision_values = result.objective = None
         result.lower_bound = result.certified_labels = None
@@ -529,8 +535,7 @@ def check_result(result: Result, instance: Instance) -> None:
         return
     if result.labels is not None:
         result.labels = labels.astype(int)
-    if result.certified_labels is not None:
-        result.certified_labels = np.asarray(result.certified_labels, dtype=bool)
+    _check_certified(result, u)
     bound = result.lower_bound
     if bound is not None:
         bound = float(bound)
