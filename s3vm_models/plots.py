@@ -84,7 +84,8 @@ def boundaries(instance, results: Sequence, columns: int = 3, resolution: int = 
     decision boundary f = 0 (solid) and margins f = +-1 (dashed).
 
     Labeled points are large and edged in black; unlabeled points take the colour of the label
-    the result gives them, and those it labels against ``truth`` are ringed in red. Each title
+    the result gives them, and those it labels against ``truth`` are ringed in red; where an exact
+    search certified its labels (``Result.certified_labels``), the open ones are hollow. Each title
     gives the formulation, status, objective and (with ``truth``) the transductive error.
 
     Parameters
@@ -110,6 +111,7 @@ def boundaries(instance, results: Sequence, columns: int = 3, resolution: int = 
     grid = np.column_stack([gx.ravel(), gy.ravel()])
     lab, unl = instance.labeled, instance.unlabeled
     fig = axes[0].figure
+    certifying = False
     for k, ax in enumerate(axes):
         result = results[k]
         metrics = evaluate(instance, result)
@@ -134,8 +136,14 @@ def boundaries(instance, results: Sequence, columns: int = 3, resolution: int = 
                 ax.contour(gx, gy, f, levels=margins, colors="black", linewidths=0.7,
                            linestyles="dashed")
         if result.labels is not None and len(result.labels) == unl.size:
-            colours = [CLASS_COLOURS[int(v)] for v in result.labels]
-            ax.scatter(X[unl, 0], X[unl, 1], s=14, c=colours, alpha=0.85, linewidths=0)
+            colours = np.array([CLASS_COLOURS[int(v)] for v in result.labels])
+            shut = np.ones(unl.size, dtype=bool)
+            if result.certified_labels is not None and len(result.certified_labels) == unl.size:
+                certifying, shut = True, np.asarray(result.certified_labels, dtype=bool)
+                ax.scatter(X[unl[~shut], 0], X[unl[~shut], 1], s=16, facecolors="none",
+                           edgecolors=colours[~shut], linewidths=1.1)  # open labels
+            ax.scatter(X[unl[shut], 0], X[unl[shut], 1], s=14, c=colours[shut], alpha=0.85,
+                       linewidths=0)
             if instance.truth is not None:
                 wrong = unl[np.asarray(result.labels) != instance.truth[unl]]
                 ax.scatter(X[wrong, 0], X[wrong, 1], s=46, facecolors="none",
@@ -152,11 +160,11 @@ def boundaries(instance, results: Sequence, columns: int = 3, resolution: int = 
         ax.set_xlabel(instance.feature_names[0], fontsize=8)
         ax.set_ylabel(instance.feature_names[1], fontsize=8)
         ax.tick_params(labelsize=7)
-    _class_legend(fig, instance)
+    _class_legend(fig, instance, certifying)
     return fig
 
 
-def _class_legend(fig, instance) -> None:
+def _class_legend(fig, instance, certifying: bool = False) -> None:
     from matplotlib.lines import Line2D
 
     handles = [
@@ -171,6 +179,9 @@ def _class_legend(fig, instance) -> None:
         Line2D([], [], color="black", lw=1.4, label="f = 0"),
         Line2D([], [], color="black", lw=0.7, ls="--", label="f = ±1"),
     ]
+    if certifying:
+        handles.append(Line2D([], [], marker="o", ls="", mfc="none", mec="#555555", ms=5,
+                              label="label open (not certified)"))
     if instance.truth is not None:
         handles.append(Line2D([], [], marker="o", ls="", mfc="none", mec="#d62728", ms=8,
                               label="label ≠ truth"))

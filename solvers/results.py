@@ -44,6 +44,12 @@ class Result:
         With ``pool``: a proven lower bound on the objective of every labeling not in it
         (``inf`` when the search closed with no other labeling left; None when nothing was
         proven, as when stopped before the pool's bound).
+    certified_labels : ndarray of bool, shape (u,), optional
+        From the exact searches (bb, bb-mip, bb-sdp): per unlabeled row, in file order, whether
+        its label in :attr:`labels` is proven, i.e. every labeling that gives the row the
+        opposite label has an objective strictly above :attr:`objective` (so every labeling as
+        good as the answer shares it); False: open. None where nothing was certified (another
+        formulation, no labels). See :mod:`s3vm.solvers.bnb.certified`.
     """
 
     formulation: str
@@ -61,6 +67,7 @@ class Result:
     info: dict = field(default_factory=dict)
     pool: Optional[list] = None
     pool_bound: Optional[float] = None
+    certified_labels: Optional[np.ndarray] = None
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -120,6 +127,8 @@ class Result:
             exhaustive = self.pool_bound is not None and self.pool_bound == math.inf
             out["pool_bound"] = None if exhaustive else _num(self.pool_bound)
             out["pool_exhaustive"] = exhaustive
+        if self.certified_labels is not None:
+            out["certified_labels"] = [bool(v) for v in self.certified_labels]
         if self.info:
             out["info"] = _jsonable(self.info)
         if primal:

@@ -49,6 +49,10 @@ def summary(result, metrics) -> str:
         lines.append(f"iterations   {result.iterations}")
     if result.nodes is not None:
         lines.append(f"nodes        {result.nodes}")
+    if result.certified_labels is not None:
+        certified = result.certified_labels
+        lines.append(f"certified    {int(sum(bool(v) for v in certified))} of {len(certified)} "
+                     "labels (every labeling as good agrees)")
     if metrics["error"] is not None:
         lines.append(f"error        {metrics['error']:.2%}")
     if metrics["auc"] is not None:

@@ -21,6 +21,7 @@ from typing import Optional
 
 import numpy as np
 
+from s3vm.solvers.bnb.certified import keep_certified
 from s3vm.solvers.profiles import shipped_profiles
 from s3vm.solvers.results import Result
 from s3vm.solvers.runtime.clock import Clock
@@ -54,8 +55,12 @@ def prefer_held(form, result: Result, instance, settings, clock: Clock,
     if own is not None and math.isfinite(own) and \
             own <= held + REPLACE_MARGIN * max(1.0, abs(held)):
         return
+    old_labels = result.labels
     result.labels, result.decision_values = form.round_fallback(scores, instance, settings)
     result.objective = held
+    # A label certified for the replaced answer stays so where these labels agree (its bound
+    # exceeds the old objective, which is above this one); the others are open.
+    result.certified_labels = keep_certified(result.certified_labels, old_labels, result.labels)
     if result.status == "error":
         # A step a signal cut short with an error of its own (an LP "interrupted by user")
         # still answers a feasible labeling with its objective: this one.

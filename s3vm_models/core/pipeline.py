@@ -497,6 +497,16 @@ def _fmt(value) -> str:
     return "-" if value is None or not math.isfinite(value) else f"{value:.8g}"
 
 
+def _check_certified(result: Result, u: int) -> None:
+    """Certified labels only beside labels and an objective, one bool per unlabeled row."""
+    certified = result.certified_labels
+    if certified is None:
+        return
+    certified = np.asarray(certified, dtype=bool)
+    whole = result.labels is not None and result.objective is not None
+    result.certified_labels = certified if whole and certified.shape == (u,) else None
+
+
 def check_result(result: Result, instance: Instance) -> None:
     """The guarantees of every result, whatever a solver returned: labels are u values +1/-1,
     decision values u finite numbers, the objective and bound finite (or None), and the bound
@@ -521,7 +531,7 @@ def check_result(result: Result, instance: Instance) -> None:
         failures.append(f"objective {objective}")
     if failures:
         result.labels = result.decision_values = result.objective = None
-        result.lower_bound = None
+        result.lower_bound = result.certified_labels = None
         result.primal = {}
         if result.status in ("optimal", "feasible", "time_limit"):
             result.status = "error"
@@ -531,6 +541,7 @@ def check_result(result: Result, instance: Instance) -> None:
         return
     if result.labels is not None:
         result.labels = labels.astype(int)
+    _check_certified(result, u)
     bound = result.lower_bound
     if bound is not None:
         bound = float(bound)
@@ -544,6 +555,7 @@ def check_result(result: Result, instance: Instance) -> None:
                 # negative gap.
                 result.info["dropped_lower_bound"] = bound
                 result.lower_bound = None
+                result.certified_labels = None  # proven by the same bounds
                 if result.status == "optimal":
                     result.status = "feasible"
                     # the solver's "Optimal" would contradict the status

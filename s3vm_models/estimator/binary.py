@@ -139,11 +139,14 @@ def fit_binary(clf, X, label: np.ndarray, cls, rule) -> np.ndarray:
             result = _against_the_labeled_ratio(clf, instance, cls, base, explicit, options,
                                                 result)
     transduction = label.copy()
+    clf.certified_labels_ = None
     if _has_solution(result, rule):
         adopt(clf, predictor(result, instance, rule))
         clf.decision_rule_ = rule
         if instance.u:
             transduction[instance.unlabeled] = result.labels
+            # the instance keeps X's rows in order: its unlabeled rows are X's, in X's order
+            clf.certified_labels_ = result.certified_labels
     else:
         # Cut short before any solution (a limit inside the model build or the solver's
         # first iterate): the labeled rows' supervised problem stands in, said so.

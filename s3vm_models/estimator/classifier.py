@@ -122,6 +122,14 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         class). How each was obtained is in ``report_["class_prior"]``.
     safeguard_ : {"transductive", "supervised"}
         The model kept: the S3VM's solution, or the SVM on the labeled rows alone.
+    certified_labels_ : ndarray of bool, or None
+        Two classes and an exact formulation (``bb``, ``bb-mip``, ``bb-sdp``): per unlabeled
+        row of X (``y == unlabeled``), in X's order, whether its label in ``transduction_`` is
+        proven: every labeling that gives the row the other class has an objective strictly
+        above the solution's (so every labeling as good agrees); False: open. Also after a
+        ``time_limit`` (the open nodes count). None otherwise: another formulation, more than
+        two classes, no solution, or the safeguard kept the labeled rows' SVM
+        (docs/models.md#certified-labels).
     report_ : dict
         What the unlabeled rows did: ``kernel`` (and why), ``class_prior`` (the share, its
         source, each estimate and their spread, per binary problem), ``positives`` (the counts
@@ -259,6 +267,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         if is_sparse(X) and self.kernel_ == "linear" and cls.sparse_linear:
             cls = formulation_class(cls.sparse_linear)
         rule = cls.inductive_rule()
+        self.certified_labels_ = None
         if classes.size == 2:
             transduction = binary.fit_binary(self, X, np.where(code < 0, 0, 2 * code - 1),
                                              cls, rule)

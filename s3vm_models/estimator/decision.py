@@ -72,6 +72,7 @@ def adopt_supervised(clf, models, code, X, labels) -> None:
     transduction = clf.transduction_.copy()
     transduction[code < 0] = clf.classes_[labels]
     clf.transduction_ = transduction
+    clf.certified_labels_ = None  # the certificate was of the S3VM's labels
 
 
 def report(clf, decision: dict, changed: int) -> dict:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import numpy as np
+
 from s3vm.bounds.lp_proof import lp_certificate_document
 from s3vm.bounds.lp_relaxation import LPRelaxationProblem
 from s3vm.bounds.shor_proof import write_certificate
@@ -119,6 +121,9 @@ class BranchAndBoundMIP(BranchAndBoundFormulation):
         if not bound_stands and result.lower_bound is not None:
             result.info["dropped_lower_bound"] = result.lower_bound
             result.lower_bound = None
+        if not bound_stands and result.certified_labels is not None:
+            # a skipped labeling may lie anywhere: no label is proven
+            result.certified_labels = np.zeros(len(result.certified_labels), dtype=bool)
         result.message = f"{result.message}; {note}" if result.message else note
 
     def write_certificate(self, instance, settings, problem, found) -> None:

@@ -14,6 +14,13 @@ on its bound. The last term makes the bound honest after a gap tolerance closed 
 pruned only because it could not improve the incumbent by more than the tolerance still bounds the
 optimum from below by its own bound, not by the incumbent.
 
+Every labeling of the space lies in exactly one *terminal* node: one cut by the balance count or
+the links, pruned on its bound (or its parent's), proven infeasible, an evaluated leaf, or, when
+the search stops, open or being expanded. The driver keeps, per free position i, the least value
+of a terminal node that allows label +1 at i and of one that allows -1:
+what certifies the answer's labels point by point (:attr:`SearchResult.certified_labels`,
+:mod:`.certified`, which states the argument).
+
 Three generic hooks serve the problems that need them: the problem's ``links``
 (:mod:`.links`: labels tied by groups) make a branch fix a whole class and keep only labelings
 that honour them; ``k_best`` keeps a pool of the K best labelings (:mod:`.kbest`), pruning
@@ -32,6 +39,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from s3vm.solvers.backends.base import Backend, Outcome
+from s3vm.solvers.bnb.certified import LabelRecords
 from s3vm.solvers.bnb.kbest import LabelingPool
 from s3vm.solvers.bnb.problem import LabelingProblem
 from s3vm.solvers.bnb.queues import QUEUES, Node
@@ -99,6 +107,17 @@ class SearchResult:
         proven).
     proof : list of dict, optional
         With ``record_proof``: every node (:meth:`.tree.ProofRecorder.record`).
+    certified_labels : ndarray of bool, shape (u,), optional
+        Per position, whether the answer's label there is *proven*: every labeling (that meets
+        the count and the links) giving the position the opposite label has an objective
+        strictly above :attr:`objective` (so every labeling as good as the answer shares that
+        label); False: *open*. Also at a time or node limit (open nodes counted by their
+        bounds). None without a labeling. Why it is sound: :mod:`s3vm.solvers.bnb.certified`.
+    label_bounds : ndarray of float, shape (u,), optional
+        Per position, a proven lower bound on the objective of every labeling that gives it
+        the opposite of the answer's label (``inf``: none is feasible); a label is certified
+        when its bound exceeds :attr:`objective` by more than a relative 1e-9. None without a
+        labeling.
     """
 
     status: str
@@ -115,6 +134,8 @@ class SearchResult:
     pool: Optional[list] = None
     pool_bound: Optional[float] = None
     proof: Optional[list] = None
+    certified_labels: Optional[np.ndarray] = None
+    label_bounds: Optional[np.ndarray] = None
 
     @property
     def gap(self) -> Optional[float]:
@@ -316,6 +337,10 @@ class _Search:
         # children are stored, so an interrupt must count it. Before the root exists nothing
         # is proven.
         self.expanding = -math.inf
+        self.in_expansion: list = []  # the nodes whose bound self.expanding is
+        # Per position, the least value of a terminal node allowing each label there
+        # (:mod:`.certified`): every node settled without children is recorded.
+        self.records = LabelRecords(self.u)
         self.nodes = 0
         self.created = 0
         self.expansions = 0
@@ -364,8 +389,9 @@ class _Search:
             self.problem.notify_threshold(value)
             self.problem.notify_cutoff(self.cutoff)
 
-    def _prune(self, node_id: int, bound: float) -> None:
+    def _prune(self, node_id: int, bound: float, partial: np.ndarray) -> None:
         self.floor = min(self.floor, bound)
+        self.records.record(partial, bound)
         self.tree.set(node_id, status="pruned")
 
     # -- node evaluation -------------------------------------------------------------------
@@ -395,7 +421,7 @@ class _Search:
         parent_bound = -math.inf if parent is None else parent.bound
         if parent_bound >= self.cutoff:
             # The sibling just improved the incumbent past the parent's bound.
-            self._prune(node_id, parent_bound)
+            self._prune(node_id, parent_bound, partial)
             return None
         free = self.u - plus - minus
         if free and self.P is not None and (plus == self.P or minus == self.u - self.P):
@@ -422,7 +448,7 @@ class _Search:
             self.tree.set(node_id, status="infeasible")
             return None
         if value >= self.cutoff:
-            self._prune(node_id, value)
+            self._prune(node_id, value, job.partial)
             return None
         return Node(node_id, job.depth, job.partial, job.plus, job.minus, value, info)
 
@@ -430,6 +456,7 @@ class _Search:
         value = float(self.problem.objective(labels))
         self.nodes += 1
         settled = math.isnan(value) or value == math.inf
+        self.records.record(labels, math.inf if settled else value)
         self.tree.set(node_id, bound=value, order=self.nodes,
                       status="infeasible" if settled else "leaf",
                       proof=self.problem.leaf_proof(labels))
@@ -538,11 +565,11 @@ class _Search:
                     continue
                 node = frontier.pop()
                 if node.bound >= self.cutoff:
-                    self._prune(node.id, node.bound)
+                    self._prune(node.id, node.bound, node.partial)
                     continue
-                self.expanding = node.bound
+                self.expanding, self.in_expansion = node.bound, [node]
                 frontier.push(*self._expand(node))
-                self.expanding = math.inf
+                self.expanding, self.in_expansion = math.inf, []
         except KeyboardInterrupt:
             self.stop = "interrupted"
         except Stopped:
@@ -559,15 +586,15 @@ class _Search:
         while len(frontier) and len(batch) < self.batch_nodes:
             node = frontier.pop()
             if node.bound >= self.cutoff:
-                self._prune(node.id, node.bound)
+                self._prune(node.id, node.bound, node.partial)
             else:
                 batch.append(node)
         if not batch:
             return
-        self.expanding = min(node.bound for node in batch)
+        self.expanding, self.in_expansion = min(node.bound for node in batch), batch
         for pair in self._expand_batch(batch):
             frontier.push(*pair)
-        self.expanding = math.inf
+        self.expanding, self.in_expansion = math.inf, []
 
     def _phase(self, phase: str) -> None:
         """Tell the clock (and so the progress lines) what runs now."""
@@ -645,6 +672,7 @@ class _Search:
         status, message = self._status(objective, bound)
         for node in frontier.nodes():
             self.tree.set(node.id, bound=node.bound)  # open nodes keep status "open"
+        self._record_unfinished(frontier)
         self._trace(frontier, now, bound)
         result = SearchResult(status=status, labels=self.labels, objective=objective,
                               lower_bound=None if bound == -math.inf else bound,
@@ -655,11 +683,26 @@ class _Search:
             rest = min(frontier.best_bound(), self.floor, self.kept.dropped, self.expanding)
             result.pool = self.kept.best_first()
             result.pool_bound = None if rest == -math.inf else rest
+        if self.labels is not None:
+            result.certified_labels, result.label_bounds = self.records.certify(self.labels,
+                                                                                objective)
         if isinstance(self.tree, ProofRecorder):
             result.proof = self.tree.record()
         self.log(_format_row(self.nodes, len(frontier), self.incumbent, bound, now - self.start))
         self.log(_summary(result))
         return result
+
+    def _record_unfinished(self, frontier) -> None:
+        """The terminal nodes of a stopped search (:mod:`.certified`): the open nodes and those
+        being expanded, with their bounds; before the root was bounded, nothing is proven."""
+        if self.expanding == -math.inf:
+            self.records.nothing_proven()
+            return
+        for node in frontier.nodes():
+            self.records.record(node.partial, node.bound)
+        if self.expanding != math.inf:
+            for node in self.in_expansion:
+                self.records.record(node.partial, node.bound)
 
     def _status(self, objective: Optional[float], bound: float) -> tuple[str, str]:
         found = objective is not None

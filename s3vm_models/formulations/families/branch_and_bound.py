@@ -239,6 +239,8 @@ class BranchAndBoundFormulation(Formulation):
             self.write_certificate(instance, settings, problem, found)
         if found.labels is not None:
             result.labels = found.labels
+            # the problem's positions are the unlabeled rows in file order, as the labels
+            result.certified_labels = found.certified_labels
             self._classifier_at(problem, found.labels, clock, result)
         self.qualify(problem, result)
         result.info.update({
