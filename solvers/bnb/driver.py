@@ -39,7 +39,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from s3vm.solvers.backends.base import Backend, Outcome
-from s3vm.solvers.bnb.certified import LabelRecords
+from s3vm.solvers.bnb.certified import LabelRecords, certify as certify_labels
 from s3vm.solvers.bnb.kbest import LabelingPool
 from s3vm.solvers.bnb.problem import LabelingProblem
 from s3vm.solvers.bnb.queues import QUEUES, Node
@@ -47,11 +47,13 @@ from s3vm.solvers.bnb.tree import NoTree, ProofRecorder, TreeRecorder, write_gra
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import Stopped, call_clock
 
-__all__ = ["NODE_SELECTIONS", "SearchResult", "search", "validate_search_options",
-           "write_graphml", "BuiltinBackend"]
+__all__ = ["NODE_SELECTIONS", "PROBES", "CERTIFY", "SearchResult", "search",
+           "validate_search_options", "write_graphml", "BuiltinBackend"]
 
 LOGGER = logging.getLogger("s3vm.bnb")
 NODE_SELECTIONS = ("depth", "best", "best-dive")
+PROBES = ("off", "root")  # optimality-based label fixing at the root
+CERTIFY = ("tree", "probe")  # how the labels of the answer are certified
 NUMERICAL_TOL = 1e-9  # relative: bounds this close to the incumbent cannot improve it
 LOG_SECONDS = 5.0  # a log line at least this often, whatever log_every says
 TRACE_SECONDS = 0.02  # a trace point at least this far apart (and at every new incumbent)
@@ -118,6 +120,13 @@ class SearchResult:
         the opposite of the answer's label (``inf``: none is feasible); a label is certified
         when its bound exceeds :attr:`objective` by more than a relative 1e-9. None without a
         labeling.
+    fixed_at_root : int
+        With ``probe="root"``: how many positions (with their groups, one per probe) the root
+        fixed to the incumbent's label because the child with the opposite label could not
+        improve on the incumbent (its bound reached the prune cutoff).
+    probe_nodes : int
+        Bounds computed by probing (at the root and after the search), counted in
+        :attr:`nodes` too.
     """
 
     status: str
@@ -136,6 +145,8 @@ class SearchResult:
     proof: Optional[list] = None
     certified_labels: Optional[np.ndarray] = None
     label_bounds: Optional[np.ndarray] = None
+    fixed_at_root: int = 0
+    probe_nodes: int = 0
 
     @property
     def gap(self) -> Optional[float]:
@@ -156,8 +167,16 @@ def _discard(line: str) -> None:
 def validate_search_options(node_selection: str = "depth", abs_gap: float = 0.0,
                             rel_gap: float = 0.0, time_limit: Optional[float] = None,
                             node_limit: Optional[int] = None,
-                            log_every: Optional[int] = 1000, k_best: int = 1) -> None:
+                            log_every: Optional[int] = 1000, k_best: int = 1,
+                            probe: str = "off", certify: str = "tree",
+                            probe_max: Optional[int] = None) -> None:
     """Raise :class:`InputError` (one line) unless the options of :func:`search` are valid."""
+    if probe not in PROBES:
+        raise InputError(f"probe must be one of {', '.join(PROBES)}, got {probe!r}")
+    if certify not in CERTIFY:
+        raise InputError(f"certify must be one of {', '.join(CERTIFY)}, got {certify!r}")
+    if probe_max is not None and (not _is_int(probe_max) or probe_max < 0):
+        raise InputError(f"probe_max must be an integer >= 0, got {probe_max!r}")
     if not _is_int(k_best) or k_best < 1:
         raise InputError(f"k_best must be a positive integer, got {k_best!r}")
     if node_selection not in NODE_SELECTIONS:
@@ -190,7 +209,9 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
            log: Optional[Callable[[str], Any]] = None,
            progress: Optional[Callable[[str], Any]] = None, keep_tree: bool = True,
            clock=None, pool=None, k_best: int = 1,
-           record_proof: bool = False, initial: Optional[np.ndarray] = None) -> SearchResult:
+           record_proof: bool = False, initial: Optional[np.ndarray] = None,
+           probe: str = "off", certify: str = "tree",
+           probe_max: Optional[int] = None) -> SearchResult:
     """Minimise ``problem`` over the labelings that meet its balance count, by branch and bound.
 
     Parameters
@@ -251,6 +272,26 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
         A starting labeling (a warm start), offered before the problem's own heuristic: the
         incumbent from the start, ``incumbent_source`` "start" while nothing beats it. One that
         breaks the count or the links is no candidate.
+    probe : {"off", "root"}
+        ``root``: optimality-based label fixing once the root is bounded and an incumbent y*
+        is known. For each free position i in turn (a whole class with links; at most
+        ``probe_max``, while the clock and the node limit allow), the child of the root with
+        the label -y*_i at i (and the labels fixed so far) is bounded from the root's state;
+        when its bound reaches the prune cutoff (the incumbent, or the K-th best of a pool, less
+        the gap tolerance), no labeling there can enter the answer: it is a terminal node,
+        pruned as the tree would prune it, and the root fixes y*_i at i for the whole search
+        (the count forced as for any node). The root, with its labels fixed, is then bounded
+        once more. The fixes hold as the incumbent improves (the cutoff only falls). Skipped
+        with ``record_proof`` (a certificate's coverage names only branches).
+        :attr:`SearchResult.fixed_at_root` counts the fixes.
+    certify : {"tree", "probe"}
+        ``tree``: the certified labels come from the terminal nodes of the tree
+        (:mod:`.certified`). ``probe``: after the search, each position the tree left open
+        gets one more bound, of the root's child with the opposite of the answer's label
+        there (while the clock allows; none after an interrupt), and is proven when that bound
+        exceeds the objective (the same margin).
+    probe_max : int, optional
+        At most this many root probes (None: every free position).
 
     Returns
     -------
@@ -268,7 +309,7 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
         fixed position, a first label other than +1/-1.
     """
     validate_search_options(node_selection, abs_gap, rel_gap, time_limit, node_limit, log_every,
-                            k_best)
+                            k_best, probe, certify, probe_max)
     if clock is not None and time_limit is not None:
         raise InputError("give the search a clock or a time limit, not both (the clock's "
                          "limit holds)")
@@ -279,12 +320,13 @@ def search(problem: LabelingProblem, *, node_selection: str = "depth", abs_gap: 
                   progress=progress if progress is not None else _log_progress,
                   keep_tree=keep_tree, clock=call_clock(clock, time_limit),
                   publish=clock is not None, pool=pool,
-                  k_best=k_best, record_proof=record_proof, initial=initial)
+                  k_best=k_best, record_proof=record_proof, initial=initial,
+                  probe=probe, certify=certify, probe_max=probe_max)
     result = run.execute(frontier)
     if result.tree is not None:
         result.tree.graph.update(node_selection=node_selection, status=result.status,
                                  objective=result.objective, lower_bound=result.lower_bound,
-                                 nodes=result.nodes)
+                                 nodes=result.nodes, fixed_at_root=result.fixed_at_root)
     return result
 
 
@@ -307,8 +349,18 @@ class _Search:
 
     def __init__(self, problem, *, abs_gap, rel_gap, node_limit, log_every, log,
                  progress, keep_tree, clock, publish=True, pool=None, k_best=1,
-                 record_proof=False, initial=None):
+                 record_proof=False, initial=None, probe="off", certify="tree",
+                 probe_max=None):
         self.problem = problem
+        # Root probing would fix labels that no branch of a certificate's tree names.
+        self.probe = "off" if record_proof else probe
+        self.certify, self.probe_max = certify, probe_max
+        self.fixed_at_root = self.probe_nodes = 0
+        # The (fixed) root's partial labeling, bound and state, kept for the probes after the
+        # search; the terminal nodes of the root's probes (outside the fixed root).
+        self.root_partial: Optional[np.ndarray] = None
+        self.root_bound = -math.inf
+        self.root_state: Any = None
         self.pool = pool
         self.batch_nodes = 1 if pool is None else max(1, pool.workers // 2)
         self.u = int(problem.u)
@@ -341,6 +393,7 @@ class _Search:
         # Per position, the least value of a terminal node allowing each label there
         # (:mod:`.certified`): every node settled without children is recorded.
         self.records = LabelRecords(self.u)
+        self.outside = LabelRecords(self.u)
         self.nodes = 0
         self.created = 0
         self.expansions = 0
@@ -552,9 +605,15 @@ class _Search:
                 else self.links.fixed_partial()
             root = self._evaluate(None, None, partial, int(np.sum(partial == 1)),
                                   int(np.sum(partial == -1)), None, None)
+            if root is not None:
+                self.root_partial, self.root_bound = root.partial, root.bound
+                self.root_state = root.info.state
+                if self.probe == "root":
+                    self._phase("probing the root")
+                    root = self._probe_root(root)
             frontier.push(root, None)
             self._phase("branch and bound")
-            self.expanding = math.inf
+            self.expanding, self.in_expansion = math.inf, []
             while len(frontier):
                 now = self.clock.now()
                 if self._limit_reached():
@@ -578,6 +637,155 @@ class _Search:
             interrupted = self.clock.interrupted
             self.stop = "interrupted" if interrupted else "time limit"
         return self._finish(frontier)
+
+    # -- probing ---------------------------------------------------------------------------
+    def _probe_bound(self, base: np.ndarray, index: int, label: int, state: Any,
+                     parent_bound: float, offer: bool = True) -> tuple[np.ndarray, float]:
+        """(partial, value) of the child of ``base`` with ``label`` at ``index`` (its class with
+        links), bounded from ``state``: ``inf`` when the count or the links leave it no
+        labeling, a leaf's objective when the count completes it, else its bound (raised to
+        ``parent_bound``). Labelings found are offered as incumbents when ``offer``."""
+        child = base.copy()
+        if self.links is None:
+            child[index] = label
+        else:
+            self.links.fix(child, index, label)
+        plus, minus = int(np.sum(child == 1)), int(np.sum(child == -1))
+        if self.P is not None and (plus > self.P or minus > self.u - self.P):
+            return child, math.inf
+        free = self.u - plus - minus
+        if free and self.P is not None and (plus == self.P or minus == self.u - self.P):
+            child[child == 0] = -1 if plus == self.P else 1
+            free = 0
+            if self.links is not None and not self.links.consistent(child):
+                return child, math.inf
+        self.nodes += 1
+        self.probe_nodes += 1
+        if not free:
+            value = float(self.problem.objective(child))
+            if math.isnan(value) or value == math.inf:
+                return child, math.inf
+            if offer:
+                self._offer(child, value, "leaf")
+            return child, value
+        info = self.problem.bound(child, state)
+        value = float(info.value)
+        value = max(-math.inf if math.isnan(value) else value, parent_bound)
+        if offer and info.labels is not None:
+            self._offer(info.labels, info.labels_value, "bound")
+        return child, value
+
+    def _probe_root(self, root: Node) -> Optional[Node]:
+        """Fix at the root the labels whose opposite child cannot improve the incumbent (see
+        ``probe`` in :func:`search`); the root with its labels fixed, bounded again (None when
+        settled)."""
+        if self.labels is None or not math.isfinite(self.cutoff):
+            return root
+        state, partial = self.root_state, root.partial.copy()
+        # While probing, the root's (shrinking) subtree is in no open node: a stop counts it.
+        self.expanding, self.in_expansion = root.bound, [root]
+        fixed = tried = 0
+        for i in range(self.u):
+            if partial[i] != 0:
+                continue
+            if (self.probe_max is not None and tried >= self.probe_max) or self.clock.stopped \
+                    or self.clock.expired() or root.bound >= self.cutoff or \
+                    (self.node_limit is not None and self.nodes >= self.node_limit):
+                break
+            tried += 1
+            label = int(self.labels[i])
+            child, value = self._probe_bound(partial, i, -label, state, root.bound)
+            if value < self.cutoff:
+                continue
+            # A terminal node, pruned as the tree would prune it: every labeling that can
+            # still enter the answer has ``label`` at i.
+            if value != math.inf:
+                self.floor = min(self.floor, value)
+                self.outside.record(child, value)
+            partial = partial.copy()
+            if self.links is None:
+                partial[i] = label
+            else:
+                self.links.fix(partial, i, label)
+            fixed += 1
+            root.partial = partial
+            root.plus, root.minus = int(np.sum(partial == 1)), int(np.sum(partial == -1))
+            if self.P is not None and (root.plus >= self.P or root.minus >= self.u - self.P):
+                break  # the count settles the rest
+        self.fixed_at_root = fixed
+        if not fixed:
+            return root
+        self.root_partial = partial
+        self.tree.set(root.id, partial=partial, fixed_at_root=fixed)
+        job = self._create_fixed_root(root, partial)
+        if job is None:
+            return None
+        if job.leaf:
+            self._leaf(job.id, job.partial)
+            return None
+        node = self._settle(job, self.problem.bound(job.partial, state))
+        if node is not None:
+            self.root_partial, self.root_bound = node.partial, node.bound
+            self.root_state = node.info.state
+        return node
+
+    def _create_fixed_root(self, root: Node, partial: np.ndarray) -> Optional["_Job"]:
+        """The job that bounds the root again with its fixed labels (None: the count leaves it
+        no labeling), completed when the count forces the rest."""
+        plus, minus = int(np.sum(partial == 1)), int(np.sum(partial == -1))
+        if self.P is not None and (plus > self.P or minus > self.u - self.P):
+            self.tree.set(root.id, status="infeasible")
+            return None
+        if root.bound >= self.cutoff:
+            self._prune(root.id, root.bound, partial)
+            return None
+        free = self.u - plus - minus
+        if free and self.P is not None and (plus == self.P or minus == self.u - self.P):
+            partial = partial.copy()
+            partial[partial == 0] = -1 if plus == self.P else 1
+            free = 0
+            self.root_partial = partial
+            self.tree.set(root.id, partial=partial)
+            if self.links is not None and not self.links.consistent(partial):
+                self.tree.set(root.id, status="infeasible")
+                return None
+        return _Job(root.id, 0, partial, plus, minus, root.bound, leaf=not free)
+
+    def _label_values(self, probed_plus=None, probed_minus=None):
+        """(best_if_plus, best_if_minus) over the whole space: the root's probes' terminal
+        nodes, and below the (fixed) root the tree's terminal nodes, raised by the bounds of
+        the probes after the search (each bounds the same labelings)."""
+        inside_plus, inside_minus = self.records.best_if_plus, self.records.best_if_minus
+        if probed_plus is not None:
+            inside_plus = np.maximum(inside_plus, probed_plus)
+            inside_minus = np.maximum(inside_minus, probed_minus)
+        return (np.minimum(self.outside.best_if_plus, inside_plus),
+                np.minimum(self.outside.best_if_minus, inside_minus))
+
+    def _certify_by_probes(self, objective: float):
+        """(probed_plus, probed_minus): for each position the tree left open, the bound of the
+        (fixed) root's child with the opposite of the answer's label (``-inf`` elsewhere), while
+        the clock allows."""
+        probed_plus = np.full(self.u, -math.inf)
+        probed_minus = np.full(self.u, -math.inf)
+        if self.root_partial is None or self.stop == "interrupted":
+            return probed_plus, probed_minus
+        certified, _ = certify_labels(*self._label_values(), self.labels, objective)
+        base, state = self.root_partial, self.root_state
+        self._phase("certifying labels")
+        try:
+            for i in np.flatnonzero(~certified):
+                if base[i] != 0:
+                    continue  # the root fixed it: below the root no labeling flips it
+                if self.clock.stopped or self.clock.expired():
+                    break
+                label = -int(self.labels[i])
+                _, value = self._probe_bound(base, int(i), label, state, self.root_bound,
+                                             offer=False)
+                (probed_plus if label == 1 else probed_minus)[i] = value
+        except (KeyboardInterrupt, Stopped):
+            pass  # what was probed holds
+        return probed_plus, probed_minus
 
     def _step_batch(self, frontier) -> None:
         """Expand the next nodes of ``frontier`` at once on the pool (up to half as many nodes
@@ -666,26 +874,31 @@ class _Search:
                            self._lower_bound(frontier), now - self.start)
 
     def _finish(self, frontier) -> SearchResult:
-        now = self.clock.now()
         bound = self._lower_bound(frontier)
         objective = None if self.labels is None else self.incumbent
         status, message = self._status(objective, bound)
         for node in frontier.nodes():
             self.tree.set(node.id, bound=node.bound)  # open nodes keep status "open"
         self._record_unfinished(frontier)
+        probed = (None, None)
+        if self.certify == "probe" and self.labels is not None:
+            probed = self._certify_by_probes(objective)
+        now = self.clock.now()
         self._trace(frontier, now, bound)
         result = SearchResult(status=status, labels=self.labels, objective=objective,
                               lower_bound=None if bound == -math.inf else bound,
                               nodes=self.nodes, open_nodes=len(frontier),
                               seconds=now - self.start, incumbent_source=self.source,
-                              message=message, tree=self.tree.graph, trace=self.trace)
+                              message=message, tree=self.tree.graph, trace=self.trace,
+                              fixed_at_root=self.fixed_at_root)
         if self.kept is not None:
             rest = min(frontier.best_bound(), self.floor, self.kept.dropped, self.expanding)
             result.pool = self.kept.best_first()
             result.pool_bound = None if rest == -math.inf else rest
         if self.labels is not None:
-            result.certified_labels, result.label_bounds = self.records.certify(self.labels,
-                                                                                objective)
+            result.certified_labels, result.label_bounds = certify_labels(
+                *self._label_values(*probed), self.labels, objective)
+        result.probe_nodes = self.probe_nodes
         if isinstance(self.tree, ProofRecorder):
             result.proof = self.tree.record()
         self.log(_format_row(self.nodes, len(frontier), self.incumbent, bound, now - self.start))
