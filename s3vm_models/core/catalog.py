@@ -60,6 +60,18 @@ K_BEST = Option(
     "return the K best labelings (pool) and a proven bound on every other labeling (pool_bound)",
     minimum=1, group="branch and bound (bb, bb-mip, bb-sdp)")
 
+PROBE = Option(
+    "probe", "choice", "root",
+    "fix at the root the labels whose opposite child cannot beat the incumbent (root), or not "
+    "(off)",
+    choices=("off", "root"), group="branch and bound (bb, bb-mip, bb-sdp)")
+
+CERTIFY = Option(
+    "certify", "choice", "tree",
+    "certify labels from the tree's nodes (tree), or also by one bound per open label after the"
+    " search (probe)",
+    choices=("tree", "probe"), group="branch and bound (bb, bb-mip, bb-sdp)")
+
 CERTIFICATE = Option(
     "certificate", "file", None,
     "write the proof of optimality (JSON) for s3vm check-certificate (bb-mip: each node's LP "
@@ -243,18 +255,20 @@ SHIPPED = {
     "svm1": ("s3vm.formulations.svm1:SVM1", (LP_FORM,)),
     "bd-mip": ("s3vm.formulations.bd_mip:BennettDemirizMIP", ()),
     "bb": ("s3vm.formulations.bb:BranchAndBound",
-        (HEURISTIC, NODE_SELECTION, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST)),
+        (HEURISTIC, NODE_SELECTION, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST,
+         PROBE, CERTIFY)),
     "bb-mip": ("s3vm.formulations.bb_mip:BranchAndBoundMIP",
-        (NODE_SELECTION, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST, CERTIFICATE)),
+        (NODE_SELECTION, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST, PROBE,
+         CERTIFY, CERTIFICATE)),
     "vs3vm": ("s3vm.formulations.vs3vm:VS3VM", (MAX_LPS, TOL, LP_FORM, WARM_START)),
     "switching": ("s3vm.formulations.switching:LabelSwitchingS3VM", (SEARCH, LOSS, ANNEAL, RANK)),
     "cvs3vm": ("s3vm.formulations.cvs3vm:CVS3VM",
         (CLUSTERS, LABEL_FRACTION, SEED, MAX_LPS, TOL, LP_FORM, WARM_START)),
     "sdp": ("s3vm.formulations.sdp:SDPRelaxation", (ROUNDING, SDP_FORM)),
     "bb-sdp": ("s3vm.formulations.bb_sdp:BranchAndBoundSDP",
-        (NODE_SELECTION_2, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST, CUT_FACTOR,
-         MAX_ROUNDS, ROUND_TOL, BRANCHING, COUNT_BOUND, MEAN_PRODUCTS, SDP_TOL, WORKERS, SCHEDULER,
-         CERTIFICATE_2)),
+        (NODE_SELECTION_2, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST, PROBE,
+         CERTIFY, CUT_FACTOR, MAX_ROUNDS, ROUND_TOL, BRANCHING, COUNT_BOUND, MEAN_PRODUCTS,
+         SDP_TOL, WORKERS, SCHEDULER, CERTIFICATE_2)),
     "sdp-subspace": ("s3vm.formulations.sdp_subspace:SubspaceSDP",
         (DIM, SPECTRAL_RULE, GRAPH, THRESHOLD_QUANTILE, ROUNDING)),
     "sdp-lowrank": ("s3vm.formulations.sdp_lowrank:LowRankSDP",

@@ -603,14 +603,10 @@ class _Search:
             self._phase("bounding the root node")  # an SDP bound's root takes seconds
             partial = np.zeros(self.u, dtype=int) if self.links is None \
                 else self.links.fixed_partial()
-            root = self._evaluate(None, None, partial, int(np.sum(partial == 1)),
-                                  int(np.sum(partial == -1)), None, None)
-            if root is not None:
-                self.root_partial, self.root_bound = root.partial, root.bound
-                self.root_state = root.info.state
-                if self.probe == "root":
-                    self._phase("probing the root")
-                    root = self._probe_root(root)
+            root = self._evaluate_root(partial)
+            if root is not None and self.probe == "root":
+                self._phase("probing the root")
+                root = self._probe_root(root)
             frontier.push(root, None)
             self._phase("branch and bound")
             self.expanding, self.in_expansion = math.inf, []
@@ -637,6 +633,23 @@ class _Search:
             interrupted = self.clock.interrupted
             self.stop = "interrupted" if interrupted else "time limit"
         return self._finish(frontier)
+
+    def _evaluate_root(self, partial: np.ndarray) -> Optional[Node]:
+        """:meth:`_evaluate` of the root, keeping its partial labeling, bound and state for the
+        probes (also when the root is settled at once)."""
+        job = self._create(None, partial, int(np.sum(partial == 1)), int(np.sum(partial == -1)),
+                           None, None)
+        if job is None:
+            return None
+        if job.leaf:
+            self._leaf(job.id, job.partial)
+            return None
+        info = self.problem.bound(job.partial, None)
+        node = self._settle(job, info)
+        value = float(info.value)
+        self.root_partial, self.root_state = job.partial, info.state
+        self.root_bound = -math.inf if math.isnan(value) else value
+        return node
 
     # -- probing ---------------------------------------------------------------------------
     def _probe_bound(self, base: np.ndarray, index: int, label: int, state: Any,

@@ -20,7 +20,8 @@ import numpy as np
 
 from s3vm.core.formulation import Formulation
 from s3vm.core.options import Option
-from s3vm.solvers.bnb.driver import NODE_SELECTIONS, BuiltinBackend, search, write_graphml
+from s3vm.solvers.bnb.driver import (CERTIFY, NODE_SELECTIONS, PROBES, BuiltinBackend, search,
+                                     write_graphml)
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.runtime.clock import Stopped
@@ -54,6 +55,13 @@ class BranchAndBoundFormulation(Formulation):
         Return the K best labelings (``Result.pool``, best first) and a proven bound on every
         other (``Result.pool_bound``): the search prunes against the K-th best value found
         instead of the best (:mod:`s3vm.solvers.bnb.kbest`). 1 (default): the best alone.
+    probe : {"off", "root"}
+        ``root``: once the root is bounded, fix at the root every label whose opposite child
+        cannot improve the incumbent (one bound per free point; ``probe`` in
+        :func:`s3vm.solvers.bnb.driver.search`); ``Result.info["fixed_at_root"]`` counts them.
+    certify : {"tree", "probe"}
+        ``probe``: after the search, one bound per label the tree left open (the root's child
+        with the opposite label) to certify it (docs/models.md#certified-labels).
     """
 
     problem_class: ClassVar[str] = "svm"
@@ -75,6 +83,12 @@ class BranchAndBoundFormulation(Formulation):
                flag="--tree", group=BNB_GROUP),
         Option("k_best", "int", 1, "return the K best labelings (pool) and a proven bound on "
                "every other labeling (pool_bound)", minimum=1, group=BNB_GROUP),
+        Option("probe", "choice", "root", "fix at the root the labels whose opposite child "
+               "cannot beat the incumbent (root), or not (off)", choices=PROBES,
+               group=BNB_GROUP),
+        Option("certify", "choice", "tree", "certify labels from the tree's nodes (tree), or "
+               "also by one bound per open label after the search (probe)", choices=CERTIFY,
+               group=BNB_GROUP),
     )
 
     def check_options(self) -> None:
@@ -221,7 +235,8 @@ class BranchAndBoundFormulation(Formulation):
                            log_every=self.log_every, keep_tree=self.tree_file is not None,
                            clock=clock,
                            pool=pool, k_best=self.k_best,
-                           record_proof=self.certificate_path() is not None, initial=self.start)
+                           record_proof=self.certificate_path() is not None, initial=self.start,
+                           probe=self.probe, certify=self.certify)
         finally:
             if pool is not None:
                 pool.close()
@@ -247,4 +262,5 @@ class BranchAndBoundFormulation(Formulation):
             "incumbent_source": found.incumbent_source, "open_nodes": found.open_nodes,
             "build_seconds": build_seconds, "search_seconds": found.seconds - build_seconds,
             "positives": problem.positives, "trace": found.trace,
+            "fixed_at_root": found.fixed_at_root, "probe_nodes": found.probe_nodes,
             **self.result_info(problem)})
