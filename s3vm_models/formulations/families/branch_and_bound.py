@@ -20,8 +20,14 @@ import numpy as np
 
 from s3vm.core.formulation import Formulation
 from s3vm.core.options import Option
-from s3vm.solvers.bnb.driver import (CERTIFY, NODE_SELECTIONS, PROBES, BuiltinBackend, search,
-                                     write_graphml)
+from s3vm.solvers.bnb.driver import (
+    CERTIFY,
+    NODE_SELECTIONS,
+    PROBES,
+    BuiltinBackend,
+    search,
+    write_graphml,
+)
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.profiles import get_profile
 from s3vm.solvers.runtime.clock import Stopped
