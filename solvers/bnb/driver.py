@@ -124,6 +124,8 @@ class SearchResult:
         With ``probe="root"``: how many positions (with their groups, one per probe) the root
         fixed to the incumbent's label because the child with the opposite label could not
         improve on the incumbent (its bound reached the prune cutoff).
+    root_fixed : ndarray of int, shape (u,), optional
+        With ``probe="root"``: the labels the probes fixed at the root (+1/-1; 0 where none).
     probe_nodes : int
         Bounds computed by probing (at the root and after the search), counted in
         :attr:`nodes` too.
@@ -146,6 +148,7 @@ class SearchResult:
     certified_labels: Optional[np.ndarray] = None
     label_bounds: Optional[np.ndarray] = None
     fixed_at_root: int = 0
+    root_fixed: Optional[np.ndarray] = None
     probe_nodes: int = 0
 
     @property
@@ -356,6 +359,7 @@ class _Search:
         self.probe = "off" if record_proof else probe
         self.certify, self.probe_max = certify, probe_max
         self.fixed_at_root = self.probe_nodes = 0
+        self.root_fixed: Optional[np.ndarray] = None
         # The (fixed) root's partial labeling, bound and state, kept for the probes after the
         # search; the terminal nodes of the root's probes (outside the fixed root).
         self.root_partial: Optional[np.ndarray] = None
@@ -726,6 +730,7 @@ class _Search:
             if self.P is not None and (root.plus >= self.P or root.minus >= self.u - self.P):
                 break  # the count settles the rest
         self.fixed_at_root = fixed
+        self.root_fixed = np.where(partial != self.root_partial, partial, 0)
         if not fixed:
             return root
         self.root_partial = partial
@@ -903,7 +908,7 @@ class _Search:
                               nodes=self.nodes, open_nodes=len(frontier),
                               seconds=now - self.start, incumbent_source=self.source,
                               message=message, tree=self.tree.graph, trace=self.trace,
-                              fixed_at_root=self.fixed_at_root)
+                              fixed_at_root=self.fixed_at_root, root_fixed=self.root_fixed)
         if self.kept is not None:
             rest = min(frontier.best_bound(), self.floor, self.kept.dropped, self.expanding)
             result.pool = self.kept.best_first()
