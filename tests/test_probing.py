@@ -28,9 +28,9 @@ class TightQuad(QuadProblem):
     probe at the root proves most labels. Children may differ from their parent's state in
     several positions (the fixed root, links)."""
 
-    def __init__(self, *args, slack=0.05, offer=False, **kwargs):
+    def __init__(self, *args, slack=0.05, offer=False, root_slack=0.0, **kwargs):
         super().__init__(*args, **kwargs)
-        self.slack, self.offer = slack, offer
+        self.slack, self.offer, self.root_slack = slack, offer, root_slack
 
     @staticmethod
     def _check_state(partial, parent_state):
@@ -51,7 +51,8 @@ class TightQuad(QuadProblem):
                 continue
             if self.objective(y) < best:
                 best, labels = self.objective(y), y
-        out.value = max(out.value, best - self.slack * free.size)
+        out.value = max(out.value, best - self.slack * free.size
+                        - (self.root_slack if free.size == self.u else 0.0))
         if self.offer and labels is not None:
             out.labels, out.labels_value = labels, best  # the node's best completion
         return out
@@ -125,6 +126,24 @@ def test_the_checks_catch_a_fix_made_without_its_bound(monkeypatch):
         wrong += (not found.objective <= best + REL * max(1.0, abs(best))) or \
             any(np.any(good[:, i] != found.root_fixed[i]) for i in fixed)
     assert wrong > 0
+
+
+def test_a_tie_broken_by_a_probe_stays_open():
+    # f(y) = y'Qy ties every labeling with its negation; the bound is exact below the root, so
+    # the first probe's child (the negated optimum's side) is pruned at J* and the root fixes a
+    # label that not every optimal labeling shares: a fix may break a tie, but the probe's
+    # terminal node keeps every label open (without its record, every label would be
+    # "proven").
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        problem = TightQuad(rng.normal(size=(6, 6)), np.zeros(6), slack=0.0, offer=True,
+                            root_slack=1.0)
+        best, Y, values = enumerate_optimum(problem)
+        found = quiet(problem, probe="root", certify="probe", keep_tree=False)
+        assert found.objective == pytest.approx(best, rel=REL, abs=REL)
+        assert found.fixed_at_root > 0
+        assert_sound(found.labels, found.objective, found.certified_labels, Y, values)
+        assert not found.certified_labels.any()
 
 
 @pytest.mark.parametrize("positives", [None, 4])
