@@ -61,7 +61,7 @@ K_BEST = Option(
     minimum=1, group="branch and bound (bb, bb-mip, bb-sdp)")
 
 PROBE = Option(
-    "probe", "choice", "root",
+    "probe", "choice", "off",
     "fix at the root the labels whose opposite child cannot beat the incumbent (root), or not "
     "(off)",
     choices=("off", "root"), group="branch and bound (bb, bb-mip, bb-sdp)")

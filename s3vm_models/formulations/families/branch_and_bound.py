@@ -89,7 +89,7 @@ class BranchAndBoundFormulation(Formulation):
                flag="--tree", group=BNB_GROUP),
         Option("k_best", "int", 1, "return the K best labelings (pool) and a proven bound on "
                "every other labeling (pool_bound)", minimum=1, group=BNB_GROUP),
-        Option("probe", "choice", "root", "fix at the root the labels whose opposite child "
+        Option("probe", "choice", "off", "fix at the root the labels whose opposite child "
                "cannot beat the incumbent (root), or not (off)", choices=PROBES,
                group=BNB_GROUP),
         Option("certify", "choice", "tree", "certify labels from the tree's nodes (tree), or "
