@@ -30,6 +30,17 @@ best of a pool) and never falls below the final objective, so T >= J*. If J(y) <
 J(y) <= T and J(y) >= B >= label_bounds[i] > J*, a contradiction: hence J(y) > J*, and every
 labeling with J <= J* gives i the label y*_i. A gap tolerance only prunes nodes whose bounds may
 lie below J*: their points stay open, never wrongly certified.
+
+Probing (``probe`` and ``certify`` of :func:`s3vm.solvers.bnb.driver.search`). A root probe
+that fixes a label prunes the root's child with the opposite label (and the labels fixed before
+it): a terminal node like any other, recorded with its bound; the root then holds only the
+labelings that keep the fixes, so the probes' children and the tree below the fixed root still
+partition the space. A certification probe after the search bounds the (fixed) root's child
+with -y*_i at i, i.e. exactly the labelings below the root with that label, under the same
+threshold T >= J*: a lower bound on them as valid as the least of the tree's terminal nodes there,
+so the driver keeps per position ``min(outside, max(inside, probe))``, ``outside`` the root
+probes' records and ``inside`` the tree's (:meth:`LabelRecords.record` of each, the same
+argument for each part).
 """
 
 from __future__ import annotations
