@@ -712,7 +712,9 @@ class _Search:
             tried += 1
             label = int(self.labels[i])
             child, value = self._probe_bound(partial, i, -label, state, root.bound)
-            if value < self.cutoff:
+            if value < self.cutoff or self.labels[i] != label:
+                # it may improve the incumbent; or it held the new incumbent, which the fix
+                # would leave out of the tree (valid, but no longer the incumbent's label)
                 continue
             # A terminal node, pruned as the tree would prune it: every labeling that can
             # still enter the answer has ``label`` at i.
