@@ -232,7 +232,7 @@ def test_formulations_with_probing_keep_the_enumerated_optimum(name, n, explicit
         instance = blobs(seed, n=n)
         Y, values = enumerate_formulation(instance, name, explicit)
         best = float(values.min())
-        result = s3vm.solve(instance, name, options={"probe": "root", "certify": "probe"},
+        result = s3vm.solve(instance, name, options={"label_fixing": "root", "certify": "probe"},
                             **explicit)
         assert result.status == "optimal"
         assert result.objective == pytest.approx(best, rel=1e-6, abs=1e-6)
@@ -260,8 +260,8 @@ def test_root_probing_certifies_more_than_the_tree_alone():
     # nodes at the root prove them
     instance = blobs(2, n=14)
     Y, values = enumerate_formulation(instance, "bb-mip", dict(kernel="linear"))
-    off = s3vm.solve(instance, "bb-mip", options={"probe": "off"}, kernel="linear")
-    root = s3vm.solve(instance, "bb-mip", options={"probe": "root"}, kernel="linear")
+    off = s3vm.solve(instance, "bb-mip", options={"label_fixing": "off"}, kernel="linear")
+    root = s3vm.solve(instance, "bb-mip", options={"label_fixing": "root"}, kernel="linear")
     assert root.info["fixed_at_root"] > 0 and off.info["fixed_at_root"] == 0
     assert root.objective == pytest.approx(off.objective, rel=1e-9)
     before = assert_sound(off.labels, off.objective, off.certified_labels, Y, values)

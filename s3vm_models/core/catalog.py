@@ -60,8 +60,8 @@ K_BEST = Option(
     "return the K best labelings (pool) and a proven bound on every other labeling (pool_bound)",
     minimum=1, group="branch and bound (bb, bb-mip, bb-sdp)")
 
-PROBE = Option(
-    "probe", "choice", "off",
+LABEL_FIXING = Option(
+    "label_fixing", "choice", "off",
     "fix at the root the labels whose opposite child cannot beat the incumbent (root), or not "
     "(off)",
     choices=("off", "root"), group="branch and bound (bb, bb-mip, bb-sdp)")
@@ -256,9 +256,9 @@ SHIPPED = {
     "bd-mip": ("s3vm.formulations.bd_mip:BennettDemirizMIP", ()),
     "bb": ("s3vm.formulations.bb:BranchAndBound",
         (HEURISTIC, NODE_SELECTION, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST,
-         PROBE, CERTIFY)),
+         LABEL_FIXING, CERTIFY)),
     "bb-mip": ("s3vm.formulations.bb_mip:BranchAndBoundMIP",
-        (NODE_SELECTION, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST, PROBE,
+        (NODE_SELECTION, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST, LABEL_FIXING,
          CERTIFY, CERTIFICATE)),
     "vs3vm": ("s3vm.formulations.vs3vm:VS3VM", (MAX_LPS, TOL, LP_FORM, WARM_START)),
     "switching": ("s3vm.formulations.switching:LabelSwitchingS3VM", (SEARCH, LOSS, ANNEAL, RANK)),
@@ -266,9 +266,9 @@ SHIPPED = {
         (CLUSTERS, LABEL_FRACTION, SEED, MAX_LPS, TOL, LP_FORM, WARM_START)),
     "sdp": ("s3vm.formulations.sdp:SDPRelaxation", (ROUNDING, SDP_FORM)),
     "bb-sdp": ("s3vm.formulations.bb_sdp:BranchAndBoundSDP",
-        (NODE_SELECTION_2, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST, PROBE,
-         CERTIFY, CUT_FACTOR, MAX_ROUNDS, ROUND_TOL, BRANCHING, COUNT_BOUND, MEAN_PRODUCTS,
-         SDP_TOL, WORKERS, SCHEDULER, CERTIFICATE_2)),
+        (NODE_SELECTION_2, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST,
+         LABEL_FIXING, CERTIFY, CUT_FACTOR, MAX_ROUNDS, ROUND_TOL, BRANCHING, COUNT_BOUND,
+         MEAN_PRODUCTS, SDP_TOL, WORKERS, SCHEDULER, CERTIFICATE_2)),
     "sdp-subspace": ("s3vm.formulations.sdp_subspace:SubspaceSDP",
         (DIM, SPECTRAL_RULE, GRAPH, THRESHOLD_QUANTILE, ROUNDING)),
     "sdp-lowrank": ("s3vm.formulations.sdp_lowrank:LowRankSDP",

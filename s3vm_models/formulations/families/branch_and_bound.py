@@ -61,7 +61,7 @@ class BranchAndBoundFormulation(Formulation):
         Return the K best labelings (``Result.pool``, best first) and a proven bound on every
         other (``Result.pool_bound``): the search prunes against the K-th best value found
         instead of the best (:mod:`s3vm.solvers.bnb.kbest`). 1 (default): the best alone.
-    probe : {"off", "root"}
+    label_fixing : {"off", "root"}
         ``root``: once the root is bounded, fix at the root every label whose opposite child
         cannot improve the incumbent (one bound per free point; ``probe`` in
         :func:`s3vm.solvers.bnb.driver.search`); ``Result.info["fixed_at_root"]`` counts them.
@@ -89,8 +89,8 @@ class BranchAndBoundFormulation(Formulation):
                flag="--tree", group=BNB_GROUP),
         Option("k_best", "int", 1, "return the K best labelings (pool) and a proven bound on "
                "every other labeling (pool_bound)", minimum=1, group=BNB_GROUP),
-        Option("probe", "choice", "off", "fix at the root the labels whose opposite child "
-               "cannot beat the incumbent (root), or not (off)", choices=PROBES,
+        Option("label_fixing", "choice", "off", "fix at the root the labels whose opposite "
+               "child cannot beat the incumbent (root), or not (off)", choices=PROBES,
                group=BNB_GROUP),
         Option("certify", "choice", "tree", "certify labels from the tree's nodes (tree), or "
                "also by one bound per open label after the search (probe)", choices=CERTIFY,
@@ -242,7 +242,7 @@ class BranchAndBoundFormulation(Formulation):
                            clock=clock,
                            pool=pool, k_best=self.k_best,
                            record_proof=self.certificate_path() is not None, initial=self.start,
-                           probe=self.probe, certify=self.certify)
+                           probe=self.label_fixing, certify=self.certify)
         finally:
             if pool is not None:
                 pool.close()
