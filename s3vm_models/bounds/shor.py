@@ -178,6 +178,8 @@ class DualSeed:
     y: dict
     cuts: np.ndarray
     free: np.ndarray
+    box: Optional[tuple] = None      # the round's (L, U): the box its RLT rows multiply
+    scale: float = 1.0               # a typical multiplier of a sign row (the search's steps)
 
 
 def row_keys(rows) -> list:
@@ -512,9 +514,18 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
         box = np.maximum(L ** 2, U ** 2)
         umd = box if umd is None else np.minimum(umd, box)
         T = 1.0 + float(np.sum(umd)) + (d.u if self._lifted else 0.0)
-        rows = self.sdp.rows(L, U, lmd, umd, seed.cuts, None, keep_free=seed.free)
-        y = np.array([seed.y.get(k, 0.0) for k in row_keys(rows)])
-        value = self.sdp.certify(rows, y, T, self.UB)
+        # The RLT rows as the round had them (the products of its box's sides hold on the
+        # smaller box; re-instantiated with the new box, the same multipliers lose much more
+        # than they gain), and a multiplier searched for the rows that fix a sign the round
+        # left free (the branching row x_i >= 1 or -x_i >= 1): a few eigenvalues.
+        rows = self.sdp.rows(L, U, lmd, umd, seed.cuts, None, keep_free=seed.free,
+                             cut_box=seed.box)
+        keys = row_keys(rows)
+        y = np.array([seed.y.get(k, 0.0) for k in keys])
+        new = np.array([k[0] in ("xL", "xU") and k not in seed.y for k in keys])
+        direction = new.astype(float) if new.any() else None
+        steps = seed.scale * 2.0 ** np.arange(-3, 4)
+        value = self.sdp.certify(rows, y, T, self.UB, direction, steps)
         self.stats["cheap_seconds"] += time.perf_counter() - t0
         return value
 
@@ -529,7 +540,10 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
         cut_rows = np.flatnonzero(kinds == "cut")
         cuts = np.array([rows.ij[k] for k in cut_rows], dtype=np.int64).reshape(-1, 3)
         y = {key: float(v) for key, v in zip(keys, cert.y) if v != 0.0}
-        return DualSeed(y, cuts, free)
+        signs = [abs(float(v)) for key, v in zip(keys, cert.y) if key[0] in ("dL", "xL", "xU")
+                 and v > TOL_D]
+        scale = float(np.median(signs)) if signs else 1.0
+        return DualSeed(y, cuts, free, (last[3].copy(), last[4].copy()), scale)
 
     def _side(self, L, U, i: int, label: int):
         """The box (L, U) with point i on the side ``label``."""
