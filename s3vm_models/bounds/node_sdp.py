@@ -145,15 +145,17 @@ class NodeSDP:
             A, Ct = self.fr.reduce(A, self.Ct)
             G = self.fr.G
         y = np.asarray(y, dtype=float)
-        best = -math.inf
+        best = None
         for t in (0.0,) + (tuple(steps) if direction is not None else ()):
+            # the step chosen by the trace bound (one eigenvalue a step), then certified by
+            # the incumbent-relative bound as well
             cert = certified_value(Ct, A, b, eq, y + t * direction if t else y, T, G)
-            value = cert.value
-            if self.scale is not None and cert.lmin < 0:
-                value = max(value, incumbent_certificate(cert.Z, cert.dual, UB, self.scale))
-            if math.isfinite(value):
-                best = max(best, value)
-        return best
+            if best is None or cert.value > best.value:
+                best = cert
+        value = best.value
+        if self.scale is not None and best.lmin < 0:
+            value = max(value, incumbent_certificate(best.Z, best.dual, UB, self.scale))
+        return value if math.isfinite(value) else -math.inf
 
     def _lift_rows(self, rows: RowList, L, U, keep_free=None) -> None:
         """The label block of ``count_bound = "lifted"`` (:mod:`s3vm.bounds.shor`'s docstring;

@@ -33,6 +33,29 @@ it was computed with; a node whose labelings are all worse may get any value (it
 should be). Every box contains the optimal labeling's outputs (J* <= UB always), so the bound
 along the optimum's path is valid and the driver's lower bound stays a proven one.
 
+**Children.** A node hands its children its box, cuts, diagonal bounds lmd <= V_ii <= umd (all
+tightened relative to the incumbent, so valid in its subtree) and its last round's multipliers y
+(:class:`DualSeed`). A child is first bounded without an SDP (``cheap``): its rows rebuilt at its
+box, the RLT rows kept as the products of the round's box (valid on the smaller box: re-instantiated
+with the child's box the same multipliers lost far more than they gained), the rows V_ii >= lmd_i
+kept for points whose sign the box now fixes (valid: |v_i| >= 1), each row with the parent's
+multiplier of the same row (:func:`row_keys`; 0 for a new row), and a few multipliers tried for
+the new sign rows (the branching row x_i >= 1 or -x_i >= 1); the certificate b'y + T min(0,
+lambda_min(Z)) (or the incumbent-relative one) holds for any multipliers of the right signs, so
+this is a valid bound (:meth:`NodeSDP.certify`: eigenvalues, no SDP). A child it prunes logs
+ended "cheap"; otherwise the child's rounds start from max(parent bound, cheap bound), with at most
+``child_max_rounds`` rounds. SDPA cannot be warm-started from the parent's solution: sdpa-python's
+``sedumiwrap`` takes no initial point (only ``lambdaStar``, a scale), and an interior-point method
+gains little from one; SCS could, but its rows change between parent and child.
+
+**Labels fixed.** A free point whose box excludes one sign (the incumbent's box, the dual
+tightening, probing) has its label fixed for the subtree; :class:`NodeLog` counts them
+(``fixed``) and branching never picks one. Probing (``probe`` points a node, default off: on art150
+its certificates cost more than the SDPs they save) tries the cheap certificate of the node's last
+round with the point's box on the other side of x_i; one that reaches the incumbent fixes the
+point. A fixed point does not leave the SDP: v_i stays a variable of the output-space matrix, only
+its box (and so its rows) changes; the order of the SDP is that of the root at every node.
+
 The pieces: this module runs the cut loop (:meth:`ShorBoundProblem._evaluate`) and the driver's
 interface; the certified node SDP (rows, solve, escalation, product-row retry, certificate) is
 :class:`s3vm.bounds.node_sdp.NodeSDP`, the incumbent search
@@ -127,7 +150,9 @@ class ShorOptions:
         The rounds of a node other than the root (None: ``max_rounds``).
     cheap : bool
         Bound a child first by its parent's last multipliers at the child's box (module
-        docstring, "Children"): a child that this prunes costs no SDP.
+        docstring, "Children"): a child that this prunes costs no SDP. Off by default: on
+        art150 (mean balance, product rows) it pruned no child and cost about as much as a
+        child's SDPs (the rows' facial reduction and generalised eigenvalues at n = 150).
     probe : int
         At the end of a node's rounds, probe this many free points (those of largest
         |x_i|): the cheap certificate with the point's box on the side opposite to x_i; when
@@ -164,8 +189,8 @@ class ShorOptions:
     products: bool = False
     count_bound: str = "lifted"
     child_max_rounds: Optional[int] = None
-    cheap: bool = True
-    probe: int = 4
+    cheap: bool = False
+    probe: int = 0
     strong_candidates: int = 4
 
 
@@ -524,7 +549,7 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
         y = np.array([seed.y.get(k, 0.0) for k in keys])
         new = np.array([k[0] in ("xL", "xU") and k not in seed.y for k in keys])
         direction = new.astype(float) if new.any() else None
-        steps = seed.scale * 2.0 ** np.arange(-3, 4)
+        steps = seed.scale * 2.0 ** np.arange(-2, 3, 2)
         value = self.sdp.certify(rows, y, T, self.UB, direction, steps)
         self.stats["cheap_seconds"] += time.perf_counter() - t0
         return value

@@ -63,6 +63,8 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         the cheap certificate (the best of rule 2's first four by its worse child's bound).
     child_max_rounds : int, optional
         Cutting-plane rounds at a node other than the root (None: ``max_rounds``).
+    cheap_bound : bool
+        Bound each child first by its parent's multipliers (:class:`s3vm.bounds.shor.ShorOptions`).
     probe : int
         Free points probed at a node's end by the cheap certificate (0: none).
     count_bound : {"lifted", "none"}
@@ -133,7 +135,10 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
                choices=BRANCHINGS, group=SDP_GROUP),
         Option("child_max_rounds", "int", None, "cutting-plane rounds at a node other than "
                "the root (default: max_rounds)", minimum=1, group=SDP_GROUP),
-        Option("probe", "int", 4, "free points probed at a node's end by the cheap "
+        Option("cheap_bound", "bool", False, "bound each child first by its parent's "
+               "multipliers at its box (an eigenvalue, no SDP; prunes it when that suffices)",
+               group=SDP_GROUP),
+        Option("probe", "int", 0, "free points probed at a node's end by the cheap "
                "certificate of its multipliers (fixes their labels; 0: none)", minimum=0,
                group=SDP_GROUP),
         Option("count_bound", "choice", "lifted", "with --balance count: labels lifted "
@@ -175,6 +180,7 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         options = ShorOptions(cut_factor=self.cut_factor, max_rounds=self.max_rounds,
                               rel_tol=self.round_tol, branching=self.branching,
                               child_max_rounds=self.child_max_rounds, probe=self.probe,
+                              cheap=self.cheap_bound,
                               count_bound=self.count_bound, products=self.mean_products,
                               tolerance=self.sdp_tol,
                               tolerance_near=min(self.sdp_tol, ShorOptions.tolerance_near))
