@@ -76,8 +76,9 @@ def test_cheap_bounds_are_valid_and_the_search_keeps_the_optimum(seed, balance):
     enumerated one and every child's cheap bound lies below its subtree's optimum."""
     inst, settings, ref = random_case(seed, balance)
     checked = 0
-    for start, options in ((worst(ref), {"branching": "strong", "probe": 8}),
-                           (None, {"probe": 8}), (None, {"branching": "strong"})):
+    for start, options in ((worst(ref), {"branching": "strong", "probe": 8, "cheap": True}),
+                           (None, {"probe": 8, "cheap": True}),
+                           (None, {"branching": "strong", "cheap": True})):
         problem, found = run(inst, settings, start, **options)
         assert found.status == "optimal"
         assert found.objective == pytest.approx(ref.best, rel=RTOL)
@@ -133,7 +134,7 @@ def test_cheap_certificate_of_a_child_is_valid_for_the_child_only_below_its_opti
 
 #: An instance where a child is pruned by its parent's multipliers alone (found by a scan of
 #: random instances; see the test below).
-CHEAP_CASE = (None, None)
+CHEAP_CASE = (1, "count")
 
 
 @pytest.mark.solver
@@ -145,7 +146,7 @@ def test_a_child_is_pruned_by_the_cheap_bound_with_no_sdp():
     if seed is None:
         pytest.skip("no instance found")
     inst, settings, ref = random_case(seed, balance)
-    problem, found = run(inst, settings)
+    problem, found = run(inst, settings, cheap=True)
     assert found.objective == pytest.approx(ref.best, rel=RTOL)
     cheap = [e for e in problem.log if e.ended == "cheap"]
     assert cheap and all(e.rounds == 0 for e in cheap)
