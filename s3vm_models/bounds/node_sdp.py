@@ -114,20 +114,50 @@ class NodeSDP:
         # (see LabelingProblem.__getstate__).
         return {**self.__dict__, "clock": None}
 
-    def rows(self, L, U, lmd, umd, cuts, upper=None) -> RowList:
+    def rows(self, L, U, lmd, umd, cuts, upper=None, keep_free=None, cut_box=None) -> RowList:
         """The round's rows at the box (L, U), diagonal bounds (lmd, umd), RLT ``cuts`` and
-        shown upper rows ``upper`` (None: all)."""
+        shown upper rows ``upper`` (None: all); ``keep_free`` (a mask of points) keeps the
+        rows of a free point (V_ii >= lmd_i, the lifted label's products) for these points
+        also where the box fixed their sign (all valid there); ``cut_box`` (L, U): the box
+        the RLT rows are the products of (a larger box's products hold as well)."""
         d = self.data
         N = self.Ct.shape[0]
         use_bal = d.rhs is not None and self.fr is None
         rows = base_rows(N, d.n, np.arange(d.l, d.n), d.rhs if use_bal else None, L, U, lmd, umd,
-                         upper)
-        add_rlt(rows, cuts, L, U)
+                         upper, keep_free)
+        add_rlt(rows, cuts, *((L, U) if cut_box is None else cut_box))
         if self.lifted:
-            self._lift_rows(rows, L, U)
+            self._lift_rows(rows, L, U, keep_free)
         return rows
 
-    def _lift_rows(self, rows: RowList, L, U) -> None:
+    def certify(self, rows: RowList, y, T: float, UB: float, direction=None,
+                steps=()) -> float:
+        """The certificate of :meth:`solve_once` for given multipliers ``y`` of ``rows`` (no
+        solve): b'y + T min(0, lambda_min(Z)), or the incumbent-relative bound when larger.
+        Valid for any y (clipped at 0 on the inequality rows) whose rows hold on the node
+        (:func:`s3vm.models.shor_relaxation.certified_value`): one eigenvalue of an N x N
+        matrix (two with the incumbent-relative bound), no SDP. With ``direction`` (a
+        vector over the rows, >= 0 on inequality rows), the largest certificate of
+        y + t direction over t in {0} and ``steps``."""
+        A, b, eq = rows.arrays()
+        Ct, G = self.Ct, None
+        if self.fr is not None:
+            A, Ct = self.fr.reduce(A, self.Ct)
+            G = self.fr.G
+        y = np.asarray(y, dtype=float)
+        best = None
+        for t in (0.0,) + (tuple(steps) if direction is not None else ()):
+            # the step chosen by the trace bound (one eigenvalue a step), then certified by
+            # the incumbent-relative bound as well
+            cert = certified_value(Ct, A, b, eq, y + t * direction if t else y, T, G)
+            if best is None or cert.value > best.value:
+                best = cert
+        value = best.value
+        if self.scale is not None and best.lmin < 0:
+            value = max(value, incumbent_certificate(best.Z, best.dual, UB, self.scale))
+        return value if math.isfinite(value) else -math.inf
+
+    def _lift_rows(self, rows: RowList, L, U, keep_free=None) -> None:
         """The label block of ``count_bound = "lifted"`` (:mod:`s3vm.bounds.shor`'s docstring;
         the count and its products are X a = 0, imposed by facial reduction)."""
         d = self.data
@@ -138,7 +168,10 @@ class NodeSDP:
         plus, minus = np.flatnonzero(Lu >= 1.0), np.flatnonzero(Uu <= -1.0)
         rows.add("yfix", 0, ky[plus][:, None], 1.0, np.ones(plus.size), True, i=d.l + plus)
         rows.add("yfix", 0, ky[minus][:, None], 1.0, -np.ones(minus.size), True, i=d.l + minus)
-        free = np.flatnonzero((Lu < 1.0) & (Uu > -1.0))
+        free = (Lu < 1.0) & (Uu > -1.0)
+        if keep_free is not None:
+            free = free | np.asarray(keep_free, dtype=bool)[d.l:]
+        free = np.flatnonzero(free)
         if free.size == 0:
             return
         p, q = kv[free][:, None], ky[free][:, None]

@@ -33,6 +33,29 @@ it was computed with; a node whose labelings are all worse may get any value (it
 should be). Every box contains the optimal labeling's outputs (J* <= UB always), so the bound
 along the optimum's path is valid and the driver's lower bound stays a proven one.
 
+**Children.** A node hands its children its box, cuts, diagonal bounds lmd <= V_ii <= umd (all
+tightened relative to the incumbent, so valid in its subtree) and its last round's multipliers y
+(:class:`DualSeed`). A child is first bounded without an SDP (``cheap``): its rows rebuilt at its
+box, the RLT rows kept as the products of the round's box (valid on the smaller box: re-instantiated
+with the child's box the same multipliers lost far more than they gained), the rows V_ii >= lmd_i
+kept for points whose sign the box now fixes (valid: |v_i| >= 1), each row with the parent's
+multiplier of the same row (:func:`row_keys`; 0 for a new row), and a few multipliers tried for
+the new sign rows (the branching row x_i >= 1 or -x_i >= 1); the certificate b'y + T min(0,
+lambda_min(Z)) (or the incumbent-relative one) holds for any multipliers of the right signs, so
+this is a valid bound (:meth:`NodeSDP.certify`: eigenvalues, no SDP). A child it prunes logs
+ended "cheap"; otherwise the child's rounds start from max(parent bound, cheap bound), with at most
+``child_max_rounds`` rounds. SDPA cannot be warm-started from the parent's solution: sdpa-python's
+``sedumiwrap`` takes no initial point (only ``lambdaStar``, a scale), and an interior-point method
+gains little from one; SCS could, but its rows change between parent and child.
+
+**Labels fixed.** A free point whose box excludes one sign (the incumbent's box, the dual
+tightening, probing) has its label fixed for the subtree; :class:`NodeLog` counts them
+(``fixed``) and branching never picks one. Probing (``probe`` points a node, default off: on art150
+its certificates cost more than the SDPs they save) tries the cheap certificate of the node's last
+round with the point's box on the other side of x_i; one that reaches the incumbent fixes the
+point. A fixed point does not leave the SDP: v_i stays a variable of the output-space matrix, only
+its box (and so its rows) changes; the order of the SDP is that of the root at every node.
+
 The pieces: this module runs the cut loop (:meth:`ShorBoundProblem._evaluate`) and the driver's
 interface; the certified node SDP (rows, solve, escalation, product-row retry, certificate) is
 :class:`s3vm.bounds.node_sdp.NodeSDP`, the incumbent search
@@ -61,7 +84,12 @@ from typing import Any, Optional
 import numpy as np
 
 from s3vm.bounds.node_sdp import FINEST_TOLERANCE, NodeSDP
-from s3vm.bounds.shor_branching import branch_point, dual_tightening, first_free
+from s3vm.bounds.shor_branching import (
+    branch_candidates,
+    branch_point,
+    dual_tightening,
+    first_free,
+)
 from s3vm.bounds.shor_copies import PoolCopies
 from s3vm.bounds.shor_incumbent import IncumbentSearch
 from s3vm.bounds.shor_proof import ShorProofs
@@ -71,7 +99,7 @@ from s3vm.solvers.bnb.problem import LabelingProblem, NodeBound
 
 TOL_D = 1e-4   # dual activity: cut removal (their TOL_D)
 
-BRANCHINGS = ("rank", "fractional")
+BRANCHINGS = ("rank", "fractional", "strong")
 COUNT_BOUNDS = ("none", "lifted")
 
 
@@ -114,8 +142,23 @@ class ShorOptions:
     incumbent_certificate : bool
         Certify also by the incumbent-relative bound
         (:func:`s3vm.models.shor_relaxation.incumbent_certificate`) and keep the larger.
-    branching : {"rank", "fractional"}
-        Their rule 2, or the most fractional free point (their rule 0).
+    branching : {"rank", "fractional", "strong"}
+        Their rule 2, the most fractional free point (their rule 0), or strong branching on
+        the cheap certificate: of the ``strong_candidates`` best points of rule 2, the one
+        whose worse child has the largest cheap bound (module docstring, "Children").
+    child_max_rounds : int, optional
+        The rounds of a node other than the root (None: ``max_rounds``).
+    cheap : bool
+        Bound a child first by its parent's last multipliers at the child's box (module
+        docstring, "Children"): a child that this prunes costs no SDP. Off by default: on
+        art150 (mean balance, product rows) it pruned no child and cost about as much as a
+        child's SDPs (the rows' facial reduction and generalised eigenvalues at n = 150).
+    probe : int
+        At the end of a node's rounds, probe this many free points (those of largest
+        |x_i|): the cheap certificate with the point's box on the side opposite to x_i; when
+        it reaches the incumbent, the point's label is fixed for the subtree (its box).
+    strong_candidates : int
+        The candidates of ``branching = "strong"``.
     heuristic, tighten, box, cuts : bool
         Switch the parts of the loop off (for experiments).
     products : bool
@@ -145,6 +188,37 @@ class ShorOptions:
     cuts: bool = True
     products: bool = False
     count_bound: str = "lifted"
+    child_max_rounds: Optional[int] = None
+    cheap: bool = False
+    probe: int = 0
+    strong_candidates: int = 4
+
+
+@dataclass
+class DualSeed:
+    """A round's multipliers, for the cheap certificate of a child or a probe: ``y`` by the
+    rows' keys (:func:`row_keys`), the round's RLT ``cuts`` and the points ``free`` in it (whose
+    rows V_ii >= lmd_i and lifted products a child keeps, :meth:`NodeSDP.rows`)."""
+
+    y: dict
+    cuts: np.ndarray
+    free: np.ndarray
+    box: Optional[tuple] = None      # the round's (L, U): the box its RLT rows multiply
+    scale: float = 1.0               # a typical multiplier of a sign row (the search's steps)
+
+
+def row_keys(rows) -> list:
+    """A key per row of ``rows`` that names the same row in any other node's rows: (kind, (i,
+    j, t), k) with k counting the rows of equal kind and names (the lifted products of one
+    point come in a fixed order)."""
+    seen: dict = {}
+    keys = []
+    for kind, ij in zip(rows.kind, rows.ij):
+        base = (kind, tuple(int(v) for v in ij))
+        k = seen.get(base, 0)
+        seen[base] = k + 1
+        keys.append((base[0], base[1], k))
+    return keys
 
 
 @dataclass
@@ -157,6 +231,9 @@ class ShorState:
     vbest: Optional[np.ndarray] = None
     bound: float = -math.inf
     upper: Optional[np.ndarray] = None     # the rows V_ii <= umd_i shown (hide_upper)
+    lmd: Optional[np.ndarray] = None       # the bounds lmd <= V_ii <= umd tightened so far
+    umd: Optional[np.ndarray] = None
+    seed: Optional[DualSeed] = None        # the last round's multipliers (cheap certificate)
 
 
 @dataclass
@@ -165,7 +242,9 @@ class NodeLog:
     solver's dual value b'y of its rounds (the certificate's loss is dual - bound), ``ended``
     why its rounds stopped: "gap" (closed), "progress" (b'y rose by less than ``rel_tol``),
     "max_rounds", "time" (the clock), "failed" (no SDP solution), "pruned" (empty box),
-    "no SDP" (decided without one)."""
+    "no SDP" (decided without one), "cheap" (pruned by the cheap certificate of its parent's
+    multipliers, no SDP). ``seconds``: the node's time; ``fixed``: its free points whose label
+    its box fixes at its end (the dual tightening, the incumbent's box, probing)."""
 
     partial: np.ndarray
     bound: float
@@ -173,6 +252,9 @@ class NodeLog:
     rounds: int
     dual: float = -math.inf
     ended: str = "no SDP"
+    seconds: float = 0.0
+    fixed: int = 0
+    cheap: float = -math.inf
 
 
 class ShorBoundProblem(PoolCopies, LabelingProblem):
@@ -243,7 +325,11 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
                       "heuristic_seconds": 0.0, "cuts": 0, "rounds": 0, "root_bound": None,
                       "root_seconds": None, "root_rounds": None, "sdp_failures": 0,
                       "sdp_escalations": 0, "upper_rows_shown": 0, "products_dropped": 0,
-                      "root_ended": None, "root_finished": False}
+                      "root_ended": None, "root_finished": False,
+                      "child_seconds_median": None, "cheap": 0, "cheap_pruned": 0,
+                      "cheap_seconds": 0.0, "probes": 0, "probe_fixed": 0, "fixed": 0,
+                      "fixed_max": 0, "strong_evaluations": 0}
+        self._child_seconds: list = []
         self.clock = clock
         self.sdp = NodeSDP(self.data, self._lifted, backend, profile, self.options, self.stats,
                            clock)
@@ -329,9 +415,29 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
 
     # -- the driver's interface --------------------------------------------------------------------
     def bound(self, partial: np.ndarray, parent_state: Any = None) -> NodeBound:
-        d = self.data
-        partial = np.asarray(partial, dtype=int)
+        t0, logged = time.perf_counter(), len(self.log)
+        node = self._bound(np.asarray(partial, dtype=int), parent_state)
+        seconds = time.perf_counter() - t0
+        if len(self.log) > logged:
+            entry = self.log[-1]
+            entry.seconds = seconds
+            if parent_state is not None:
+                self._child_seconds.append(seconds)
+                self.stats["child_seconds_median"] = float(np.median(self._child_seconds))
+            self.stats["fixed"] += entry.fixed
+            self.stats["fixed_max"] = max(self.stats["fixed_max"], entry.fixed)
+        return node
+
+    def _fixed(self, partial, L, U) -> int:
+        """The free points of ``partial`` whose label the box (L, U) fixes."""
+        Lu, Uu = L[self.data.l:], U[self.data.l:]
+        return int(np.sum((partial == 0) & ((Lu > 0) | (Uu < 0))))
+
+    def _bound(self, partial: np.ndarray, parent_state: Any = None) -> NodeBound:
+        d, opt = self.data, self.options
         root = parent_state is None
+        lmd = umd = None
+        seed = None
         if root:
             if not math.isfinite(self.UB):
                 self.initial_incumbent()
@@ -349,6 +455,9 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
         else:
             L, U = parent_state.L.copy(), parent_state.U.copy()
             cuts, vbest, parent_bound = parent_state.cuts, parent_state.vbest, parent_state.bound
+            if parent_state.lmd is not None:
+                lmd, umd = parent_state.lmd.copy(), parent_state.umd.copy()
+            seed = parent_state.seed
         fixed = np.flatnonzero(partial != 0)
         pts = d.l + fixed
         L[pts] = np.where(partial[fixed] > 0, np.maximum(L[pts], 1.0), L[pts])
@@ -356,22 +465,36 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
         found: dict = {}
         rounds_before = self.stats["rounds"]
         free = first_free(partial)
+        cheap = -math.inf
+        if not root and free is not None and opt.cheap and seed is not None:
+            # The parent's multipliers at the child's box: a valid bound for any multipliers.
+            cheap = self._cheap(seed, L, U, lmd, umd)
+            self.stats["cheap"] += 1
+            if cheap >= self._prune_at():
+                self.stats["cheap_pruned"] += 1
+                self.log.append(NodeLog(partial.copy(), cheap, self.UB, 0, ended="cheap",
+                                        cheap=cheap, fixed=self._fixed(partial, L, U)))
+                return NodeBound(value=cheap)
+        floor = max(parent_bound, cheap)
         if not root and free is not None and self._expired():
             # Out of time: no SDP for this child (the driver bounds both children of a node it
-            # expands); its parent's bound holds for its subtree.
-            state = ShorState(L, U, cuts, vbest, bound=parent_bound, upper=parent_state.upper)
-            node = NodeBound(value=parent_bound, state=state)
-            node.branch_index, node.first_label = free
-            self.log.append(NodeLog(partial.copy(), parent_bound, self.UB, 0, ended="time"))
+            # expands); its parent's bound (or the cheap one) holds for its subtree.
+            state = ShorState(L, U, cuts, vbest, bound=floor, upper=parent_state.upper,
+                              lmd=lmd, umd=umd, seed=seed)
+            node = NodeBound(value=floor, state=state)
+            node.branch_index, node.first_label = self._first_open(partial, L, U)
+            self.log.append(NodeLog(partial.copy(), floor, self.UB, 0, ended="time",
+                                    cheap=cheap, fixed=self._fixed(partial, L, U)))
             return node
         upper = None if root else parent_state.upper
         if self.proofs is not None:
             self.proofs.begin()
         value, state, branch = self._evaluate(partial, L, U, cuts, vbest, found,
-                                              None if upper is None else upper.copy())
+                                              None if upper is None else upper.copy(),
+                                              lmd=lmd, umd=umd, floor=floor, root=root)
         proof = None if self.proofs is None else self.proofs.node(
             value, state, self._completion(partial, state.L, state.U))
-        value = max(value, parent_bound)
+        value = max(value, floor)
         state.bound = value
         node = NodeBound(value=value, state=state, proof=proof)
         if "labels" in found:
@@ -381,7 +504,8 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
         rounds = self.stats["rounds"] - rounds_before
         end = self._node_end
         self.log.append(NodeLog(partial.copy(), value, self.UB, rounds, end["dual"],
-                                end["ended"]))
+                                end["ended"], cheap=cheap,
+                                fixed=self._fixed(partial, state.L, state.U)))
         if root:
             # The root finished unless the clock or the solver cut its rounds off.
             self.stats.update(root_bound=value, root_seconds=time.perf_counter() - self._start,
@@ -389,6 +513,71 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
                               root_ended=end["ended"],
                               root_finished=end["ended"] not in ("time", "failed"))
         return node
+
+    def _first_open(self, partial, L, U):
+        """The first free point whose box leaves both signs (else the first free point), +1
+        first."""
+        Lu, Uu = L[self.data.l:], U[self.data.l:]
+        open_ = np.flatnonzero((partial == 0) & (Lu < 0) & (Uu > 0))
+        return (int(open_[0]), 1) if open_.size else first_free(partial)
+
+    # -- the cheap certificate -----------------------------------------------------------------
+    def _cheap(self, seed: DualSeed, L, U, lmd=None, umd=None) -> float:
+        """The certificate of ``seed``'s multipliers at the box (L, U) (module docstring,
+        "Children"): the rows rebuilt at the box (every row of the seed's round is valid there:
+        the RLT products of the box's sides, V_ii >= lmd_i for points whose sign the box fixed),
+        each with the seed's multiplier of the same row (0 for a row the round did not have);
+        then b'y + T min(0, lambda_min(Z)) or the incumbent-relative bound. inf for an empty
+        box."""
+        t0 = time.perf_counter()
+        d = self.data
+        L, U = project_box(L, U)
+        if np.any(L > U + BOX_TOL):
+            return math.inf
+        if lmd is None:
+            lmd = np.ones(d.n)
+        box = np.maximum(L ** 2, U ** 2)
+        umd = box if umd is None else np.minimum(umd, box)
+        T = 1.0 + float(np.sum(umd)) + (d.u if self._lifted else 0.0)
+        # The RLT rows as the round had them (the products of its box's sides hold on the
+        # smaller box; re-instantiated with the new box, the same multipliers lose much more
+        # than they gain), and a multiplier searched for the rows that fix a sign the round
+        # left free (the branching row x_i >= 1 or -x_i >= 1): a few eigenvalues.
+        rows = self.sdp.rows(L, U, lmd, umd, seed.cuts, None, keep_free=seed.free,
+                             cut_box=seed.box)
+        keys = row_keys(rows)
+        y = np.array([seed.y.get(k, 0.0) for k in keys])
+        new = np.array([k[0] in ("xL", "xU") and k not in seed.y for k in keys])
+        direction = new.astype(float) if new.any() else None
+        steps = seed.scale * 2.0 ** np.arange(-2, 3, 2)
+        value = self.sdp.certify(rows, y, T, self.UB, direction, steps)
+        self.stats["cheap_seconds"] += time.perf_counter() - t0
+        return value
+
+    def _seed(self, last) -> DualSeed:
+        """The :class:`DualSeed` of a round ``last`` = (X, certificate, rows, L, U)."""
+        _, cert, rows, _, _ = last
+        keys = row_keys(rows)
+        kinds = np.asarray(rows.kind)
+        free = np.zeros(self.data.n, dtype=bool)
+        for k in np.flatnonzero(np.isin(kinds, ("dL", "yv"))):
+            free[rows.ij[k][0]] = True
+        cut_rows = np.flatnonzero(kinds == "cut")
+        cuts = np.array([rows.ij[k] for k in cut_rows], dtype=np.int64).reshape(-1, 3)
+        y = {key: float(v) for key, v in zip(keys, cert.y) if v != 0.0}
+        signs = [abs(float(v)) for key, v in zip(keys, cert.y) if key[0] in ("dL", "xL", "xU")
+                 and v > TOL_D]
+        scale = float(np.median(signs)) if signs else 1.0
+        return DualSeed(y, cuts, free, (last[3].copy(), last[4].copy()), scale)
+
+    def _side(self, L, U, i: int, label: int):
+        """The box (L, U) with point i on the side ``label``."""
+        L, U = L.copy(), U.copy()
+        if label > 0:
+            L[i] = max(L[i], 1.0)
+        else:
+            U[i] = min(U[i], -1.0)
+        return L, U
 
     def _root_box(self) -> tuple[np.ndarray, np.ndarray]:
         d = self.data
@@ -419,10 +608,15 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
         labels[free] = np.where(Lf > 0, 1, -1)
         return labels
 
-    def _evaluate(self, partial, L, U, cuts, vbest, found, upper=None):
-        """Their sdp_cut_and_tighten for one node: (bound, state, (branch index, first label))."""
+    def _evaluate(self, partial, L, U, cuts, vbest, found, upper=None, lmd=None, umd=None,
+                  floor=-math.inf, root=True):
+        """Their sdp_cut_and_tighten for one node: (bound, state, (branch index, first label)).
+        ``lmd``, ``umd``: the parent's diagonal bounds (None: from the box); ``floor``: a bound
+        the node has already (its parent's, the cheap one)."""
         d, opt = self.data, self.options
         n = d.n
+        max_rounds = opt.max_rounds if root or opt.child_max_rounds is None \
+            else opt.child_max_rounds
         self._node_end = {"ended": "no SDP", "dual": -math.inf}
         L, U = project_box(L, U)
         if np.any(L > U + BOX_TOL):
@@ -434,14 +628,15 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
             if value < found.get("value", math.inf):
                 found.update(labels=done, value=value)
             return value, ShorState(L, U, cuts, vbest), None
-        lmd = np.ones(n)
-        umd = np.maximum(L ** 2, U ** 2)
+        lmd = np.ones(n) if lmd is None else lmd
+        umd = np.maximum(L ** 2, U ** 2) if umd is None else np.minimum(umd, np.maximum(L ** 2,
+                                                                                        U ** 2))
         kept = {tuple(int(v) for v in c): None for c in cuts}
         if not opt.hide_upper:
             upper = None
         elif upper is None:
             upper = np.zeros(n, dtype=bool)
-        lb = -math.inf
+        lb = floor
         dual = -math.inf          # the largest b'y of the node's rounds (the stop test's number)
         last = None
         rounds = 0
@@ -523,21 +718,85 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
             if rel < opt.rel_tol and not grew and not dropped:
                 ended = "progress"
                 break
-            if rounds >= opt.max_rounds:
+            if rounds >= max_rounds:
                 ended = "max_rounds"
                 break
         self._node_end = {"ended": ended, "dual": dual}
-        state = ShorState(L, U, rlt_array(kept), vbest, upper=upper)
+        seed = None if last is None else self._seed(last)
+        state = ShorState(L, U, rlt_array(kept), vbest, upper=upper, lmd=lmd, umd=umd, seed=seed)
         if last is None:
-            return lb, state, first_free(partial)
+            return lb, state, self._first_open(partial, L, U)
+        if ended not in ("time", "gap") and opt.probe > 0:
+            L, U, closed = self._probe(partial, last, seed, L, U, lmd, umd)
+            state.L, state.U = L, U
+            if closed is not None:
+                # both sides of a point reach the incumbent: so does the node
+                self._node_end["ended"] = "pruned"
+                return max(lb, closed), state, None
         done = self._completion(partial, L, U)
         if done is not None:
             value = self.objective(done)
             if value < found.get("value", math.inf):
                 found.update(labels=done, value=value)
             return max(lb, value), state, None
+        if opt.branching == "strong":
+            branch, best = self._strong_branch(partial, last, seed, L, U, lmd, umd, vbest)
+            if best >= self._prune_at():
+                # both children of the chosen point reach the incumbent: so does the node
+                self._node_end["ended"] = "pruned"
+                return max(lb, best), state, None
+            return lb, state, branch
         return lb, state, branch_point(self.data, self.options.branching, partial, last, L, U,
                                        vbest)
+
+    def _probe(self, partial, last, seed, L, U, lmd, umd):
+        """Optimality-based probing (module docstring, "Labels fixed"): for the ``probe`` free
+        points of largest |x_i|, the cheap certificate of the round's multipliers with the
+        point's box on the side opposite to x_i; one that reaches the prune threshold fixes
+        the point on its side of x_i (its box) for the node's subtree. Returns (L, U, closed):
+        ``closed`` the least bound of a point's two sides when both reach the threshold (the
+        node is closed; its bound), else None."""
+        d = self.data
+        X = last[0]
+        x = X[0, 1:d.n + 1]
+        Lu, Uu = L[d.l:], U[d.l:]
+        open_ = np.flatnonzero((partial == 0) & (Lu < 0) & (Uu > 0))
+        if open_.size == 0:
+            return L, U, None
+        order = open_[np.argsort(-np.abs(x[d.l + open_]), kind="stable")]
+        for k in order[:self.options.probe]:
+            i = d.l + int(k)
+            other = -1 if x[i] >= 0 else 1
+            self.stats["probes"] += 1
+            value = self._cheap(seed, *self._side(L, U, i, other), lmd, umd)
+            if value >= self._prune_at():
+                kept = self._side(L, U, i, -other)
+                if np.any(kept[0] > kept[1] + BOX_TOL):
+                    return L, U, value
+                L, U = kept
+                self.stats["probe_fixed"] += 1
+        return L, U, None
+
+    def _strong_branch(self, partial, last, seed, L, U, lmd, umd, vbest):
+        """``branching = "strong"``: of the ``strong_candidates`` first points of rule 2, the
+        one whose worse child has the largest cheap bound; its first child is the one of the
+        lower cheap bound. Returns ((position, first label), that worse bound)."""
+        d = self.data
+        ranked = branch_candidates(d, "rank", partial, last, L, U, vbest,
+                                   self.options.strong_candidates)
+        best, choice = -math.inf, None
+        for pos, first in ranked:
+            i = d.l + pos
+            plus = self._cheap(seed, *self._side(L, U, i, 1), lmd, umd)
+            minus = self._cheap(seed, *self._side(L, U, i, -1), lmd, umd)
+            self.stats["strong_evaluations"] += 2
+            worse = min(plus, minus)
+            if choice is None or worse > best:
+                label = first if plus == minus else (1 if plus < minus else -1)
+                best, choice = worse, (pos, label)
+        if choice is None:
+            return self._first_open(partial, L, U), -math.inf
+        return choice, best
 
     def certificate_losses(self) -> dict:
         """:func:`certificate_losses` of the nodes evaluated so far."""

@@ -66,7 +66,15 @@ def first_free(partial):
 def branch_point(data: OutputSpaceData, rule: str, partial, last, L, U, vbest):
     """Their rule 2 (module docstring; ``rule`` "rank") over the free unlabeled points, or the
     most fractional ("fractional"); ``last`` is the node's last round (X, certificate, rows,
-    L, U). Returns (position in U, first label)."""
+    L, U). Only points whose box (L, U) leaves both signs are candidates: a point whose label
+    the box fixes is never branched on. Returns (position in U, first label)."""
+    return branch_candidates(data, rule, partial, last, L, U, vbest, 1)[0]
+
+
+def branch_candidates(data: OutputSpaceData, rule: str, partial, last, L, U, vbest,
+                      top: int) -> list:
+    """The ``top`` first points of :func:`branch_point`'s rule, best first, as (position in
+    U, first label) (at least one)."""
     d = data
     X, cert, rows, _, _ = last
     n = d.n
@@ -74,7 +82,7 @@ def branch_point(data: OutputSpaceData, rule: str, partial, last, L, U, vbest):
     V = X[1:n + 1, 1:n + 1]
     free_u = np.flatnonzero((partial == 0) & (L[d.l:] < 0) & (U[d.l:] > 0))
     if free_u.size == 0:
-        return first_free(partial)
+        return [first_free(partial)]
     free = d.l + free_u
     kinds = np.asarray(rows.kind)
     dual_lm = np.zeros(n)
@@ -90,7 +98,7 @@ def branch_point(data: OutputSpaceData, rule: str, partial, last, L, U, vbest):
         return int(i - d.l), (1 if x[i] >= 0 else -1)
 
     if rule == "fractional":
-        return pick(free[np.argmin(np.abs(x[free]))])
+        return [pick(i) for i in free[np.argsort(np.abs(x[free]), kind="stable")[:top]]]
     if d.positives is not None:
         _, best = d.qp(d.full(labels_count(x[d.l:], d.positives)))
     else:
@@ -100,7 +108,7 @@ def branch_point(data: OutputSpaceData, rule: str, partial, last, L, U, vbest):
     if cand.size == 0:
         with_dual = free[dual_lm[free] > 1e-5]
         pool = with_dual if with_dual.size else free
-        return pick(pool[np.argmin(np.abs(x[pool]))])
+        return [pick(i) for i in pool[np.argsort(np.abs(x[pool]), kind="stable")[:top]]]
     vb = vbest if vbest is not None else np.zeros(n)
     Cm, Z = d.Cm, cert.Z
     E = np.outer(x, x) - V
@@ -122,8 +130,8 @@ def branch_point(data: OutputSpaceData, rule: str, partial, last, L, U, vbest):
         pos = np.empty(cand.size)
         pos[order] = np.arange(1, cand.size + 1)
         score += pos
-    return pick(cand[int(np.argmin(score))])
+    return [pick(i) for i in cand[np.argsort(score, kind="stable")[:top]]]
 
 
 
-__all__ = ["dual_tightening", "branch_point", "first_free", "TOL_D", "TOL_P"]
+__all__ = ["dual_tightening", "branch_point", "branch_candidates", "first_free", "TOL_D", "TOL_P"]

@@ -166,8 +166,26 @@ ROUND_TOL = Option(
 
 BRANCHING = Option(
     "branching", "choice", "rank",
-    "SDP-S3VM's ranked rule or the most fractional point",
-    choices=("rank", "fractional"), group="bb-sdp (SDP-S3VM's node loop)")
+    "SDP-S3VM's ranked rule, the most fractional point, or strong branching on the cheap "
+    "certificate",
+    choices=("rank", "fractional", "strong"), group="bb-sdp (SDP-S3VM's node loop)")
+
+CHILD_MAX_ROUNDS = Option(
+    "child_max_rounds", "int", None,
+    "cutting-plane rounds at a node other than the root (default: max_rounds)",
+    minimum=1, group="bb-sdp (SDP-S3VM's node loop)")
+
+CHEAP_BOUND = Option(
+    "cheap_bound", "bool", False,
+    "bound each child first by its parent's multipliers at its box (an eigenvalue, no SDP; "
+    "prunes it when that suffices)",
+    group="bb-sdp (SDP-S3VM's node loop)")
+
+PROBE = Option(
+    "probe", "int", 0,
+    "free points probed at a node's end by the cheap certificate of its multipliers (fixes "
+    "their labels; 0: none)",
+    minimum=0, group="bb-sdp (SDP-S3VM's node loop)")
 
 COUNT_BOUND = Option(
     "count_bound", "choice", "lifted",
@@ -267,8 +285,9 @@ SHIPPED = {
     "sdp": ("s3vm.formulations.sdp:SDPRelaxation", (ROUNDING, SDP_FORM)),
     "bb-sdp": ("s3vm.formulations.bb_sdp:BranchAndBoundSDP",
         (NODE_SELECTION_2, REL_GAP, ABS_GAP, NODE_LIMIT, LOG_EVERY, TREE_FILE, K_BEST,
-         LABEL_FIXING, CERTIFY, CUT_FACTOR, MAX_ROUNDS, ROUND_TOL, BRANCHING, COUNT_BOUND,
-         MEAN_PRODUCTS, SDP_TOL, WORKERS, SCHEDULER, CERTIFICATE_2)),
+         LABEL_FIXING, CERTIFY, CUT_FACTOR, MAX_ROUNDS, ROUND_TOL, BRANCHING, CHILD_MAX_ROUNDS,
+         CHEAP_BOUND, PROBE, COUNT_BOUND, MEAN_PRODUCTS, SDP_TOL, WORKERS, SCHEDULER,
+         CERTIFICATE_2)),
     "sdp-subspace": ("s3vm.formulations.sdp_subspace:SubspaceSDP",
         (DIM, SPECTRAL_RULE, GRAPH, THRESHOLD_QUANTILE, ROUNDING)),
     "sdp-lowrank": ("s3vm.formulations.sdp_lowrank:LowRankSDP",

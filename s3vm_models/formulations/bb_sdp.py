@@ -58,8 +58,15 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         Cutting-plane rounds at a node (theirs: 30).
     round_tol : float
         A node stops its rounds when its bound improves by less than this, relatively (1e-3).
-    branching : {"rank", "fractional"}
-        Their rule 2 (ten ranked criteria) or the most fractional point.
+    branching : {"rank", "fractional", "strong"}
+        Their rule 2 (ten ranked criteria), the most fractional point, or strong branching on
+        the cheap certificate (the best of rule 2's first four by its worse child's bound).
+    child_max_rounds : int, optional
+        Cutting-plane rounds at a node other than the root (None: ``max_rounds``).
+    cheap_bound : bool
+        Bound each child first by its parent's multipliers (:class:`s3vm.bounds.shor.ShorOptions`).
+    probe : int
+        Free points probed at a node's end by the cheap certificate (0: none).
     count_bound : {"lifted", "none"}
         Under ``--balance count``: the labels lifted into the SDP with the count and its
         products, or the count left to the driver (docs/formulations.md#bb-sdp).
@@ -123,8 +130,17 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
                group=SDP_GROUP),
         Option("round_tol", "float", 1e-3, "stop a node's rounds below this relative "
                "improvement", minimum=0.0, group=SDP_GROUP),
-        Option("branching", "choice", "rank", "SDP-S3VM's ranked rule or the most "
-               "fractional point", choices=BRANCHINGS, group=SDP_GROUP),
+        Option("branching", "choice", "rank", "SDP-S3VM's ranked rule, the most "
+               "fractional point, or strong branching on the cheap certificate",
+               choices=BRANCHINGS, group=SDP_GROUP),
+        Option("child_max_rounds", "int", None, "cutting-plane rounds at a node other than "
+               "the root (default: max_rounds)", minimum=1, group=SDP_GROUP),
+        Option("cheap_bound", "bool", False, "bound each child first by its parent's "
+               "multipliers at its box (an eigenvalue, no SDP; prunes it when that suffices)",
+               group=SDP_GROUP),
+        Option("probe", "int", 0, "free points probed at a node's end by the cheap "
+               "certificate of its multipliers (fixes their labels; 0: none)", minimum=0,
+               group=SDP_GROUP),
         Option("count_bound", "choice", "lifted", "with --balance count: labels lifted "
                "into the SDP, or the count left to the search", choices=COUNT_BOUNDS,
                group=SDP_GROUP),
@@ -163,6 +179,8 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
     def shor_options(self) -> ShorOptions:
         options = ShorOptions(cut_factor=self.cut_factor, max_rounds=self.max_rounds,
                               rel_tol=self.round_tol, branching=self.branching,
+                              child_max_rounds=self.child_max_rounds, probe=self.probe,
+                              cheap=self.cheap_bound,
                               count_bound=self.count_bound, products=self.mean_products,
                               tolerance=self.sdp_tol,
                               tolerance_near=min(self.sdp_tol, ShorOptions.tolerance_near))

@@ -163,11 +163,15 @@ class RowList:
 # -- the node model ------------------------------------------------------------------------------
 def base_rows(N: int, n: int, unlabeled: np.ndarray, rhs: Optional[float], L: np.ndarray,
               U: np.ndarray, lmd: np.ndarray, umd: np.ndarray,
-              upper: Optional[np.ndarray] = None) -> RowList:
+              upper: Optional[np.ndarray] = None,
+              keep_free: Optional[np.ndarray] = None) -> RowList:
     """The rows of the node relaxation but the cuts (module docstring); ``unlabeled`` are the
     point indices of U (0-based, points; X index = point + 1). ``upper`` (a mask of points)
     keeps only those rows V_ii <= umd_i (the node loop hides the ones it has not seen
-    violated)."""
+    violated). ``keep_free`` (a mask of points) keeps the rows V_ii >= lmd_i of these points
+    also where the box fixed their sign (valid there: |v_i| >= 1 on every labeling), so that a
+    child's rows hold every row of its parent (the cheap certificate of
+    :mod:`s3vm.bounds.shor`)."""
     rows = RowList(N)
     rows.add("one", 0, 0, 1.0, 1.0, True)
     if rhs is not None:
@@ -178,7 +182,10 @@ def base_rows(N: int, n: int, unlabeled: np.ndarray, rhs: Optional[float], L: np
     rows.add("xL", 0, 1 + lo[:, None], 1.0, L[lo], False, i=lo)
     hi = np.flatnonzero(U < 0)
     rows.add("xU", 0, 1 + hi[:, None], -1.0, -U[hi], False, i=hi)
-    free = np.flatnonzero((L < 0) & (U > 0))
+    free = (L < 0) & (U > 0)
+    if keep_free is not None:
+        free = free | np.asarray(keep_free, dtype=bool)
+    free = np.flatnonzero(free)
     rows.add("dL", 1 + free[:, None], 1 + free[:, None], 1.0, lmd[free], False, i=free)
     if upper is not None:
         pts = pts[np.asarray(upper, dtype=bool)]
