@@ -134,7 +134,14 @@ def one(spec: dict) -> dict:
                incumbent_source=info.get("incumbent_source"),
                product_rows=info.get("product_rows"), products_dropped=info.get("products_dropped"),
                root_finished=info.get("root_finished"), root_ended=info.get("root_ended"),
-               certificate_loss=info.get("certificate_loss"))
+               certificate_loss=info.get("certificate_loss"),
+               child_seconds_median=info.get("child_seconds_median"),
+               fixed=info.get("fixed"), fixed_max=info.get("fixed_max"),
+               cheap_pruned=info.get("cheap_pruned"),
+               branching=options.get("branching"))
+    certified = getattr(r, "certified_labels", None)
+    if certified is not None:
+        out["certified"] = int(np.sum(certified))
     return out
 
 
@@ -321,6 +328,69 @@ def compare_one(fh, args, name: str, seed: int, limit: float):
             emit(fh, {**run({**common, "options": options, "code": "previous",
                              "label": "bb-sdp previous"}, python=args.baseline),
                       "selection": common["selection"]})
+
+
+def nodes_part(args):
+    """Node costs and branching (issue 35's benchmark, the part that fits a shared 2-core
+    machine): per instance (seed 0, their CV with the labeled points in order 0) and convention,
+    ``bb-sdp`` by this code with each branching rule of ``--variants`` (``previous``: the
+    previous code, ``--baseline``), one run at a time, all with the same kernel, C, C* and
+    options; each record carries nodes, the root's seconds, the median child's, the labels the
+    boxes fixed and the labels certified."""
+    from s3vm.data.loaders import load_sdp_instance
+    from s3vm.selection import select_parameters
+
+    with open(args.out, "a") as fh:
+        emit(fh, {"part": "header", "uptime": subprocess.run(["uptime"], capture_output=True,
+                                                              text=True).stdout.strip(),
+                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                  "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                                           capture_output=True, text=True).stdout.strip(),
+                  "args": vars(args)})
+        for name in args.instances.split(","):
+            inst = load_sdp_instance(name, 0.3, seed=0, rounding="floor")
+            for convention in args.conventions.split(","):
+                sel = select_parameters(inst, seed=0, convention=convention)
+                common = {"instance": name, "seed": 0, "rounding": "floor",
+                          "formulation": "bb-sdp", "time_limit": args.time_limit,
+                          "convention": convention, "settings": sel.settings()}
+                options = {"rel_gap": args.gap, **sel.options()}
+                for variant in args.variants.split(","):
+                    if variant == "previous":
+                        if args.baseline:
+                            emit(fh, {**run({**common, "options": options, "code": "previous",
+                                             "label": "bb-sdp previous"},
+                                            python=args.baseline), "variant": variant})
+                        continue
+                    emit(fh, {**run({**common, "options": {**options, "branching": variant},
+                                     "label": f"bb-sdp {variant}"}), "variant": variant})
+
+
+def nodes_table(args):
+    """Markdown table of a ``nodes`` results file (stdout)."""
+    rows = [json.loads(ln) for ln in open(args.out)]
+    for h in (r for r in rows if r.get("part") == "header"):
+        print(f"<!-- {h['date']} commit {h.get('commit')} -->")
+        print(h["uptime"])
+    print("| instance | n | convention | code, branching | status | s | gap | nodes | root s "
+          "| median child s | child / root | fixed (max a node) | certified of u |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if r.get("part") == "header" or "variant" not in r:
+            continue
+        root, child = r.get("root_seconds"), r.get("child_seconds_median")
+        ratio = f"{child / root:.2f}" if root and child is not None else "-"
+        gap = "-" if r.get("gap") is None else f"{100 * r['gap']:.2f}%"
+        code = "previous" if r["variant"] == "previous" else f"this, {r['variant']}"
+        fixed = "-" if r.get("fixed") is None else f"{r['fixed']} ({r.get('fixed_max')})"
+        cert = "-" if r.get("certified") is None else f"{r['certified']} of {r.get('u')}"
+        print(f"| {r['instance']} | {r.get('n')} | {r['convention']} | {code} | {r['status']} "
+              f"| {_num(r.get('seconds'), 1)} | {gap} | {r.get('nodes')} "
+              f"| {_num(root, 1)} | {_num(child, 2)} | {ratio} | {fixed} | {cert} |")
+
+
+def _num(x, digits: int) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
 
 
 def compare_table(args):
@@ -646,6 +716,7 @@ def main():
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("part", choices=("mean", "count", "table", "compare", "compare-table",
+                                     "nodes", "nodes-table",
                                      "compare-summary", "roots", "roots-table"))
     ap.add_argument("--out", required=True)
     ap.add_argument("--time-limit", type=float, default=100.0)
@@ -680,12 +751,14 @@ def main():
                          "above)")
     ap.add_argument("--resume", action="store_true",
                     help="mean: skip the runs --out already holds (to run it in pieces)")
+    ap.add_argument("--variants", default="rank,strong,fractional,previous",
+                    help="nodes: branching rules of this code, and 'previous' (--baseline)")
     ap.add_argument("--baseline-seeds", default="0",
                     help="compare: comma-separated seeds the previous code also runs")
     args = ap.parse_args()
     {"mean": mean_part, "count": count_part, "table": table, "compare": compare_part,
      "compare-table": compare_table, "compare-summary": compare_summary, "roots": roots_part,
-     "roots-table": roots_table}[args.part](args)
+     "roots-table": roots_table, "nodes": nodes_part, "nodes-table": nodes_table}[args.part](args)
 
 
 if __name__ == "__main__":
