@@ -144,8 +144,15 @@ def test_a_stopped_solve_answers_no_worse_than_the_fallback_it_holds(name, limit
     labels = np.asarray(answer["labels"])
     problem = formulation_class(name).problem
     own = labeling_objective_reference(problem, instance, settings, labels)
-    assert answer["objective"] == pytest.approx(own, rel=1e-5, abs=1e-7)
     fallback = _fallback_labels(instance, settings, int(np.sum(labels > 0)))
+    if answer["message"].startswith("time limit reached while reading the data"):
+        # At load 8 the command's start and reading the data used up 4 s: the answer is then
+        # the fallback's labels, not scored (nothing may import the solver library past the
+        # limit); they are checked against the fallback computed here.
+        assert answer["objective"] is None, answer["message"]
+        assert np.sum(labels != fallback) <= 2, answer["message"]  # L-BFGS-B's last digits
+        return
+    assert answer["objective"] == pytest.approx(own, rel=1e-5, abs=1e-7)
     held = labeling_objective_reference(problem, instance, settings, fallback)
     assert own <= held * (1 + 1e-6) + 1e-9, (
         f"{name} at {limit} s answered objective {own:.6g}, worse than the supervised "

