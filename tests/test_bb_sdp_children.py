@@ -156,3 +156,19 @@ def test_a_child_is_pruned_by_the_cheap_bound_with_no_sdp():
     assert found_off.objective == pytest.approx(ref.best, rel=RTOL)
     assert not any(e.ended == "cheap" for e in off.log)
     assert off.stats["cheap_pruned"] == 0
+
+
+def test_the_node_statistics_reach_the_result_through_the_pool():
+    # The children are bounded on the problem's copies (the driver's pool, in process too):
+    # counters kept on a copy never came back, and the benchmark read child seconds None on
+    # every run. They are read from the node log, which the copies send back.
+    from s3vm import api
+
+    inst, settings, ref = random_case(1, "count")
+    result = api.solve(inst, "bb-sdp", options={"node_selection": "best"},
+                       **{k: getattr(settings, k) for k in ("kernel", "sigma", "C", "C_star",
+                                                            "bias", "balance")})
+    assert result.nodes > 1
+    info = result.info
+    assert info["child_seconds_median"] is not None and info["child_seconds_median"] > 0
+    assert info["fixed_max"] <= info["fixed"] and info["root_seconds"] > 0

@@ -254,6 +254,7 @@ class NodeLog:
     ended: str = "no SDP"
     seconds: float = 0.0
     fixed: int = 0
+    root: bool = False
     cheap: float = -math.inf
 
 
@@ -296,7 +297,8 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
         ``heuristic_seconds``, ``cuts`` (added), ``root_bound``, ``root_seconds``,
         ``root_rounds``, ``root_ended`` (why the root's rounds stopped, :class:`NodeLog`),
         ``root_finished`` (False when the clock or the solver cut them off),
-        ``products_dropped`` (rounds whose product rows the solver failed on).
+        ``products_dropped`` (rounds whose product rows the solver failed on); the node
+        seconds and fixed labels come from the log (:meth:`node_statistics`).
     log : list of NodeLog
     clock : s3vm.solvers.runtime.clock.Clock, optional
         The solve's clock: rounds stop, and SDPs are cut off, when it expires.
@@ -326,10 +328,9 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
                       "root_seconds": None, "root_rounds": None, "sdp_failures": 0,
                       "sdp_escalations": 0, "upper_rows_shown": 0, "products_dropped": 0,
                       "root_ended": None, "root_finished": False,
-                      "child_seconds_median": None, "cheap": 0, "cheap_pruned": 0,
-                      "cheap_seconds": 0.0, "probes": 0, "probe_fixed": 0, "fixed": 0,
-                      "fixed_max": 0, "strong_evaluations": 0}
-        self._child_seconds: list = []
+                      "cheap": 0, "cheap_pruned": 0,
+                      "cheap_seconds": 0.0, "probes": 0, "probe_fixed": 0,
+                      "strong_evaluations": 0}
         self.clock = clock
         self.sdp = NodeSDP(self.data, self._lifted, backend, profile, self.options, self.stats,
                            clock)
@@ -421,12 +422,17 @@ class ShorBoundProblem(PoolCopies, LabelingProblem):
         if len(self.log) > logged:
             entry = self.log[-1]
             entry.seconds = seconds
-            if parent_state is not None:
-                self._child_seconds.append(seconds)
-                self.stats["child_seconds_median"] = float(np.median(self._child_seconds))
-            self.stats["fixed"] += entry.fixed
-            self.stats["fixed_max"] = max(self.stats["fixed_max"], entry.fixed)
+            entry.root = parent_state is None
         return node
+
+    def node_statistics(self) -> dict:
+        """From the node log (which the pool's copies send back, unlike counters kept on the
+        copy): ``child_seconds_median`` (the nodes other than the root), ``fixed`` (labels the
+        boxes fixed, summed over nodes) and ``fixed_max`` (the most at one node)."""
+        children = [entry.seconds for entry in self.log if not entry.root]
+        fixed = [entry.fixed for entry in self.log]
+        return {"child_seconds_median": float(np.median(children)) if children else None,
+                "fixed": int(sum(fixed)), "fixed_max": int(max(fixed, default=0))}
 
     def _fixed(self, partial, L, U) -> int:
         """The free points of ``partial`` whose label the box (L, U) fixes."""

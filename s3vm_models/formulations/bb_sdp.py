@@ -227,7 +227,8 @@ class BranchAndBoundSDP(BranchAndBoundFormulation):
         asked = problem.options.products and problem.data.rhs is not None and not problem._lifted
         rows = "off" if not asked else "dropped" if stats["products_dropped"] else "kept"
         return {"sdp_solves": stats.pop("sdp"), "sdp_seconds": stats.pop("sdp_seconds"),
-                **stats, "product_rows": rows, "certificate_loss": problem.certificate_losses()}
+                **stats, **problem.node_statistics(), "product_rows": rows,
+                "certificate_loss": problem.certificate_losses()}
 
     @contextmanager
     def environment(self):
