@@ -362,7 +362,12 @@ def nodes_part(args):
                                              "label": "bb-sdp previous"},
                                             python=args.baseline), "variant": variant})
                         continue
-                    emit(fh, {**run({**common, "options": {**options, "branching": variant},
+                    # "rank+probe": the rule, and the labels the tree left open probed after
+                    # the search (certify="probe")
+                    rule, _, certify = variant.partition("+")
+                    extra = {"certify": certify} if certify else {}
+                    emit(fh, {**run({**common, "options": {**options, "branching": rule,
+                                                           **extra},
                                      "label": f"bb-sdp {variant}"}), "variant": variant})
 
 
@@ -760,7 +765,8 @@ def main():
     ap.add_argument("--resume", action="store_true",
                     help="mean: skip the runs --out already holds (to run it in pieces)")
     ap.add_argument("--variants", default="rank,strong,fractional,previous",
-                    help="nodes: branching rules of this code, and 'previous' (--baseline)")
+                    help="nodes: branching rules of this code (RULE+probe: certify='probe' too), "
+                         "and 'previous' (--baseline)")
     ap.add_argument("--baseline-seeds", default="0",
                     help="compare: comma-separated seeds the previous code also runs")
     args = ap.parse_args()
