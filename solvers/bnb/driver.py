@@ -41,8 +41,16 @@ import numpy as np
 from s3vm.solvers.backends.base import Backend, Outcome
 from s3vm.solvers.bnb.certified import LabelRecords, certify as certify_labels
 from s3vm.solvers.bnb.kbest import LabelingPool
+from s3vm.solvers.bnb.probing import RootProbing
 from s3vm.solvers.bnb.problem import LabelingProblem
-from s3vm.solvers.bnb.queues import QUEUES, Node
+from s3vm.solvers.bnb.queues import QUEUES, Job, Node
+from s3vm.solvers.bnb.search_log import (
+    TRACE_SECONDS,
+    SearchLog,
+    _format_row,
+    _gap,
+    _num,
+)
 from s3vm.solvers.bnb.tree import NoTree, ProofRecorder, TreeRecorder, write_graphml
 from s3vm.solvers.errors import InputError
 from s3vm.solvers.runtime.clock import Stopped, call_clock
@@ -55,10 +63,6 @@ NODE_SELECTIONS = ("depth", "best", "best-dive")
 PROBES = ("off", "root")  # optimality-based label fixing at the root
 CERTIFY = ("tree", "probe")  # how the labels of the answer are certified
 NUMERICAL_TOL = 1e-9  # relative: bounds this close to the incumbent cannot improve it
-LOG_SECONDS = 5.0  # a log line at least this often, whatever log_every says
-TRACE_SECONDS = 0.02  # a trace point at least this far apart (and at every new incumbent)
-TRACE_POINTS = 500  # past this many, every other point is dropped and the spacing doubled
-PROGRESS_SECONDS = 0.2  # the progress display is refreshed at most this often
 
 
 @dataclass
@@ -155,12 +159,6 @@ class SearchResult:
     def gap(self) -> Optional[float]:
         """Relative gap (objective - lower_bound) / max(1, |objective|), as :attr:`Result.gap`."""
         return _gap(self.objective, self.lower_bound)
-
-
-def _gap(objective, lower_bound) -> Optional[float]:
-    if objective is None or lower_bound is None:
-        return None
-    return max(0.0, objective - lower_bound) / max(1.0, abs(objective))
 
 
 def _discard(line: str) -> None:
@@ -337,17 +335,7 @@ def _log_progress(line: str) -> None:
     LOGGER.info(line, extra={"progress": True})
 
 
-class _Job:
-    """A created node waiting for its evaluation: a leaf's objective or a bound."""
-
-    __slots__ = ("id", "depth", "partial", "plus", "minus", "parent_bound", "leaf")
-
-    def __init__(self, node_id, depth, partial, plus, minus, parent_bound, leaf):
-        self.id, self.depth, self.partial = node_id, depth, partial
-        self.plus, self.minus, self.parent_bound, self.leaf = plus, minus, parent_bound, leaf
-
-
-class _Search:
+class _Search(SearchLog, RootProbing):
     """One run of the search; :meth:`execute` is the loop."""
 
     def __init__(self, problem, *, abs_gap, rel_gap, node_limit, log_every, log,
@@ -465,7 +453,7 @@ class _Search:
         return self._settle(job, self.problem.bound(job.partial, state))
 
     def _create(self, parent: Optional[Node], partial: np.ndarray, plus: int, minus: int,
-                index: Optional[int], label: Optional[int]) -> Optional["_Job"]:
+                index: Optional[int], label: Optional[int]) -> Optional[Job]:
         """Number a new node and settle what needs no bound (the count, the parent's bound);
         else the job that evaluates it: a leaf's objective or a bound."""
         node_id, self.created = self.created, self.created + 1
@@ -490,9 +478,9 @@ class _Search:
                 # the count forces labels the links forbid: no labeling completes the node
                 self.tree.set(node_id, status="infeasible")
                 return None
-        return _Job(node_id, depth, partial, plus, minus, parent_bound, leaf=not free)
+        return Job(node_id, depth, partial, plus, minus, parent_bound, leaf=not free)
 
-    def _settle(self, job: "_Job", info) -> Optional[Node]:
+    def _settle(self, job: Job, info) -> Optional[Node]:
         """The node of ``job`` with its bound ``info``: open, or settled (None)."""
         node_id = job.id
         self.nodes += 1
@@ -638,174 +626,6 @@ class _Search:
             self.stop = "interrupted" if interrupted else "time limit"
         return self._finish(frontier)
 
-    def _evaluate_root(self, partial: np.ndarray) -> Optional[Node]:
-        """:meth:`_evaluate` of the root, keeping its partial labeling, bound and state for the
-        probes (also when the root is settled at once)."""
-        job = self._create(None, partial, int(np.sum(partial == 1)), int(np.sum(partial == -1)),
-                           None, None)
-        if job is None:
-            return None
-        if job.leaf:
-            self._leaf(job.id, job.partial)
-            return None
-        info = self.problem.bound(job.partial, None)
-        node = self._settle(job, info)
-        value = float(info.value)
-        self.root_partial, self.root_state = job.partial, info.state
-        self.root_bound = -math.inf if math.isnan(value) else value
-        return node
-
-    # -- probing ---------------------------------------------------------------------------
-    def _probe_bound(self, base: np.ndarray, index: int, label: int, state: Any,
-                     parent_bound: float, offer: bool = True) -> tuple[np.ndarray, float]:
-        """(partial, value) of the child of ``base`` with ``label`` at ``index`` (its class with
-        links), bounded from ``state``: ``inf`` when the count or the links leave it no
-        labeling, a leaf's objective when the count completes it, else its bound (raised to
-        ``parent_bound``). Labelings found are offered as incumbents when ``offer``."""
-        child = base.copy()
-        if self.links is None:
-            child[index] = label
-        else:
-            self.links.fix(child, index, label)
-        plus, minus = int(np.sum(child == 1)), int(np.sum(child == -1))
-        if self.P is not None and (plus > self.P or minus > self.u - self.P):
-            return child, math.inf
-        free = self.u - plus - minus
-        if free and self.P is not None and (plus == self.P or minus == self.u - self.P):
-            child[child == 0] = -1 if plus == self.P else 1
-            free = 0
-            if self.links is not None and not self.links.consistent(child):
-                return child, math.inf
-        self.nodes += 1
-        self.probe_nodes += 1
-        if not free:
-            value = float(self.problem.objective(child))
-            if math.isnan(value) or value == math.inf:
-                return child, math.inf
-            if offer:
-                self._offer(child, value, "leaf")
-            return child, value
-        info = self.problem.bound(child, state)
-        value = float(info.value)
-        value = max(-math.inf if math.isnan(value) else value, parent_bound)
-        if offer and info.labels is not None:
-            self._offer(info.labels, info.labels_value, "bound")
-        return child, value
-
-    def _probe_root(self, root: Node) -> Optional[Node]:
-        """Fix at the root the labels whose opposite child cannot improve the incumbent (see
-        ``probe`` in :func:`search`); the root with its labels fixed, bounded again (None when
-        settled)."""
-        if self.labels is None or not math.isfinite(self.cutoff):
-            return root
-        state, partial = self.root_state, root.partial.copy()
-        # While probing, the root's (shrinking) subtree is in no open node: a stop counts it.
-        self.expanding, self.in_expansion = root.bound, [root]
-        fixed = tried = 0
-        for i in range(self.u):
-            if partial[i] != 0:
-                continue
-            if (self.probe_max is not None and tried >= self.probe_max) or self.clock.stopped \
-                    or self.clock.expired() or root.bound >= self.cutoff or \
-                    (self.node_limit is not None and self.nodes >= self.node_limit):
-                break
-            tried += 1
-            label = int(self.labels[i])
-            child, value = self._probe_bound(partial, i, -label, state, root.bound)
-            if value < self.cutoff or self.labels[i] != label:
-                # it may improve the incumbent; or it held the new incumbent, which the fix
-                # would leave out of the tree (valid, but no longer the incumbent's label)
-                continue
-            # A terminal node, pruned as the tree would prune it: every labeling that can
-            # still enter the answer has ``label`` at i.
-            if value != math.inf:
-                self.floor = min(self.floor, value)
-                self.outside.record(child, value)
-            partial = partial.copy()
-            if self.links is None:
-                partial[i] = label
-            else:
-                self.links.fix(partial, i, label)
-            fixed += 1
-            root.partial = partial
-            root.plus, root.minus = int(np.sum(partial == 1)), int(np.sum(partial == -1))
-            if self.P is not None and (root.plus >= self.P or root.minus >= self.u - self.P):
-                break  # the count settles the rest
-        self.fixed_at_root = fixed
-        self.root_fixed = np.where(partial != self.root_partial, partial, 0)
-        if not fixed:
-            return root
-        self.root_partial = partial
-        self.tree.set(root.id, partial=partial, fixed_at_root=fixed)
-        job = self._create_fixed_root(root, partial)
-        if job is None:
-            return None
-        if job.leaf:
-            self._leaf(job.id, job.partial)
-            return None
-        node = self._settle(job, self.problem.bound(job.partial, state))
-        if node is not None:
-            self.root_partial, self.root_bound = node.partial, node.bound
-            self.root_state = node.info.state
-        return node
-
-    def _create_fixed_root(self, root: Node, partial: np.ndarray) -> Optional["_Job"]:
-        """The job that bounds the root again with its fixed labels (None: the count leaves it
-        no labeling), completed when the count forces the rest."""
-        plus, minus = int(np.sum(partial == 1)), int(np.sum(partial == -1))
-        if self.P is not None and (plus > self.P or minus > self.u - self.P):
-            self.tree.set(root.id, status="infeasible")
-            return None
-        if root.bound >= self.cutoff:
-            self._prune(root.id, root.bound, partial)
-            return None
-        free = self.u - plus - minus
-        if free and self.P is not None and (plus == self.P or minus == self.u - self.P):
-            partial = partial.copy()
-            partial[partial == 0] = -1 if plus == self.P else 1
-            free = 0
-            self.root_partial = partial
-            self.tree.set(root.id, partial=partial)
-            if self.links is not None and not self.links.consistent(partial):
-                self.tree.set(root.id, status="infeasible")
-                return None
-        return _Job(root.id, 0, partial, plus, minus, root.bound, leaf=not free)
-
-    def _label_values(self, probed_plus=None, probed_minus=None):
-        """(best_if_plus, best_if_minus) over the whole space: the root's probes' terminal
-        nodes, and below the (fixed) root the tree's terminal nodes, raised by the bounds of
-        the probes after the search (each bounds the same labelings)."""
-        inside_plus, inside_minus = self.records.best_if_plus, self.records.best_if_minus
-        if probed_plus is not None:
-            inside_plus = np.maximum(inside_plus, probed_plus)
-            inside_minus = np.maximum(inside_minus, probed_minus)
-        return (np.minimum(self.outside.best_if_plus, inside_plus),
-                np.minimum(self.outside.best_if_minus, inside_minus))
-
-    def _certify_by_probes(self, objective: float):
-        """(probed_plus, probed_minus): for each position the tree left open, the bound of the
-        (fixed) root's child with the opposite of the answer's label (``-inf`` elsewhere), while
-        the clock allows."""
-        probed_plus = np.full(self.u, -math.inf)
-        probed_minus = np.full(self.u, -math.inf)
-        if self.root_partial is None or self.stop == "interrupted":
-            return probed_plus, probed_minus
-        certified, _ = certify_labels(*self._label_values(), self.labels, objective)
-        base, state = self.root_partial, self.root_state
-        self._phase("certifying labels")
-        try:
-            for i in np.flatnonzero(~certified):
-                if base[i] != 0:
-                    continue  # the root fixed it: below the root no labeling flips it
-                if self.clock.stopped or self.clock.expired():
-                    break
-                label = -int(self.labels[i])
-                _, value = self._probe_bound(base, int(i), label, state, self.root_bound,
-                                             offer=False)
-                (probed_plus if label == 1 else probed_minus)[i] = value
-        except (KeyboardInterrupt, Stopped):
-            pass  # what was probed holds
-        return probed_plus, probed_minus
 
     def _step_batch(self, frontier) -> None:
         """Expand the next nodes of ``frontier`` at once on the pool (up to half as many nodes
@@ -856,42 +676,6 @@ class _Search:
             return self.incumbent
         return self.incumbent - NUMERICAL_TOL * max(1.0, abs(self.incumbent))
 
-    def _trace(self, frontier, now: float, bound: Optional[float] = None) -> None:
-        bound = self._lower_bound(frontier) if bound is None else bound
-        point = (now - self.start, self.nodes, self.incumbent, bound)
-        for key, value in zip(("seconds", "nodes", "incumbent", "bound"), point):
-            if key in ("incumbent", "bound"):
-                value = float(value) if math.isfinite(value) else None
-            self.trace[key].append(value)
-        self.trace_last, self.trace_incumbent = now, self.incumbent
-        if len(self.trace["seconds"]) > TRACE_POINTS:
-            for key, values in self.trace.items():
-                self.trace[key] = values[:-1:2] + values[-1:]
-            self.trace_seconds *= 2
-
-    def _report(self, frontier, now: float) -> None:
-        if self.incumbent != self.trace_incumbent or now - self.trace_last >= self.trace_seconds:
-            self._trace(frontier, now)
-        row = None
-        if self.nodes >= self.next_log or now - self.last_log >= LOG_SECONDS:
-            row = self._row(frontier, now)
-            self.log(row)
-            self.last_log = now
-            self.clock.logged()
-            if self.log_every:
-                self.next_log = (self.nodes // self.log_every + 1) * self.log_every
-        if now - self.last_report >= PROGRESS_SECONDS:
-            bound = self._lower_bound(frontier)
-            self.clock.report(phase="branch and bound", nodes=self.nodes,
-                              lower_bound=bound if math.isfinite(bound) else None)
-            self.last_report = now
-        if now - self.last_progress >= PROGRESS_SECONDS:
-            self.progress(row if row is not None else self._row(frontier, now))
-            self.last_progress = now
-
-    def _row(self, frontier, now: float) -> str:
-        return _format_row(self.nodes, len(frontier), self.incumbent,
-                           self._lower_bound(frontier), now - self.start)
 
     def _finish(self, frontier) -> SearchResult:
         bound = self._lower_bound(frontier)
@@ -925,17 +709,6 @@ class _Search:
         self.log(_summary(result))
         return result
 
-    def _record_unfinished(self, frontier) -> None:
-        """The terminal nodes of a stopped search (:mod:`.certified`): the open nodes and those
-        being expanded, with their bounds; before the root was bounded, nothing is proven."""
-        if self.expanding == -math.inf:
-            self.records.nothing_proven()
-            return
-        for node in frontier.nodes():
-            self.records.record(node.partial, node.bound)
-        if self.expanding != math.inf:
-            for node in self.in_expansion:
-                self.records.record(node.partial, node.bound)
 
     def _status(self, objective: Optional[float], bound: float) -> tuple[str, str]:
         found = objective is not None
@@ -957,18 +730,6 @@ class _Search:
 
 
 _HEADER = f"{'nodes':>10} {'open':>9} {'incumbent':>14} {'best bound':>14} {'gap':>9} {'time':>9}"
-
-
-def _format_row(nodes: int, open_nodes: int, incumbent: float, bound: float,
-                seconds: float) -> str:
-    gap = _gap(incumbent, bound) if math.isfinite(incumbent) else None
-    gap_text = "-" if gap is None or not math.isfinite(gap) else f"{gap:.2%}"
-    return (f"{nodes:>10} {open_nodes:>9} {_num(incumbent):>14} {_num(bound):>14} "
-            f"{gap_text:>9} {seconds:>8.1f}s")
-
-
-def _num(value: Optional[float]) -> str:
-    return f"{value:.8g}" if value is not None and math.isfinite(value) else "-"
 
 
 def _summary(result: SearchResult) -> str:

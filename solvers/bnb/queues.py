@@ -23,6 +23,16 @@ class Node:
         self.plus, self.minus, self.bound, self.info = plus, minus, bound, info
 
 
+class Job:
+    """A created node waiting for its evaluation: a leaf's objective or a bound."""
+
+    __slots__ = ("id", "depth", "partial", "plus", "minus", "parent_bound", "leaf")
+
+    def __init__(self, node_id, depth, partial, plus, minus, parent_bound, leaf):
+        self.id, self.depth, self.partial = node_id, depth, partial
+        self.plus, self.minus, self.parent_bound, self.leaf = plus, minus, parent_bound, leaf
+
+
 class Stack:
     """Depth-first: the first child on top."""
 
