@@ -468,6 +468,14 @@ class _Search(SearchLog, RootProbing):
             # The sibling just improved the incumbent past the parent's bound.
             self._prune(node_id, parent_bound, partial)
             return None
+        partial, free, completes = self._forced_by_count(node_id, partial, plus, minus)
+        if not completes:
+            return None
+        return Job(node_id, depth, partial, plus, minus, parent_bound, leaf=not free)
+
+    def _forced_by_count(self, node_id: int, partial: np.ndarray, plus: int,
+                         minus: int) -> tuple[np.ndarray, int, bool]:
+        """(partial, free, completes): a count met on one side gives the free the other."""
         free = self.u - plus - minus
         if free and self.P is not None and (plus == self.P or minus == self.u - self.P):
             partial = partial.copy()
@@ -477,8 +485,8 @@ class _Search(SearchLog, RootProbing):
             if self.links is not None and not self.links.consistent(partial):
                 # the count forces labels the links forbid: no labeling completes the node
                 self.tree.set(node_id, status="infeasible")
-                return None
-        return Job(node_id, depth, partial, plus, minus, parent_bound, leaf=not free)
+                return partial, free, False
+        return partial, free, True
 
     def _settle(self, job: Job, info) -> Optional[Node]:
         """The node of ``job`` with its bound ``info``: open, or settled (None)."""

@@ -142,16 +142,10 @@ class RootProbing:
         if root.bound >= self.cutoff:
             self._prune(root.id, root.bound, partial)
             return None
-        free = self.u - plus - minus
-        if free and self.P is not None and (plus == self.P or minus == self.u - self.P):
-            partial = partial.copy()
-            partial[partial == 0] = -1 if plus == self.P else 1
-            free = 0
-            self.root_partial = partial
-            self.tree.set(root.id, partial=partial)
-            if self.links is not None and not self.links.consistent(partial):
-                self.tree.set(root.id, status="infeasible")
-                return None
+        partial, free, completes = self._forced_by_count(root.id, partial, plus, minus)
+        self.root_partial = partial
+        if not completes:
+            return None
         return Job(root.id, 0, partial, plus, minus, root.bound, leaf=not free)
 
     def _label_values(self, probed_plus=None, probed_minus=None):
