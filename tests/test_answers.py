@@ -135,22 +135,27 @@ def _fallback_labels(instance, settings, positives: int) -> np.ndarray:
     return labels
 
 
-@pytest.mark.subprocess
-@pytest.mark.solver
-@pytest.mark.parametrize("name, limit", [("l2-miqp", 5), ("l2-miqp", 8), ("bd-mip", 4),
-                                         ("bd-mip", 6)])
-def test_a_stopped_solve_answers_no_worse_than_the_fallback_it_holds(name, limit):
+def _solve_heart_limited(name: str, limit: float):
+    """``s3vm solve heart -f NAME --time-limit LIMIT --json -q``: (the finished process, the
+    instance, the JSON answer), exit status 0 checked; skipped without SCIP for l2-miqp."""
     if name == "l2-miqp":
         pytest.importorskip("pyscipopt")
     done = subprocess.run([S3VM, "solve", "heart", "-f", name, "--time-limit", str(limit),
                            "--json", "-q"], capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     instance, _ = _heart()
-    answer = json.loads(done.stdout)
+    return done, instance, json.loads(done.stdout)
+
+
+@pytest.mark.subprocess
+@pytest.mark.solver
+@pytest.mark.parametrize("name, limit", [("l2-miqp", 5), ("l2-miqp", 8), ("bd-mip", 4),
+                                         ("bd-mip", 6)])
+def test_a_stopped_solve_answers_no_worse_than_the_fallback_it_holds(name, limit):
+    done, instance, answer = _solve_heart_limited(name, limit)
     settings = Settings(**answer["info"]["settings"])
     labels = np.asarray(answer["labels"])
     problem = formulation_class(name).problem
-    own = labeling_objective_reference(problem, instance, settings, labels)
     fallback = _fallback_labels(instance, settings, int(np.sum(labels > 0)))
     if answer["message"].startswith("time limit reached while reading the data"):
         # At load 8 the command's start and reading the data used up 4 s: the answer is then
@@ -159,6 +164,7 @@ def test_a_stopped_solve_answers_no_worse_than_the_fallback_it_holds(name, limit
         assert answer["objective"] is None, answer["message"]
         assert np.sum(labels != fallback) <= 2, answer["message"]  # L-BFGS-B's last digits
         return
+    own = labeling_objective_reference(problem, instance, settings, labels)
     assert answer["objective"] == pytest.approx(own, rel=1e-5, abs=1e-7)
     held = labeling_objective_reference(problem, instance, settings, fallback)
     assert own <= held * (1 + 1e-6) + 1e-9, (
@@ -171,13 +177,7 @@ def test_a_stopped_solve_answers_no_worse_than_the_fallback_it_holds(name, limit
 @pytest.mark.parametrize("limit", [0.5, 1])
 @pytest.mark.parametrize("name", formulation_names())
 def test_a_short_limit_answers_labels(name, limit):
-    if name == "l2-miqp":
-        pytest.importorskip("pyscipopt")
-    done = subprocess.run([S3VM, "solve", "heart", "-f", name, "--time-limit", str(limit),
-                           "--json", "-q"], capture_output=True, timeout=120)
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
-    instance, _ = _heart()
-    answer = json.loads(done.stdout)
+    done, instance, answer = _solve_heart_limited(name, limit)
     assert answer["labels"] is not None, answer.get("message")
     _answer_checked(done.stdout, instance, name, Settings(**answer["info"]["settings"]))
 
