@@ -32,6 +32,7 @@ from s3vm.solvers.runtime.clock import (
     Stopped,
     signal_name,
 )
+from s3vm.solvers.runtime.forks import fork_when_quiet
 
 _in_solve_process = False  # True in the child process of an isolated solve
 
@@ -180,6 +181,8 @@ def supervise_in_child(work, clock: Clock, waiter) -> Supervised:
     (the supervisor's loop) keeps the limit, the signals and the progress lines here."""
     from multiprocessing.connection import Connection
 
+    if not fork_when_quiet(lambda: clock.stopped):
+        return Supervised(False)
     for stream in (sys.stdout, sys.stderr):  # nothing buffered may be written twice
         stream.flush()
     up_r, up_w = os.pipe()
@@ -347,7 +350,8 @@ def call_in_child(fn: Callable[..., Any], *args, clock: Optional[Clock] = None) 
     thread waits on a pipe, so the supervisor keeps running, and the child is killed when
     ``clock`` (the solve's; None: none) is stopped (its time limit, a signal) or expires. The
     arguments need no pickling (the child shares them at the fork). An exception in the child
-    comes back as a RuntimeError with its type and message.
+    comes back as a RuntimeError with its type and message. The fork waits until solve
+    threads given up on earlier have ended (:func:`~s3vm.solvers.runtime.forks.fork_when_quiet`).
 
     Raises
     ------
@@ -356,6 +360,8 @@ def call_in_child(fn: Callable[..., Any], *args, clock: Optional[Clock] = None) 
     """
     from multiprocessing.connection import Connection
 
+    if not fork_when_quiet(lambda: clock is not None and clock.expired()):
+        raise ChildCallStopped("stopped (time limit or signal)")
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     read_end, write_end = os.pipe()
@@ -423,6 +429,8 @@ def calls_in_children(calls: list, stop: Callable[[], bool], poll: float = 0.1) 
     (nothing is pickled on the way in; return values must pickle), counts as the process of an
     isolated solve (:func:`in_solve_process`: it runs its solver calls directly, since it is
     killed whatever it is doing), and ignores SIGINT and SIGTERM, which the caller decides on.
+    The forks wait until solve threads given up on earlier have ended
+    (:func:`~s3vm.solvers.runtime.forks.fork_when_quiet`).
 
     Parameters
     ----------
@@ -446,6 +454,8 @@ def calls_in_children(calls: list, stop: Callable[[], bool], poll: float = 0.1) 
     """
     from multiprocessing.connection import Connection, wait
 
+    if not fork_when_quiet(stop, poll):
+        raise Stopped("stopped before the children were started")
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     children = []  # (pid, connection)

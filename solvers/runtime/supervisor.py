@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
 from s3vm.solvers.runtime.clock import INTERRUPTED, TIME_LIMIT, Clock, signal_name
+from s3vm.solvers.runtime.forks import abandon, abandoned_threads
 from s3vm.solvers.runtime.processes import Supervised, supervise_in_child
 
 #: Seconds between two progress lines of a long solve.
@@ -211,7 +212,6 @@ def signals_noted(noted: list, raise_after: Optional[int] = None) -> Iterator[Ca
         release()
 
 
-_abandoned: list = []
 _isolate = False
 
 
@@ -225,8 +225,7 @@ def set_isolation(on: bool = True) -> None:
 
 def abandoned_workers() -> int:
     """How many abandoned solve threads are still running (a program may then exit at once)."""
-    _abandoned[:] = [w for w in _abandoned if not w.done.is_set()]
-    return len(_abandoned)
+    return len(abandoned_threads())
 
 
 class _Waiter:
@@ -341,11 +340,11 @@ def supervise(work: Callable[[], Any], clock: Clock,
             if worker.done.wait(waiter.timeout()):
                 break
             if not waiter.check(nothing):
-                _abandoned.append(worker)
+                abandon(worker, worker.done)
                 return Supervised(False)
         except KeyboardInterrupt as exc:
             if not waiter.interrupted(exc, nothing):
-                _abandoned.append(worker)
+                abandon(worker, worker.done)
                 return Supervised(False)  # a second signal: stop waiting
     if worker.error is not None:
         raise worker.error
