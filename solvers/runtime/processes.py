@@ -225,7 +225,10 @@ def supervise_in_child(work, clock: Clock, waiter) -> Supervised:
                     outcome = receive()
                     if noted and not waiter.interrupted(_Noted(noted.pop(0)), stop):
                         break
-                    continue
+                    if outcome is not None:
+                        continue
+                # After a message too: a child that reports often must not keep the limit,
+                # the grace period or a dropped signal from being seen.
                 if not waiter.check(stop):
                     break
             except EOFError:

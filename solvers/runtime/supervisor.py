@@ -106,6 +106,8 @@ def signal_of(exc: BaseException) -> int:
 #: such blocks received in this process.
 _received: list = [None]
 _received_count: list = [0]
+#: [signals_interrupt blocks running, signals_received() when the outermost one began]
+_interrupting: list = [0, 0]
 
 
 def received_signal() -> Optional[int]:
@@ -151,14 +153,33 @@ def signals_interrupt() -> Iterator[None]:
     """While the block runs in the main thread, SIGINT and SIGTERM raise :class:`Interrupted`
     (with the signal's number) instead of ending the process; the previous handlers come back
     afterwards. Outside the main thread it does nothing (Python delivers signals there only)."""
-    if threading.current_thread() is threading.main_thread():
+    main = threading.current_thread() is threading.main_thread()
+    if main:
         _received[0] = None
+        if _interrupting[0] == 0:
+            _interrupting[1] = _received_count[0]
+        _interrupting[0] += 1
 
     def interrupt(signum):
         raise Interrupted(signum)
 
-    with _signals_handled(interrupt):
-        yield
+    try:
+        with _signals_handled(interrupt):
+            yield
+    finally:
+        if main:
+            _interrupting[0] -= 1
+
+
+def _dropped_signals_since(seen: int) -> bool:
+    """Whether a :func:`signals_interrupt` block runs and received a signal after ``seen``
+    (a :func:`signals_received` count) that nothing acted on.
+
+    Python runs a signal's handler in the main thread wherever that thread is, a finaliser
+    included (an object's ``__del__`` or a weakref callback the garbage collector runs); an
+    exception raised there is printed as "Exception ignored in" and dropped. The handler counted
+    the signal first, so a waiting loop that compares the count still sees it."""
+    return _interrupting[0] > 0 and _received_count[0] > max(seen, _interrupting[1])
 
 
 @contextmanager
@@ -235,6 +256,10 @@ class _Waiter:
         self.clock, self.line, self.emit, self.interval = clock, line, emit, interval
         self.give_up: Optional[float] = None
         self.next_line = clock.start + interval
+        self.signals_seen = signals_received()
+        if _interrupting[0] > 0:
+            # one dropped before this solve began (reading the data) is seen too
+            self.signals_seen = _interrupting[1]
 
     def timeout(self) -> float:
         """Seconds to wait for the worker before the next check (at most a quarter of a
@@ -254,6 +279,9 @@ class _Waiter:
         """Enforce the limit (``stop(reason, signal)`` asks the worker to stop) and print
         progress; False once the worker's grace period is over."""
         clock = self.clock
+        if _dropped_signals_since(self.signals_seen) \
+                and not self.interrupted(Interrupted(received_signal()), stop):
+            return False
         now = clock.now()
         if clock.stop_reason is None and now >= clock.deadline:
             clock.stop(TIME_LIMIT)
@@ -279,6 +307,7 @@ class _Waiter:
     def interrupted(self, exc: BaseException, stop) -> bool:
         """A signal in the supervising thread: stop the solve; False on a second signal."""
         clock = self.clock
+        self.signals_seen = signals_received()
         if clock.interrupted:
             return False
         signum = signal_of(exc)
