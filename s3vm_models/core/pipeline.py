@@ -28,7 +28,14 @@ from s3vm.data.instance import Instance
 from s3vm.solvers.backends.base import check_options
 from s3vm.solvers.errors import MESSAGES, InputError
 from s3vm.solvers.results import Result
-from s3vm.solvers.runtime.clock import INTERRUPTED, Clock, Stopped, imports_charged, signal_name
+from s3vm.solvers.runtime.clock import (
+    INTERRUPTED,
+    Clock,
+    Stopped,
+    imports_charged,
+    signal_name,
+    stopped_inside,
+)
 from s3vm.solvers.runtime.keys import environment_value
 from s3vm.solvers.runtime.stdio import native_stdout_elsewhere
 from s3vm.solvers.runtime.supervisor import (
@@ -187,6 +194,10 @@ def run_step(form, backend, instance: Instance, settings: Settings, profile,
         except KeyboardInterrupt as exc:  # a solver that caught the signal itself
             clock.stop(INTERRUPTED, signal_of(exc))
             return None
+        except Exception as exc:
+            if not stopped_inside(exc):
+                raise
+            return None  # the stop, turned into its own error by a library it was raised in
         return result
 
     # The labels of a solve stopped before it had a labeling (the supervised SVM's) and their

@@ -53,7 +53,7 @@ from s3vm.solvers.bnb.search_log import (
 )
 from s3vm.solvers.bnb.tree import NoTree, ProofRecorder, TreeRecorder, write_graphml
 from s3vm.solvers.errors import InputError
-from s3vm.solvers.runtime.clock import Stopped, call_clock
+from s3vm.solvers.runtime.clock import call_clock, stopped_inside
 
 __all__ = ["NODE_SELECTIONS", "PROBES", "CERTIFY", "SearchResult", "search",
            "validate_search_options", "write_graphml", "BuiltinBackend"]
@@ -627,11 +627,10 @@ class _Search(SearchLog, RootProbing):
                 self.expanding, self.in_expansion = math.inf, []
         except KeyboardInterrupt:
             self.stop = "interrupted"
-        except Stopped:
-            # A step of the problem gave up because the solve's clock stopped (its limit, a
-            # signal): the search ends as at a limit, with what it proved so far.
-            interrupted = self.clock.interrupted
-            self.stop = "interrupted" if interrupted else "time limit"
+        except Exception as exc:  # a step the clock stopped (or a library's error made of it)
+            if not stopped_inside(exc):
+                raise
+            self.stop = "interrupted" if self.clock.interrupted else "time limit"
         return self._finish(frontier)
 
 

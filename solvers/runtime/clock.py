@@ -49,6 +49,23 @@ class Stopped(Exception):
     signal): the step gives up, and the solve returns what it reported so far."""
 
 
+def stopped_inside(exc: BaseException) -> bool:
+    """Whether ``exc`` is a :class:`Stopped` or was raised while one was handled.
+
+    The stop of an abortable region is raised wherever the step is, inside a library too, and
+    some turn every exception into one of their own: ``inspect.getfullargspec``, which Pyomo
+    calls while it builds a model, raises ``TypeError('unsupported callable')`` from it (cvs3vm
+    stopped in its LP build answered that error instead of its labels, twice in 45 runs under
+    load). Such an error keeps the Stopped as its cause or context."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, Stopped):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def _raise_in(thread_id: int, exc_type: Optional[type]) -> None:
     """Raise ``exc_type`` in thread ``thread_id`` at its next Python instruction (None takes
     back one not yet raised): CPython's ``PyThreadState_SetAsyncExc``."""
