@@ -358,8 +358,10 @@ def imports_charged() -> bool:
 
 def process_start() -> Optional[float]:
     """The ``time.perf_counter()`` value at which this process started (Linux: its start time
-    in ``/proc/self/stat`` against ``CLOCK_BOOTTIME``, both since boot, 10 ms steps), so that a
-    command's clock covers starting Python and importing the package; None elsewhere."""
+    in ``/proc/self/stat`` against ``CLOCK_BOOTTIME``, both since boot), so that a command's
+    clock covers starting Python and importing the package; None elsewhere. The start time is
+    counted in clock ticks (10 ms) and rounded down, so the age may read up to a tick long:
+    an error charged to the limit, never granted beyond it."""
     try:
         with open("/proc/self/stat") as fh:
             fields = fh.read().rsplit(")", 1)[1].split()
