@@ -242,6 +242,7 @@ SDP = "benchmarks/sdp.md"
 LIMITS = "benchmarks/limits.md"
 HISTORY = "changelog.md"
 INDEX = "benchmarks/index.md"
+CONTRIBUTING = "contributing.md"
 
 
 @table(EXACT, "bb scale")
@@ -548,6 +549,11 @@ def wide_csv_20k(data="benchmarks/wide_csv-20k.jsonl") -> str:
 @table(LIMITS, "wide csv 5k")
 def wide_csv_5k(data="benchmarks/wide_csv-5k.jsonl") -> str:
     return printed("benchmarks/wide_csv.py", "table", data)
+
+
+@table(CONTRIBUTING, "suite runs")
+def suite_runs(data="benchmarks/suite_runs.jsonl") -> str:
+    return printed("benchmarks/suite_runs.py", "table", data)
 
 
 # The changelog's tables come from data files of runs that are over: held to them as the

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from script_modules import script_module
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,15 +89,7 @@ def test_the_models_page_documents_every_component():
 def _pages():
     """benchmarks/pages.py, which prints the benchmark pages' tables from their data files and
     draws their plots (a script beside the benchmarks, not part of the package)."""
-    import importlib.util
-
-    if "benchmark_pages" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("benchmark_pages",
-                                                      ROOT / "benchmarks" / "pages.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["benchmark_pages"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["benchmark_pages"]
+    return script_module("benchmark_pages", "benchmarks/pages.py")
 
 
 #: The generated tables this test held before the benchmarks became pages by topic (issue 36),
@@ -147,7 +140,7 @@ def test_every_generated_block_of_a_page_is_a_registered_table():
     import re
 
     pages = _pages()
-    for page in [ROOT / "docs" / "changelog.md", *(ROOT / "docs" / "benchmarks").glob("*.md")]:
+    for page in sorted((ROOT / "docs").rglob("*.md")):
         for name in re.findall(r"(?m)^<!-- table: (.+?) -->$", page.read_text()):
             assert name in pages.TABLES and not pages.TABLES[name].history, (page.name, name)
             assert (ROOT / "docs" / pages.TABLES[name].page) == page, (page.name, name)
