@@ -3,7 +3,6 @@ the benchmark's, run by hand)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from script_modules import script_module
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "cs3vm_setting.py"
@@ -18,10 +18,7 @@ SCRIPT = ROOT / "benchmarks" / "cs3vm_setting.py"
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("cs3vm_setting", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module("cs3vm_setting", "benchmarks/cs3vm_setting.py")
 
 
 @pytest.mark.subprocess

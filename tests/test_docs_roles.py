@@ -9,11 +9,11 @@ come out without one.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 
 import pytest
+from script_modules import script_module
 
 griffe = pytest.importorskip("griffe")
 
@@ -23,15 +23,8 @@ EXTENSION = "docs/hooks/sphinx_roles.py:SphinxRolesAsCode"
 RAW_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`")
 
 
-def _module(name: str, path: str):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_roles_become_inline_code():
-    roles = _module("sphinx_roles", "docs/hooks/sphinx_roles.py")
+    roles = script_module("sphinx_roles", "docs/hooks/sphinx_roles.py")
     text = (":meth:`Built.solve` and :class:`~s3vm.solvers.results.Result`, "
             ":func:`the solver <s3vm.api.solve>`, :py:data:`s3vm.PROBLEMS` and ``literal``")
     assert roles.without_roles(text) == ("`Built.solve` and `Result`, `the solver`, "
@@ -49,7 +42,7 @@ def test_mkdocs_reads_the_docstrings_through_the_extension():
 @pytest.mark.slow
 def test_no_docstring_keeps_a_raw_role_as_the_reference_reads_it():
     # the source tree as mkdocs lays it out (docs/hooks/site.py: s3vm/ as installed)
-    site = _module("site_hook", "docs/hooks/site.py")
+    site = script_module("site_hook", "docs/hooks/site.py")
     cwd = os.getcwd()
     os.chdir(ROOT)  # Griffe finds the extension by its path from the root, as mkdocs does
     try:
